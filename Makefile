@@ -1,0 +1,95 @@
+# hcq — one Makefile, wildcard-driven: a new foo.c in a module directory joins build/libhcq.a,
+# a new foo_test.c beside it becomes a test. Modules may add rules in their own module.mk.
+#
+#   make            build build/libhcq.a and build/hcq
+#   make test       build and run every test (installs missing Debian packages when root)
+#   make test SANITIZE=1   the same under ASan+UBSan (in build-san/)
+#   make run        the main job
+#   make bench      benchmarks
+#   make clean
+
+.DEFAULT_GOAL := all
+SANITIZE ?= 0
+ifeq ($(SANITIZE),1)
+BUILD ?= build-san
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+else
+BUILD ?= build
+SANFLAGS :=
+endif
+
+CC ?= cc
+OPT ?= -O2
+CFLAGS := -std=gnu11 -Wall -Wextra -Werror $(OPT) -g -MMD -MP -I. -D_GNU_SOURCE $(SANFLAGS) $(EXTRA_CFLAGS)
+LDFLAGS := $(SANFLAGS) $(EXTRA_LDFLAGS)
+LDLIBS := -lpthread -lm -ldl
+
+LIB_DIRS := hcq uop compiler cpu amd nv kernel_iface autogen
+LIB_SRCS := $(filter-out %_test.c,$(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
+EMU_SRCS := $(filter-out %_test.c,$(wildcard emulator_tests/*.c))
+TOOL_SRCS := $(filter-out %_test.c,$(wildcard tools/*.c))
+TEST_SRCS := $(wildcard $(addsuffix /*_test.c,$(LIB_DIRS) emulator_tests tools))
+BENCH_SRCS := $(wildcard bench/*.c)
+
+LIB := $(BUILD)/libhcq.a
+EMU_LIB := $(BUILD)/libhcq_emu.a
+HCQ := $(BUILD)/hcq
+TESTS := $(patsubst %.c,$(BUILD)/tests/%,$(TEST_SRCS))
+BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+.PHONY: all test run bench clean deps test-only autogen autogen-check
+# Modules add recipes to these with double-colon rules in their own DIR/*.mk.
+autogen::
+autogen-check::
+all: $(LIB) $(HCQ)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(call obj,$(LIB_SRCS))
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(EMU_LIB): $(call obj,$(EMU_SRCS))
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(HCQ): $(call obj,$(TOOL_SRCS)) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(call obj,$(TOOL_SRCS)) $(LIB) $(LDLIBS)
+
+# A test is one C file; it links the library, the emulators, and (for tools/) the tool objects but their main.
+TOOL_LIB_OBJS := $(call obj,$(filter-out tools/main.c,$(TOOL_SRCS)))
+$(BUILD)/tests/%: $(BUILD)/obj/%.o $(LIB) $(EMU_LIB) $(TOOL_LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(TOOL_LIB_OBJS) $(EMU_LIB) $(LIB) $(LDLIBS)
+
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB) $(TOOL_LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(TOOL_LIB_OBJS) $(LIB) $(LDLIBS) $(BENCH_LDLIBS)
+
+deps:
+	@bash tools/deps.sh test
+
+# Tests run from the repository root; each prints its own summary. Exit 77 = skipped (reported loudly).
+test: deps
+	@$(MAKE) --no-print-directory test-only
+
+test-only: all $(TESTS)
+	@bash tools/run_tests.sh $(TESTS)
+
+run: all
+	@bash tools/deps.sh run
+	@bash tools/main_job.sh $(HCQ)
+
+bench: all $(BENCHES)
+	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+
+clean:
+	rm -rf build build-san build-*
+
+-include $(wildcard */*.mk)
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+.SECONDARY:

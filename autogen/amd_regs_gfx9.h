@@ -2,7 +2,8 @@
  * gfx9 compute/dispatch registers from gc_9_4_2: offsets inside their GC segment (_BASE_IDX names the segment;
  * the absolute dword address is ip_base[GC][BASE_IDX] + offset, with bases from sysfs ip_discovery), and bitfields.
  * gfx942 (gc 9.4.3) and gfx950 (9.5.0) headers are NOT in linux 6.1; the driver uses these gc_9_4_2 offsets for them
- * (assumption: the gfx9 SOC15 compute register block is unchanged; it is identical in gc_9_0 and gc_9_4_2 here).
+ * (assumption: the gfx9 SOC15 compute block is unchanged; every offset here is equal in gc_9_0 and gc_9_4_2,
+ * except COMPUTE_PGM_RSRC3, which gc_9_0 lacks). Source of the fact that 9.5.0 loads 9.4.3 headers: reference 5.11.
  *   source: drivers/gpu/drm/amd/include/asic_reg/gc/gc_9_4_2_offset.h
  *   source: drivers/gpu/drm/amd/include/asic_reg/gc/gc_9_4_2_sh_mask.h
  *   pinned package: linux-source-6.1 6.1.192-3

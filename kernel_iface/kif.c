@@ -2,6 +2,7 @@
  * and writes trace lines. Layout of a call: begin (sequence number, clock) -> fault check -> backend op ->
  * end (trace line, status). */
 #include "kernel_iface/kif.h"
+#include "autogen/abi_tables.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -285,6 +286,8 @@ hcq_status kif_create(kif **out_kif) {
   pthread_mutex_init(&k->mu, NULL);
   const char *env = getenv("HCQ_TRACE");
   if (env && *env && strcmp(env, "0") != 0) k->trace = stderr;
+  /* Names and decoders for KFD / NV ioctls by default; kif_trace_set_tables replaces them. */
+  k->tables = autogen_ioctl_tables(&k->table_count);
   kif_update_slow_mmio_locked_(k);
   *out_kif = k;
   return HCQ_OK;

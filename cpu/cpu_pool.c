@@ -95,12 +95,15 @@ static void run_exec(cpu_pool *p, const cpu_cmd *c) {
     for (int id = 0; id < (c->threads < 1 ? 1 : c->threads); id++) c->fn(c->ctx, id);
     return;
   }
+  uint32_t g = LOAD(&p->gen) + 1;
+  if (g == 0) g = 1; /* helpers start with seen == 0 */
+  /* Close the previous job first: a helper that read the old `claim` and then sees the new job_n must fail its
+   * CAS, or it would run an id past the old job's end with the new fn. */
+  STORE_SC(&p->claim, ((uint64_t)g << 32) | UINT32_MAX);
   __atomic_store_n(&p->job_fn, c->fn, __ATOMIC_RELAXED);
   __atomic_store_n(&p->job_ctx, c->ctx, __ATOMIC_RELAXED);
   __atomic_store_n(&p->job_n, (uint32_t)c->threads, __ATOMIC_RELAXED);
   STORE(&p->remaining, (uint32_t)c->threads);
-  uint32_t g = LOAD(&p->gen) + 1;
-  if (g == 0) g = 1; /* helpers start with seen == 0 */
   STORE(&p->claim, (uint64_t)g << 32);
   STORE_SC(&p->gen, g);
   int helpers = p->nthreads - 1, want = c->threads - 1 < helpers ? c->threads - 1 : helpers;

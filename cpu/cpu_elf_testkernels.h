@@ -39,7 +39,7 @@ static inline float kernel_a_ref(float x, int i) {
   "void copy_big(struct big *restrict dst, const struct big *restrict src) { *dst = *src; }\n"
 
 /* Checks against the C references (need hcq/testing.h and cpu/cpu_elf.h included first). */
-#ifdef HCQ_TESTING_H
+#if defined(HCQ_TESTING_H) && defined(HCQ_CPU_ELF_H)
 static void *sym(cpu_program *p, const char *name) {
   void *a = NULL;
   CHECK_OK(cpu_program_symbol(p, name, &a));

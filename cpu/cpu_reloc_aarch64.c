@@ -36,7 +36,8 @@ static hcq_status patch_adr(const cpu_reloc *r, int64_t imm21) {
   return patch_insn(r, 5, 19, ((uint64_t)imm21 >> 2) & 0x7ffff);
 }
 
-static int64_t page(uint64_t x) { return (int64_t)(x & ~0xfffull); }
+/* page delta in pages, computed unsigned (wraps instead of overflowing on hostile inputs) */
+static int64_t page_delta(uint64_t x, uint64_t p) { return (int64_t)((x & ~0xfffull) - (p & ~0xfffull)) >> 12; }
 
 hcq_status cpu_reloc_apply_aarch64(const cpu_reloc *r) {
   uint64_t SA = r->S + (uint64_t)r->A;
@@ -76,12 +77,12 @@ hcq_status cpu_reloc_apply_aarch64(const cpu_reloc *r) {
     return patch_adr(r, rel);
   case R_AARCH64_ADR_PREL_PG_HI21:
   case R_AARCH64_ADR_PREL_PG_HI21_NC: {
-    int64_t pages = (page(SA) - page(r->P)) >> 12;
+    int64_t pages = page_delta(SA, r->P);
     if (r->type == R_AARCH64_ADR_PREL_PG_HI21 && !fits_signed(pages, 21)) return out_of_range(r, pages);
     return patch_adr(r, pages);
   }
   case R_AARCH64_ADR_GOT_PAGE: {
-    int64_t pages = (page(r->G) - page(r->P)) >> 12;
+    int64_t pages = page_delta(r->G, r->P);
     if (!fits_signed(pages, 21)) return out_of_range(r, pages);
     return patch_adr(r, pages);
   }

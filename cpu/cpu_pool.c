@@ -75,8 +75,9 @@ static void *helper_main(void *arg) {
     for (;;) {
       g = LOAD(&p->gen);
       if (g != seen) break;
-      if (cpu_now_ns() - start < CPU_SPIN_NS) {
-        for (int i = 0; i < 16; i++) cpu_relax();
+      uint64_t spun = cpu_now_ns() - start;
+      if (spun < CPU_SPIN_NS) {
+        cpu_spin_pause(spun);
         continue;
       }
       __atomic_fetch_add(&p->helper_sleepers, 1, __ATOMIC_SEQ_CST);
@@ -114,8 +115,9 @@ static void run_exec(cpu_pool *p, const cpu_cmd *c) {
   for (;;) {
     uint32_t r = LOAD(&p->remaining);
     if (r == 0) return;
-    if (cpu_now_ns() - start < CPU_SPIN_NS) {
-      for (int i = 0; i < 16; i++) cpu_relax();
+    uint64_t spun = cpu_now_ns() - start;
+    if (spun < CPU_SPIN_NS) {
+      cpu_spin_pause(spun);
       continue;
     }
     STORE_SC(&p->leader_joining, 1);
@@ -161,8 +163,9 @@ static bool next_cmd(cpu_pool *p, cpu_cmd *out, uint64_t *out_seq) {
       return true;
     }
     if (LOAD(&p->stopping)) return false;
-    if (cpu_now_ns() - start < CPU_SPIN_NS) {
-      for (int i = 0; i < 16; i++) cpu_relax();
+    uint64_t spun = cpu_now_ns() - start;
+    if (spun < CPU_SPIN_NS) {
+      cpu_spin_pause(spun);
       continue;
     }
     STORE_SC(&p->leader_sleeping, 1);

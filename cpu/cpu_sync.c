@@ -1,6 +1,7 @@
 #include "cpu/cpu_sync.h"
 
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +22,11 @@ void cpu_futex_wait(uint32_t *word, uint32_t expected, uint64_t timeout_ns) {
   syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, timeout_ns ? &ts : NULL, NULL, 0);
 }
 
+void cpu_spin_pause(uint64_t spun_ns) {
+  for (int i = 0; i < 16; i++) cpu_relax();
+  if (spun_ns > CPU_SPIN_YIELD_NS) sched_yield();
+}
+
 void cpu_futex_wake(uint32_t *word, int count) { syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, count, NULL, NULL, 0); }
 
 void cpu_signal_set(uint64_t *value_addr, uint64_t value) {
@@ -37,10 +43,8 @@ hcq_status cpu_signal_wait(const uint64_t *value_addr, uint64_t target, uint64_t
   uint64_t timeout_ns = timeout_ms > UINT64_MAX / 2000000u ? UINT64_MAX / 2 : timeout_ms * 1000000u;
   uint64_t now = start;
   while (now - start < CPU_SPIN_NS && now - start < timeout_ns) {
-    for (int i = 0; i < 16; i++) {
-      if (cpu_signal_load(value_addr) >= target) return HCQ_OK;
-      cpu_relax();
-    }
+    if (cpu_signal_load(value_addr) >= target) return HCQ_OK;
+    cpu_spin_pause(now - start);
     now = cpu_now_ns();
   }
   for (;;) {

@@ -21,6 +21,10 @@ uint64_t cpu_now_ns(void); /* CLOCK_MONOTONIC */
 /* Sleep while *word == expected, at most timeout_ns (0 = no limit). Spurious returns are allowed. */
 void cpu_futex_wait(uint32_t *word, uint32_t expected, uint64_t timeout_ns);
 void cpu_futex_wake(uint32_t *word, int count);
+/* After this long in a spin loop, also yield the core each round: with more runnable threads than cores, the
+ * thread we wait for may be queued behind us on the same core. */
+#define CPU_SPIN_YIELD_NS 2000u
+void cpu_spin_pause(uint64_t spun_ns);
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();

@@ -24,6 +24,7 @@ CFLAGS := -std=gnu11 -Wall -Wextra -Werror $(OPT) -g -MMD -MP -I. -D_GNU_SOURCE 
 LDFLAGS := $(SANFLAGS) $(EXTRA_LDFLAGS)
 LDLIBS := -lpthread -lm -ldl
 
+TEST_EXTRA :=
 LIB_DIRS := hcq uop compiler cpu amd nv kernel_iface autogen
 LIB_SRCS := $(filter-out %_test.c,$(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
 EMU_SRCS := $(filter-out %_test.c,$(wildcard emulator_tests/*.c))

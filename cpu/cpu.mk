@@ -3,6 +3,7 @@
 TSAN_DIR := build-tsan-pool
 TSAN_SRCS := cpu/cpu_pool_test.c cpu/cpu_pool.c cpu/cpu_sync.c cpu/cpu_kernel.c hcq/status.c
 
+TEST_EXTRA += tsan-pool
 .PHONY: tsan-pool
 tsan-pool: $(TSAN_SRCS)
 	@mkdir -p $(TSAN_DIR)

@@ -155,6 +155,8 @@ void uop_ctx_destroy(uop_ctx *ctx) {
 
 size_t uop_ctx_node_count(const uop_ctx *ctx) { return ctx->count; }
 
+bool uop_ctx_is_oom(const uop_ctx *ctx) { return !ctx || ctx->oom; }
+
 hcq_status uop_ctx_status(uop_ctx *ctx) {
   if (!ctx) return hcq_status_make(HCQ_CODE_INVALID, "uop: NULL context");
   if (ctx->oom) return hcq_status_make(HCQ_CODE_NOMEM, "uop: out of memory while building nodes");

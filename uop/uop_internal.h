@@ -120,6 +120,9 @@ static inline void uop_vec_free(uop_vec *s) {
   memset(s, 0, sizeof *s);
 }
 
+/* True once an allocation in ctx failed (sticky). */
+bool uop_ctx_is_oom(const uop_ctx *ctx);
+
 /* Integer helpers used by bounds, evaluation and folding. */
 static inline int64_t uop_wrap_to(uop_dtype dt, int64_t v) {
   int bits = uop_dt_bits(dt);

@@ -22,7 +22,7 @@ typedef struct fvar {
 
 static const fvar VARS[] = {
     {"a", -3, 3, UOP_INDEX}, {"b", 0, 4, UOP_INDEX}, {"c", -2, 2, UOP_INDEX},
-    {"p", -3, 3, UOP_INT8},  {"q", 0, 4, UOP_UINT8},
+    {"d", 0, 1, UOP_INDEX},  {"p", -3, 3, UOP_INT8}, {"q", 0, 4, UOP_UINT8},
 };
 #define NVARS ((int)(sizeof VARS / sizeof *VARS))
 #define RANGE_END 3 /* ridx0 in [0, 2] */
@@ -145,7 +145,17 @@ static const uop *gen(uop_ctx *ctx, uop_scalar s, int depth) {
   if (s == UOP_BOOL) return gen_bool(ctx, depth);
   uop_dtype dt = uop_dt(s);
   if (depth <= 0 || rnd(6) == 0) return gen_leaf(ctx, s);
-  int k = (int)rnd(20);
+  int k = (int)rnd(24);
+  if (k >= 20 && s == UOP_INDEX) {
+    /* kernel-style index math: c1*t1 + c2*t2 + k, then // or % by a constant */
+    static const int64_t cs[] = {1, 2, 3, 4, 6, 8, -1, -2, -3, 5, 12};
+    const uop *e = uop_index_const(ctx, (int64_t)rnd(9) - 4);
+    for (int t = 0, nt = 1 + (int)rnd(3); t < nt; t++)
+      e = uop_alu2(ctx, UOP_ADD, e, uop_alu2(ctx, UOP_MUL, gen(ctx, s, depth - 2), uop_index_const(ctx, cs[rnd(11)])));
+    if (rnd(4) == 0) return e;
+    return uop_alu2(ctx, rnd(2) ? UOP_IDIV : UOP_MOD, e, uop_index_const(ctx, cs[1 + rnd(10)]));
+  }
+  if (k >= 20) k = (int)rnd(20);
   if (k < 4) return uop_alu2(ctx, UOP_ADD, gen(ctx, s, depth - 1), gen(ctx, s, depth - 1));
   if (k < 7) return uop_alu2(ctx, UOP_MUL, gen(ctx, s, depth - 1), gen(ctx, s, depth - 1) );
   if (k < 11) {
@@ -229,10 +239,10 @@ int main(void) {
           bool bad = rs != 0 || got != want || want < olo || want > ohi || want < slo || want > shi;
           if (bad) {
             fprintf(stderr, "fuzz mismatch (rc %d): original = %lld, simplified = %lld; bounds orig [%lld, %lld] "
-                    "simp [%lld, %lld]; a=%lld b=%lld c=%lld p=%lld q=%lld ridx0=%lld\n", rs, (long long)want,
+                    "simp [%lld, %lld]; a=%lld b=%lld c=%lld d=%lld p=%lld q=%lld ridx0=%lld\n", rs, (long long)want,
                     (long long)got, (long long)olo, (long long)ohi, (long long)slo, (long long)shi,
                     (long long)vals[0], (long long)vals[1], (long long)vals[2], (long long)vals[3],
-                    (long long)vals[4], (long long)vals[5]);
+                    (long long)vals[4], (long long)vals[5], (long long)vals[6]);
             show("original  ", orig);
             show("simplified", simp);
             failures++;

@@ -106,6 +106,7 @@ hcq_status uop_given_valid(uop_ctx *ctx, const uop *valid, const uop *u, const u
   /* The clauses themselves hold. */
   for (int i = 0; i < ncl && !st; i++)
     if (cl[i]->op != UOP_CONST) st = subst1(ctx, cur, cl[i], uop_const_bool(ctx, true), &cur);
+  if (!st && cur != u) st = uop_simplify(ctx, cur, &cur);
   for (int i = 0; i < nb && !st; i++) {
     const uop *x = bs[i].x, *sub;
     if (bs[i].lo == bs[i].hi) {

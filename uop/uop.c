@@ -336,7 +336,9 @@ const uop *uop_new(uop_ctx *ctx, uop_op op, uop_dtype dtype, const uop *const *s
   uint64_t h = mix(mix(op, dtype_hash(dtype)), arg_hash(&a));
   h = mix(h, nsrc);
   for (uint32_t i = 0; i < nsrc; i++) h = mix(h, (uint64_t)(uintptr_t)src[i]);
-  h |= 1; /* never 0 */
+  h ^= h >> 33; /* finalize: the multiplies in mix only carry low bits upwards */
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 29;
   size_t mask = ctx->cap - 1, i = h & mask;
   for (; ctx->nodes[i]; i = (i + 1) & mask) {
     const uop *n = ctx->nodes[i];

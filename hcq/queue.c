@@ -39,10 +39,8 @@ void hcq_queue_destroy(hcq_queue *q) {
   if (!q) return;
   free(q->words);
   free(q->syms);
-  free(q->sym_hint);
-  free(q->sym_prev);
-  free(q->sym_new);
-  free(q->sym_changed);
+  free(q->vars);
+  free(q->sym_vars);
   free(q->sym_table);
   free(q->patches);
   free(q->regions);
@@ -75,7 +73,7 @@ static hcq_status table_rehash(hcq_queue *q, size_t cap) {
   if (!t) return hcq_status_make(HCQ_CODE_NOMEM, "queue symbol table");
   for (size_t i = 0; i < cap; i++) t[i] = UINT32_MAX;
   for (uint32_t s = 0; s < q->nsyms; s++) {
-    size_t h = ptr_hash(q->syms[s]) & (cap - 1);
+    size_t h = ptr_hash(q->syms[s].node) & (cap - 1);
     while (t[h] != UINT32_MAX) h = (h + 1) & (cap - 1);
     t[h] = s;
   }
@@ -85,42 +83,22 @@ static hcq_status table_rehash(hcq_queue *q, size_t cap) {
   return HCQ_OK;
 }
 
-/* The per-symbol arrays grow together. */
-static hcq_status grow_syms(hcq_queue *q, size_t need) {
-  if (need <= q->syms_cap) return HCQ_OK;
-  size_t cap = q->syms_cap ? q->syms_cap * 2 : 16;
-  const uop **syms = realloc(q->syms, cap * sizeof(*syms));
-  if (syms) q->syms = syms;
-  uint32_t *hint = realloc(q->sym_hint, cap * sizeof(*hint));
-  if (hint) q->sym_hint = hint;
-  uint64_t *prev = realloc(q->sym_prev, cap * sizeof(*prev));
-  if (prev) q->sym_prev = prev;
-  uint64_t *nw = realloc(q->sym_new, cap * sizeof(*nw));
-  if (nw) q->sym_new = nw;
-  uint8_t *ch = realloc(q->sym_changed, cap * sizeof(*ch));
-  if (ch) q->sym_changed = ch;
-  if (!syms || !hint || !prev || !nw || !ch) return hcq_status_make(HCQ_CODE_NOMEM, "queue symbol arrays (%zu)", cap);
-  q->syms_cap = cap;
-  return HCQ_OK;
-}
-
 /* Index of `sym` in the distinct-symbol list, adding it if new. */
 static hcq_status sym_index(hcq_queue *q, const uop *sym, uint32_t *out_idx) {
   if (q->table_cap) {
     size_t h = ptr_hash(sym) & (q->table_cap - 1);
     for (; q->sym_table[h] != UINT32_MAX; h = (h + 1) & (q->table_cap - 1))
-      if (q->syms[q->sym_table[h]] == sym) {
+      if (q->syms[q->sym_table[h]].node == sym) {
         *out_idx = q->sym_table[h];
         return HCQ_OK;
       }
   }
   if (q->nsyms >= UINT32_MAX - 1) return hcq_status_make(HCQ_CODE_NOMEM, "too many symbols in one queue");
-  HCQ_TRY(grow_syms(q, q->nsyms + 1));
-  uint32_t idx = (uint32_t)q->nsyms++;
-  q->syms[idx] = sym;
-  q->sym_hint[idx] = 0;
-  q->sym_prev[idx] = 0;
-  q->sym_changed[idx] = 1;
+  HCQ_TRY(grow((void **)&q->syms, &q->syms_cap, q->nsyms + 1, sizeof(*q->syms)));
+  uint32_t idx = (uint32_t)q->nsyms;
+  q->syms[idx] = (hcq_qsym){.node = sym, .direct_var = -1, .changed = 1};
+  HCQ_TRY(hcq_queue_track_sym_vars(q, idx));
+  q->nsyms++;
   *out_idx = idx;
   if (q->nsyms * 2 > q->table_cap) return table_rehash(q, q->table_cap ? q->table_cap * 2 : 64);
   size_t h = ptr_hash(sym) & (q->table_cap - 1);
@@ -261,59 +239,43 @@ hcq_status hcq_queue_patch_field(hcq_queue *q, uint32_t region, size_t offset_B,
 
 /* ------------------------------------------------------------------------------------------- apply / submit */
 
-static const uop_var_val *find_var(const uop_var_val *vals, size_t n, const char *name, uint32_t *hint) {
-  if (*hint < n && vals[*hint].name && strcmp(vals[*hint].name, name) == 0) return &vals[*hint];
-  for (size_t i = 0; i < n; i++)
-    if (vals[i].name && strcmp(vals[i].name, name) == 0) {
-      *hint = (uint32_t)i;
-      return &vals[i];
-    }
-  return NULL;
-}
-
-/* Evaluate one symbol. A bare 64-bit variable (buffer addresses, counters) is looked up directly with a hint
- * from the last submit, which makes a replay with the same var_vals layout O(1) per symbol. */
-static hcq_status eval_sym(hcq_queue *q, uint32_t i, const uop_var_val *vals, size_t n, uint64_t *out) {
-  const uop *s = q->syms[i];
-  if (s->op == UOP_DEFINE_VAR && s->arg.str && uop_dt_bits(s->dtype) == 64) {
-    const uop_var_val *vv = find_var(vals, n, s->arg.str, &q->sym_hint[i]);
-    if (vv) {
-      *out = (uint64_t)vv->value;
-      return HCQ_OK;
-    }
-  }
-  int64_t v = 0;
-  HCQ_TRY(uop_sym_infer(s, vals, n, &v));
-  *out = (uint64_t)v;
-  return HCQ_OK;
-}
-
 hcq_status hcq_queue_apply(hcq_queue *q, const uop_var_val *var_vals, size_t n) {
   if (q->err) return hcq_queue_status(q);
   if (!var_vals && n) return hcq_status_make(HCQ_CODE_INVALID, "queue apply: NULL var_vals with count %zu", n);
-  /* Validate: evaluate everything before writing anything. */
-  for (uint32_t i = 0; i < q->nsyms; i++) {
-    hcq_status st = eval_sym(q, i, var_vals, n, &q->sym_new[i]);
-    if (st) return hcq_status_annotate(st, "queue submit (symbol %u of %zu)", i + 1, q->nsyms);
-  }
-  q->stats.syms_evaluated += q->nsyms;
+  /* Validate: look up every variable and evaluate every symbol before writing anything. */
+  HCQ_TRY(hcq_queue_lookup_vars(q, var_vals, n));
   bool any = false;
   for (uint32_t i = 0; i < q->nsyms; i++) {
-    q->sym_changed[i] = !q->applied || q->sym_new[i] != q->sym_prev[i];
-    any |= q->sym_changed[i];
+    hcq_qsym *s = &q->syms[i];
+    bool inputs_changed = !q->applied || s->always_eval;
+    for (uint32_t k = 0; k < s->var_count && !inputs_changed; k++) inputs_changed = q->vars[q->sym_vars[s->var_start + k]].changed;
+    if (!inputs_changed) {
+      s->cur = s->prev;
+    } else if (s->direct_var >= 0) {
+      s->cur = q->vars[s->direct_var].cur;
+    } else {
+      int64_t v = 0;
+      hcq_status st = uop_sym_infer(s->node, var_vals, n, &v);
+      if (st) return hcq_status_annotate(st, "queue submit (symbol %u of %zu)", i + 1, q->nsyms);
+      s->cur = (uint64_t)v;
+      q->stats.syms_evaluated++;
+    }
+    s->changed = !q->applied || s->cur != s->prev;
+    any |= s->changed;
   }
   if (any) {
     uint64_t writes = 0;
     for (size_t k = 0; k < q->npatches; k++) {
       const hcq_patch *p = &q->patches[k];
-      if (q->sym_changed[p->sym]) {
-        write_patch(q, p, q->sym_new[p->sym]);
+      if (q->syms[p->sym].changed) {
+        write_patch(q, p, q->syms[p->sym].cur);
         writes++;
       }
     }
     q->stats.patch_writes += writes;
-    memcpy(q->sym_prev, q->sym_new, q->nsyms * sizeof(*q->sym_prev));
+    for (uint32_t i = 0; i < q->nsyms; i++) q->syms[i].prev = q->syms[i].cur;
   }
+  for (size_t v = 0; v < q->nvars; v++) q->vars[v].prev = q->vars[v].cur;
   q->applied = true;
   return HCQ_OK;
 }

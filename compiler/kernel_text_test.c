@@ -227,7 +227,84 @@ static void test_errors(void) {
   expect_err("(kernel k (+ 1 2))", HCQ_CODE_PARSE, "a named kernel's root must be a sink");
 }
 
+/* Deep nesting costs heap, not C stack: parse, validate, print and re-parse a 100000-deep expression. */
+static void test_deep(void) {
+  size_t depth = 100000;
+  char *t = malloc(depth * 9 + 300);
+  size_t o = (size_t)sprintf(t, "(kernel d (let r (range 0 8)) (sink (store (index (buf 0 float32 8) r) ");
+  for (size_t i = 0; i < depth; i++) o += (size_t)sprintf(t + o, "(+ ");
+  o += (size_t)sprintf(t + o, "1.0");
+  for (size_t i = 0; i < depth; i++) o += (size_t)sprintf(t + o, " 1.0)");
+  sprintf(t + o, " r)))");
+  uop_ctx *ctx;
+  CHECK_OK(uop_ctx_create(&ctx));
+  const uop *k = parse_ok(ctx, t);
+  CHECK(k != NULL);
+  if (k) check_round_trip(ctx, k, "deep");
+  free(t);
+  uop_ctx_destroy(ctx);
+}
+
+/* Mutated examples (deterministic): every input gives a result or an error, never a crash (run under ASan too). */
+static void test_mutations(void) {
+  static const char *const files[] = {"examples/conv2d.uop", "examples/softmax.uop", "examples/saxpy.uop"};
+  static const char *const words[] = {"(", ")", " ", "r0", "-1", "1.5", "(op ADD float32 _", "let", "x", "\"", "_"};
+  uint64_t seed = 12345;
+  int parsed = 0;
+  for (size_t fi = 0; fi < 3; fi++) {
+    FILE *fp = fopen(files[fi], "rb");
+    CHECK(fp != NULL);
+    if (!fp) continue;
+    char src[4096];
+    size_t len = fread(src, 1, sizeof src - 1, fp);
+    fclose(fp);
+    for (int it = 0; it < 700; it++) {
+      char buf[8192];
+      size_t n = len;
+      memcpy(buf, src, len);
+      for (int m = 0; m < 1 + it % 3; m++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        size_t pos = (size_t)(seed >> 33) % (n ? n : 1);
+        const char *w = words[(seed >> 20) % (sizeof words / sizeof *words)];
+        size_t wl = strlen(w), del = (seed >> 10) % 4;
+        if (pos + del > n) del = n - pos;
+        if (n - del + wl >= sizeof buf) continue;
+        memmove(buf + pos + wl, buf + pos + del, n - pos - del);
+        memcpy(buf + pos, w, wl);
+        n = n - del + wl;
+      }
+      uop_ctx *ctx;
+      CHECK_OK(uop_ctx_create(&ctx));
+      const uop *k = NULL;
+      hcq_status st = cc_kernel_parse(ctx, buf, n, "m.uop", &k);
+      if (!st) {
+        parsed++;
+        char *text = NULL;
+        hcq_status pst = cc_kernel_print(k, &text);
+        if (!pst) {
+          const uop *back = NULL;
+          hcq_status bst = cc_kernel_parse(ctx, text, strlen(text), "p.uop", &back);
+          testing_checks++;
+          if (back != k) {
+            testing_failures++;
+            fprintf(stderr, "mutation round trip failed (%s):\n%.*s\n", bst ? hcq_status_message(bst) : "differs",
+                    (int)n, buf);
+          }
+          hcq_status_free(bst);
+        }
+        hcq_status_free(pst);
+        free(text);
+      }
+      hcq_status_free(st);
+      uop_ctx_destroy(ctx);
+    }
+  }
+  CHECK(parsed > 0);
+}
+
 int main(void) {
+  test_deep();
+  test_mutations();
   test_examples();
   test_structure();
   test_generic_forms();

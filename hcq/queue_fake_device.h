@@ -120,7 +120,7 @@ static hcq_status fake_submit(hcq_device *dev, hcq_queue_kind kind, const uint32
     if (!f->last[kind]) return hcq_status_make(HCQ_CODE_NOMEM, "fake word copy");
     f->last_n[kind] = count;
   }
-  memcpy(f->last[kind], words, count * sizeof(uint32_t));
+  if (count) memcpy(f->last[kind], words, count * sizeof(uint32_t));
   f->changed_words_last = changed;
   f->words_last = count;
   f->submits++;

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "compiler/cc_internal.h"
+#include "compiler/kernel_text.h"
 #include "uop/symbolic.h"
 #include "uop/text.h"
 #include "uop/uop_internal.h"
@@ -166,7 +167,11 @@ static hcq_status dump_graph(uop_ctx *ctx, const uop *root, char **out_text) {
 static void dump_pass(const cc_options *o, uop_ctx *ctx, const char *name, const uop *sink) {
   if (!o || !o->dump) return;
   char *text = NULL;
-  hcq_status st = dump_graph(ctx, sink, &text);
+  hcq_status st = cc_kernel_print(sink, &text); /* the kernel grammar: a dump can be fed back in */
+  if (st) {
+    hcq_status_free(st);
+    st = dump_graph(ctx, sink, &text); /* one node per line, for anything the printer refuses */
+  }
   if (st) {
     o->dump(o->dump_user, name, hcq_status_message(st));
     hcq_status_free(st);

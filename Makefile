@@ -24,6 +24,7 @@ CFLAGS := -std=gnu11 -Wall -Wextra -Werror $(OPT) -g -MMD -MP -I. -D_GNU_SOURCE 
 LDFLAGS := $(SANFLAGS) $(EXTRA_LDFLAGS)
 LDLIBS := -lpthread -lm -ldl
 
+TEST_EXTRA :=
 LIB_DIRS := hcq uop compiler cpu amd nv kernel_iface autogen
 LIB_SRCS := $(filter-out %_test.c,$(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
 EMU_SRCS := $(filter-out %_test.c,$(wildcard emulator_tests/*.c))
@@ -73,9 +74,15 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB) $(TOOL_LIB_OBJS)
 deps:
 	@bash tools/deps.sh test
 
+# `make test` is the whole suite and what CI runs: packages, the generated-header check, every test, then every
+# test again under ASan+UBSan (build-san/), then the extra checks modules list in TEST_EXTRA (e.g. TSan, qemu).
 # Tests run from the repository root; each prints its own summary. Exit 77 = skipped (reported loudly).
 test: deps
-	@$(MAKE) --no-print-directory test-only
+	@$(MAKE) --no-print-directory autogen-check
+	@$(MAKE) --no-print-directory -j2 test-only
+	@echo "== sanitizer pass (ASan+UBSan)"
+	@$(MAKE) --no-print-directory -j2 SANITIZE=1 test-only
+	@for t in $(TEST_EXTRA); do echo "== $$t"; $(MAKE) --no-print-directory $$t || exit 1; done
 
 test-only: all $(TESTS)
 	@bash tools/run_tests.sh $(TESTS)

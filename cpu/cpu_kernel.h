@@ -1,0 +1,25 @@
+/* cpu_kernel: calling a loaded kernel `void k(T* restrict data0, ..., int var0, ..., int core_id)` with a
+ * run-time list of arguments. Pointer and integer arguments only (what the C renderer emits); each is passed as
+ * a 64-bit word, which the x86_64 SysV and AAPCS64 (Linux) ABIs read correctly for int parameters; core_id is
+ * appended as the last argument. */
+#ifndef HCQ_CPU_KERNEL_H
+#define HCQ_CPU_KERNEL_H
+
+#include <stdint.h>
+
+#include "hcq/status.h"
+
+#define CPU_KERNEL_MAX_ARGS 31 /* plus core_id */
+
+typedef struct cpu_kernel_args {
+  void *fn;
+  int nargs;
+  uint64_t args[CPU_KERNEL_MAX_ARGS];
+} cpu_kernel_args;
+
+/* Fill `out` (checks the count). */
+hcq_status cpu_kernel_args_init(cpu_kernel_args *out, void *fn, const uint64_t *args, int nargs);
+/* A cpu_task_fn: ctx is a cpu_kernel_args. Use it as the fn of a CPU_CMD_EXEC. */
+void cpu_kernel_run(void *ctx, int core_id);
+
+#endif

@@ -1,0 +1,55 @@
+/* cpu_pool: persistent worker threads that execute the CPU device's command queue.
+ *
+ * Threads: `threads` in cpu_pool_create, else $HCQ_CPU_THREADS, else the number of online cores. Thread 0 (the
+ * leader) takes commands from the queue in submission order and runs each to completion before the next; an EXEC
+ * with N threads calls fn(ctx, core_id) for core_id 0..N-1 spread over the leader and the other workers (any N:
+ * workers claim ids until none are left), then joins. Idle threads spin CPU_SPIN_NS (50 us) and then sleep on a
+ * futex, so an idle pool burns no CPU. After each command the pool's completion counter (a signal) is set to the
+ * command's sequence number.
+ *
+ * A queue backend hands the pool work by filling cpu_cmd items (copied at submit); the memory an EXEC's ctx
+ * points to (e.g. cpu_kernel_args in a kernargs buffer) must stay valid until the command completed. */
+#ifndef HCQ_CPU_POOL_H
+#define HCQ_CPU_POOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cpu/cpu_sync.h"
+#include "hcq/status.h"
+
+typedef struct cpu_pool cpu_pool;
+typedef void (*cpu_task_fn)(void *ctx, int core_id);
+
+typedef enum cpu_cmd_kind {
+  CPU_CMD_EXEC,      /* fn(ctx, core_id) for core_id in 0..threads-1, joined */
+  CPU_CMD_SIGNAL,    /* cpu_signal_set(addr, value) */
+  CPU_CMD_WAIT,      /* wait until *addr >= value, at most timeout_ms (a timeout becomes the pool's error) */
+  CPU_CMD_TIMESTAMP, /* *addr = cpu_now_ns() */
+} cpu_cmd_kind;
+
+typedef struct cpu_cmd {
+  cpu_cmd_kind kind;
+  int threads;       /* EXEC: number of core_ids, >= 1 */
+  cpu_task_fn fn;    /* EXEC */
+  void *ctx;         /* EXEC */
+  uint64_t *addr;    /* SIGNAL, WAIT, TIMESTAMP */
+  uint64_t value;    /* SIGNAL, WAIT */
+  uint64_t timeout_ms; /* WAIT */
+} cpu_cmd;
+
+/* threads <= 0: $HCQ_CPU_THREADS or the number of cores. Errors: bad $HCQ_CPU_THREADS, thread creation. */
+hcq_status cpu_pool_create(int threads, cpu_pool **out_pool);
+/* Finishes the commands already queued, then stops and joins every thread. NULL is a no-op. */
+void cpu_pool_destroy(cpu_pool *pool);
+int cpu_pool_threads(const cpu_pool *pool);
+
+/* Append commands (copied) to the queue; *out_seq (optional) receives the sequence number of the last one.
+ * Sequence numbers start at 1 and count commands. Safe to call from several threads. */
+hcq_status cpu_pool_submit(cpu_pool *pool, const cpu_cmd *cmds, size_t n, uint64_t *out_seq);
+/* Wait until every command up to `seq` has completed; HCQ_CODE_TIMEOUT after timeout_ms. */
+hcq_status cpu_pool_wait(cpu_pool *pool, uint64_t seq, uint64_t timeout_ms);
+/* The first error a command produced since the last call (e.g. a WAIT that timed out), or OK. Caller frees. */
+hcq_status cpu_pool_take_error(cpu_pool *pool);
+
+#endif

@@ -13,6 +13,8 @@ typedef struct cc_pass_ctx {
   const cc_target *target;
   const cc_options *opts;
   int acc_count; /* DEFINE_REG numbering (reduce) */
+  cc_opt *applied; /* the optimizer's applied opts (malloc'd; moved into the program) */
+  size_t napplied;
 } cc_pass_ctx;
 
 typedef hcq_status (*cc_pass_fn)(cc_pass_ctx *pc, const uop *sink, const uop **out_sink);

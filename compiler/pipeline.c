@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "compiler/cc_internal.h"
+#include "compiler/opt.h"
 #include "compiler/kernel_text.h"
 #include "uop/symbolic.h"
 #include "uop/text.h"
@@ -80,20 +81,18 @@ hcq_status cc_pass_lower_index(cc_pass_ctx *pc, const uop *sink, const uop **out
   return uop_lower_index(pc->ctx, sink, out_sink);
 }
 
-/* Optimizer slot: opts application and the hand-coded heuristic (compiler/opts.c, heuristic.c) plug in here. Until
- * they land, --noopt and "no opts" are the identity and explicit opts are refused with a clear message. */
+/* Optimizer slot (compiler/opts.c, heuristic.c): explicit opts, or the hand-coded heuristic when none are given;
+ * the identity with --noopt. */
 static hcq_status pass_optimize(cc_pass_ctx *pc, const uop *sink, const uop **out_sink) {
-  *out_sink = sink;
-  if (!pc->opts || pc->opts->noopt || !pc->opts->opts || pc->opts->nopts == 0) return HCQ_OK;
-  return hcq_status_make(HCQ_CODE_UNSUPPORTED, "optimize: applying opts (%s...) is not implemented yet",
-                         cc_opt_name(pc->opts->opts[0].op));
+  free(pc->applied);
+  pc->applied = NULL;
+  pc->napplied = 0;
+  return cc_optimize(pc->ctx, sink, pc->target, pc->opts, out_sink, &pc->applied, &pc->napplied);
 }
 
-/* Expander slot (UPCAST/UNROLL ranges -> vectors, compiler/expander.c): the identity while no opt creates them. */
+/* Expander slot (compiler/expander.c): UPCAST/UNROLL ranges -> lanes. */
 static hcq_status pass_expand(cc_pass_ctx *pc, const uop *sink, const uop **out_sink) {
-  (void)pc;
-  *out_sink = sink;
-  return HCQ_OK;
+  return cc_expand(pc->ctx, sink, pc->target, out_sink);
 }
 
 /* ------------------------------------------------------------------------------------------------ the table */
@@ -327,10 +326,14 @@ hcq_status cc_compile_source(uop_ctx *ctx, const uop *kernel, const cc_target *t
   if (st) goto fail;
   st = cc_render_c(t, p->name, p->linear, p->nlinear, &p->source);
   if (st) goto fail;
+  p->applied_opts = pc.applied;
+  p->napplied_opts = pc.napplied;
+  pc.applied = NULL;
   p->pipeline_ms = now_ms() - t0;
   *out_prog = p;
   return HCQ_OK;
 fail:
+  free(pc.applied);
   cc_program_free(p);
   return st;
 }

@@ -139,10 +139,16 @@ int main(void) {
     cc_program_free(p);
   }
 
-  /* 6. explicit opts are refused until the optimizer lands; other targets report the missing renderer */
-  cc_opt up = {CC_OPT_UPCAST, 0, 4};
-  CHECK_ERR(cc_compile_source(ctx, sum, &c, &(cc_options){.opts = &up, .nopts = 1}, &p), HCQ_CODE_UNSUPPORTED,
-            "not implemented");
+  /* 6. explicit opts go to the optimizer (compiler/opts.c), which refuses invalid ones; other targets report the
+   * missing renderer */
+  cc_opt up = {CC_OPT_UPCAST, 0, 4}, bad_up = {CC_OPT_UPCAST, 1, 4};
+  CHECK_OK(cc_compile_source(ctx, sum, &c, &(cc_options){.opts = &up, .nopts = 1}, &p));
+  if (p) {
+    CHECK_EQ_INT(p->napplied_opts, 1);
+    cc_program_free(p);
+  }
+  CHECK_ERR(cc_compile_source(ctx, sum, &c, &(cc_options){.opts = &bad_up, .nopts = 1}, &p), HCQ_CODE_INVALID,
+            "upcast is for GLOBAL/LOCAL/LOOP axes");
   CHECK_ERR(cc_compile_source(ctx, sum, &ptx, &(cc_options){.noopt = true}, &p), HCQ_CODE_UNSUPPORTED,
             "renderer not implemented yet");
 

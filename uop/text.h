@@ -71,7 +71,8 @@ const char *uop_text_dt_cname(uop_scalar s);
 /* Look up a grammar dtype name; false if unknown. */
 bool uop_text_dt_lookup(const char *name, size_t len, uop_scalar *out_scalar);
 
-/* Shortest decimal text of v that strtod reads back to the same double ("inf", "-inf", "nan" for those).
+/* Shortest decimal text of v that strtod reads back to the same double, Python-repr style: "0.1", "10.0", "1e+16",
+ * "2.5e-05" ("inf", "-inf", "nan" for those).
  * buf must hold at least 32 bytes. Returns buf. */
 char *uop_text_fmt_double(double v, char *buf);
 

@@ -37,10 +37,21 @@ bool uop_text_dt_lookup(const char *name, size_t len, uop_scalar *out_scalar) {
 char *uop_text_fmt_double(double v, char *buf) {
   if (isnan(v)) return strcpy(buf, "nan");
   if (isinf(v)) return strcpy(buf, v > 0 ? "inf" : "-inf");
-  for (int prec = 1; prec <= 17; prec++) {
+  int prec = 1;
+  for (; prec < 17; prec++) {
     snprintf(buf, 32, "%.*g", prec, v);
     double back = strtod(buf, NULL);
-    if (memcmp(&back, &v, sizeof v) == 0) return buf;
+    if (memcmp(&back, &v, sizeof v) == 0) break;
   }
-  return buf; /* %.17g always round-trips; not reached */
+  snprintf(buf, 32, "%.*g", prec, v); /* %.17g always round-trips */
+  /* Like Python's repr: positional notation below 1e16 (1e+01 -> 10.0), and a float always shows a '.' or an
+   * exponent so that it does not read as an integer. */
+  char *e = strchr(buf, 'e');
+  if (e && fabs(v) < 1e16 && fabs(v) >= 1e-4) {
+    int exp10 = atoi(e + 1);
+    int decimals = prec - 1 - exp10;
+    snprintf(buf, 32, "%.*f", decimals > 0 ? decimals : 0, v);
+  }
+  if (!strpbrk(buf, ".e")) strcat(buf, ".0");
+  return buf;
 }

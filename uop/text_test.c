@@ -156,6 +156,7 @@ static void test_print_hand_cases(void) {
   CHECK_PRINT(P("(const 18446744073709551615 uint64)"), "(const 18446744073709551615 uint64)");
   CHECK_PRINT(P("(const 0.1 float64)"), "(const 0.1 float64)");
   CHECK_PRINT(P("(const 2.50 float32)"), "(const 2.5 float32)");
+  CHECK_PRINT(P("(const 3 float32)"), "(const 3.0 float32)");
   CHECK_PRINT(P("(const -inf float32)"), "(const -inf float32)");
   CHECK_PRINT(P("(var n 0 18446744073709551615 uint64)"), "(var n 0 18446744073709551615 uint64)");
   CHECK_PRINT(P("(% (+ (* (var a 0 9 index) 4) (range 0 4)) 4)"), "(% (+ (* (var a 0 9 index) 4) (range 0 4)) 4)");
@@ -474,6 +475,7 @@ static void test_render(void) {
   CHECK_RENDER(P("(const -9223372036854775808 int64)"), "-9223372036854775808");
   CHECK_RENDER(P("(const 1.5 float32)"), "1.5");
   CHECK_RENDER(P("(const -inf float32)"), "-inf");
+  CHECK_RENDER(P("(const 4 float64)"), "4.0");
   static const struct { const char *dt, *expect; } casts[] = {
       {"int32", "(int)(a)"},      {"int64", "(long)(a)"},     {"int16", "(short)(a)"},   {"int8", "(char)(a)"},
       {"uint8", "(uchar)(a)"},    {"uint16", "(ushort)(a)"},  {"uint32", "(uint)(a)"},   {"uint64", "(ulong)(a)"},
@@ -523,6 +525,14 @@ static void test_fmt_double(void) {
   CHECK_EQ_STR(uop_text_fmt_double(0.1, buf), "0.1");
   CHECK_EQ_STR(uop_text_fmt_double(-2.5, buf), "-2.5");
   CHECK_EQ_STR(uop_text_fmt_double(1e300, buf), "1e+300");
+  CHECK_EQ_STR(uop_text_fmt_double(1e16, buf), "1e+16");
+  CHECK_EQ_STR(uop_text_fmt_double(10.0, buf), "10.0");
+  CHECK_EQ_STR(uop_text_fmt_double(-1500.0, buf), "-1500.0");
+  CHECK_EQ_STR(uop_text_fmt_double(0.0, buf), "0.0");
+  CHECK_EQ_STR(uop_text_fmt_double(-0.0, buf), "-0.0");
+  CHECK_EQ_STR(uop_text_fmt_double(123456789.25, buf), "123456789.25");
+  CHECK_EQ_STR(uop_text_fmt_double(0.000125, buf), "0.000125");
+  CHECK_EQ_STR(uop_text_fmt_double(2.5e-5, buf), "2.5e-05");
   CHECK_EQ_STR(uop_text_fmt_double(1.0 / 3.0, buf), "0.3333333333333333");
   CHECK_EQ_STR(uop_text_fmt_double(-INFINITY, buf), "-inf");
   CHECK_EQ_STR(uop_text_fmt_double(NAN, buf), "nan");

@@ -57,7 +57,8 @@ typedef struct bufinfo {
   uint8_t *base;
   int64_t limit;
   uop_dtype dt;
-  bool used;
+  size_t item_B;
+  uop_scalar elem;
 } bufinfo;
 
 typedef struct interp {
@@ -301,8 +302,7 @@ static hcq_status exec(interp *I, const instr *in) {
     const bufinfo *b = &I->bufs[in->bslot];
     int64_t idx = v[in->a].i;
     if (idx < 0 || idx >= b->limit) return oob(I, "load", in->bslot, idx, in->n);
-    v[in->dst] = load_elem(b->base + (size_t)idx * (size_t)uop_dt_itemsize_B(uop_dt_base_of(b->dt)),
-                           (uop_scalar)b->dt.scalar);
+    v[in->dst] = load_elem(b->base + (size_t)idx * b->item_B, b->elem);
     return HCQ_OK;
   }
   case UOP_REDUCE: {
@@ -363,8 +363,7 @@ static hcq_status finish(interp *I, prog *P) {
   const bufinfo *b = &I->bufs[P->bslot];
   int64_t idx = v[P->idx_slot].i;
   if (idx < 0 || idx >= b->limit) return oob(I, "store", P->bslot, idx, P->owner);
-  store_elem(b->base + (size_t)idx * (size_t)uop_dt_itemsize_B(uop_dt_base_of(b->dt)), (uop_scalar)b->dt.scalar,
-             v[P->val_slot]);
+  store_elem(b->base + (size_t)idx * b->item_B, b->elem, v[P->val_slot]);
   return HCQ_OK;
 }
 
@@ -613,7 +612,8 @@ static hcq_status setup(interp *I, void *const *buffers, const size_t *sizes_B, 
       b->base = buffers[s];
       b->dt = u->dtype;
       b->limit = u->dtype.size >= 0 && u->dtype.size < have ? u->dtype.size : have;
-      b->used = true;
+      b->item_B = (size_t)item;
+      b->elem = (uop_scalar)u->dtype.scalar;
     }
   }
   return HCQ_OK;

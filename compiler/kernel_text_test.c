@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <math.h>
 
+#include "compiler/compiler.h"
 #include "compiler/kernel_text.h"
 #include "hcq/testing.h"
 #include "uop/uop.h"
@@ -302,7 +303,39 @@ static void test_mutations(void) {
   CHECK(parsed > 0);
 }
 
+/* Later pipeline stages: the linearized program of every small example (DEFINE_REG, ENDRANGE, vectors, ...) prints
+ * and parses back to the same nodes. */
+static void test_pipeline_stages(void) {
+  static const char *const files[] = {"examples/add.uop", "examples/matmul.uop", "examples/softmax.uop",
+                                      "examples/conv2d.uop", "examples/masked_store.uop", "examples/saxpy.uop",
+                                      "examples/transcendental.uop", "examples/max_rows.uop"};
+  cc_target t;
+  hcq_status st = cc_target_get("c", 4, &t);
+  CHECK(st == HCQ_OK);
+  hcq_status_free(st);
+  if (st) return;
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+    for (int noopt = 0; noopt < 2; noopt++) {
+      uop_ctx *ctx;
+      CHECK_OK(uop_ctx_create(&ctx));
+      const uop *k = NULL;
+      cc_program *prog = NULL;
+      cc_options o = {.noopt = noopt};
+      CHECK_OK(cc_kernel_parse_file(ctx, files[i], &k));
+      if (k) CHECK_OK(cc_compile_source(ctx, k, &t, &o, &prog));
+      if (prog && prog->nlinear) {
+        const uop *all = uop_new(ctx, UOP_SINK, uop_dt(UOP_VOID), prog->linear, (uint32_t)prog->nlinear,
+                                 uop_arg_str(ctx, "linear"));
+        check_round_trip(ctx, all, files[i]);
+      }
+      cc_program_free(prog);
+      uop_ctx_destroy(ctx);
+    }
+  }
+}
+
 int main(void) {
+  test_pipeline_stages();
   test_deep();
   test_mutations();
   test_examples();

@@ -269,6 +269,31 @@ static void test_int_semantics(void) {
   }
 }
 
+/* A reduce inside a reduce, and a reduce whose end depends on the store's range (prefix sums). */
+static void test_nested_reduce(void) {
+  kfix f;
+  if (!load(&f, "(kernel nr (let i (range 1000 8 reduce)) (let j (range 1001 4 reduce)) (let r (range 0 8))\n"
+                " (let k (range 1002 (+ r 1) reduce))\n"
+                " (sink (store (index (buf 0 float32 1) 0) (reduce add (reduce max (load (index (buf 1 float32 32) (+ (* i"
+                " 4) j))) j) i))\n"
+                "       (store (index (buf 2 float32 8) r) (reduce add (load (index (buf 1 float32 32) k)) k) r)))",
+            NULL))
+    return;
+  float *x = F(&f, 1), want = 0, pre = 0;
+  for (int i = 0; i < 8; i++) {
+    float m = -INFINITY;
+    for (int j = 0; j < 4; j++) m = fmaxf(m, x[i * 4 + j]);
+    want += m;
+  }
+  CHECK_OK(run(&f, NULL, 0));
+  CHECK(F(&f, 0)[0] == want);
+  for (int r = 0; r < 8; r++) {
+    pre += x[r];
+    CHECK(F(&f, 2)[r] == pre);
+  }
+  unload(&f);
+}
+
 static void test_errors(void) {
   kfix f;
   if (!load(&f, "(kernel oob (let r (range 0 8)) (sink (store (index (buf 0 float32 8) r) (load (index (buf 1 float32 "
@@ -313,6 +338,7 @@ int main(void) {
   test_conv2d();
   test_other_examples();
   test_int_semantics();
+  test_nested_reduce();
   test_errors();
   test_fill();
   return testing_summary("interp_test");

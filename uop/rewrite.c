@@ -4,9 +4,9 @@
 #include "uop/match.h"
 #include "uop/uop_internal.h"
 
-#define MAX_STACK_WORDS ((size_t)3 * 1000 * 1000) /* 1M entries of (node, stage, node): >= 400,000-deep chains */
+#define MAX_STACK_WORDS ((size_t)1500 * 1000) /* 500k entries of (node, stage, node): >= 200,000-deep chains */
 #define MAX_STEPS ((size_t)50 * 1000 * 1000)
-#define MAX_CHAIN ((size_t)100 * 1000)            /* node-first: rules applied to one node in a row */
+#define MAX_CHAIN ((size_t)10 * 1000)          /* node-first: rules applied to one node in a row */
 #define NO_MATCH ((uintptr_t)1)
 
 typedef struct rw {

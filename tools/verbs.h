@@ -9,10 +9,15 @@ struct hcq_verb {
   int (*main)(int argc, char **argv);
 };
 
+int hcq_verb_compile(int argc, char **argv);
+int hcq_verb_simplify(int argc, char **argv);
 int hcq_verb_version(int argc, char **argv);
 
 /* One line per verb; keep sorted by name. */
 #define HCQ_VERB_LIST \
+  {"compile", "compile a kernel: hcq compile --target c [--opts O | --noopt] [--dump-passes] FILE.uop [-o OUT]", \
+   hcq_verb_compile}, \
+  {"simplify", "simplify index expressions: hcq simplify EXPR... | --file F", hcq_verb_simplify}, \
   {"version", "print the version and build configuration", hcq_verb_version},
 
 #endif

@@ -71,12 +71,13 @@ bool uop_dt_can_safe_cast(uop_dtype from, uop_dtype to);
 /* ------------------------------------------------------------------------------------------------ ops */
 
 /* Declaration order matters: it is the first component of the structural order used for canonical operand order
- * (reference compiler.md 4.3: variables < specials < casts < ALU in op order < ranges < constants). */
+ * (reference compiler.md 4.3: variables < specials < casts < ALU in op order < ranges < constants).
+ * The memory op INDEX is spelled UOP_INDEX_OP in C (UOP_INDEX is the index dtype scalar); its name is "INDEX". */
 #define UOP_OPS(X)                                                                                    \
   X(SINK) X(NOOP) X(UNROLL) X(CONTRACT) X(GEP) X(VECTORIZE) X(CAT) X(PTRCAT)                          \
   X(DEFINE_GLOBAL) X(DEFINE_LOCAL) X(DEFINE_REG) X(DEFINE_VAR) X(SPECIAL) X(REDUCE) X(WMMA)           \
   X(CAST) X(BITCAST) X(EXP2) X(LOG2) X(SIN) X(SQRT) X(RECIP) X(NEG) X(TRUNC)                           \
-  X(LOAD) X(STORE) X(INDEX)                                                                           \
+  X(LOAD) X(STORE) X(INDEX_OP)                                                                        \
   X(ADD) X(MUL) X(SHL) X(SHR) X(IDIV) X(MAX) X(MOD) X(CMPLT) X(CMPNE) X(CMPEQ) X(XOR) X(OR) X(AND)    \
   X(SUB) X(FDIV) X(WHERE) X(MULACC)                                                                   \
   X(BARRIER) X(RANGE) X(IF) X(ENDRANGE) X(ENDIF) X(VCONST) X(CONST)

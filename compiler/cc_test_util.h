@@ -1,0 +1,88 @@
+/* Test helpers (header-only, for *_test.c): compile a kernel through the pipeline, build it with the toolchain
+ * driver, link the object to a shared object with `cc -shared` and dlopen it (until the CPU device's own ELF loader
+ * is on this branch), and call it with buffers, vars and core_id. */
+#ifndef HCQ_COMPILER_CC_TEST_UTIL_H
+#define HCQ_COMPILER_CC_TEST_UTIL_H
+
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compiler/compiler.h"
+#include "compiler/kernel_text.h"
+#include "compiler/toolchain.h"
+
+typedef struct tu_kernel {
+  void *dl;
+  void *fn;
+  char so_path[300];
+} tu_kernel;
+
+/* Object bytes -> .so -> dlopen; the symbol is `name`. */
+static inline hcq_status tu_load(const uint8_t *obj, size_t size_B, const char *name, tu_kernel *k) {
+  memset(k, 0, sizeof *k);
+  char obj_path[200];
+  snprintf(obj_path, sizeof obj_path, "/tmp/hcq-tu-%d-XXXXXX.o", (int)getpid());
+  int fd = mkstemps(obj_path, 2);
+  if (fd < 0) return hcq_status_make(HCQ_CODE_IO, "mkstemps failed");
+  if (write(fd, obj, size_B) != (ssize_t)size_B) {
+    close(fd);
+    unlink(obj_path);
+    return hcq_status_make(HCQ_CODE_IO, "write %s failed", obj_path);
+  }
+  close(fd);
+  snprintf(k->so_path, sizeof k->so_path, "%s.so", obj_path);
+  char cmd[800];
+  snprintf(cmd, sizeof cmd, "%s -shared -nostdlib %s -o %s", cc_toolchain_cc(), obj_path, k->so_path);
+  int rc = system(cmd);
+  unlink(obj_path);
+  if (rc != 0) return hcq_status_make(HCQ_CODE_INVALID, "link failed: %s", cmd);
+  k->dl = dlopen(k->so_path, RTLD_NOW | RTLD_LOCAL);
+  if (!k->dl) {
+    unlink(k->so_path);
+    return hcq_status_make(HCQ_CODE_INVALID, "dlopen: %s", dlerror());
+  }
+  k->fn = dlsym(k->dl, name);
+  if (!k->fn) return hcq_status_make(HCQ_CODE_NOT_FOUND, "dlsym %s: %s", name, dlerror());
+  return HCQ_OK;
+}
+
+static inline void tu_unload(tu_kernel *k) {
+  if (k->dl) dlclose(k->dl);
+  if (k->so_path[0]) unlink(k->so_path);
+  memset(k, 0, sizeof *k);
+}
+
+/* Call with up to 10 integer-class arguments (pointers, then ints as 64-bit words, then core_id): on x86_64 and
+ * aarch64 every such argument travels in a general register, so int parameters read the low 32 bits. */
+static inline void tu_call(const tu_kernel *k, const uintptr_t *args, int nargs) {
+  typedef void (*f10)(uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t,
+                      uintptr_t, uintptr_t);
+  uintptr_t a[10] = {0};
+  for (int i = 0; i < nargs && i < 10; i++) a[i] = args[i];
+  ((f10)k->fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]);
+}
+
+/* Parse kernel text, compile (noopt) to source and object, and load it. *out_prog is the caller's to free. */
+static inline hcq_status tu_build(uop_ctx *ctx, const char *text, const cc_target *t, cc_program **out_prog,
+                                  tu_kernel *k) {
+  *out_prog = NULL;
+  const uop *sink = NULL;
+  HCQ_TRY(cc_kernel_parse(ctx, text, strlen(text), "<test>", &sink));
+  cc_options o = {.noopt = true};
+  HCQ_TRY(cc_compile_source(ctx, sink, t, &o, out_prog));
+  HCQ_TRY(cc_compile_binary(t, *out_prog));
+  return tu_load((*out_prog)->binary, (*out_prog)->binary_size_B, (*out_prog)->name, k);
+}
+
+/* Is a compiler command available? */
+static inline bool tu_have(const char *cc) {
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", cc);
+  return system(cmd) == 0;
+}
+
+#endif

@@ -1,0 +1,107 @@
+/* compiler: kernel AST (uop DAG rooted at a SINK of STOREs) -> optimized, linearized program -> source -> binary.
+ *
+ * Contract shared by the compiler's files (pipeline, opts, renderers, toolchain drivers) and its users (hcq run,
+ * the CPU device, bench). Everything a compile creates lives in the caller's uop_ctx or in the cc_program.
+ *
+ * Files (planned): compiler.h (this), target.c (target table), kernel_text.c (kernel grammar, see docs/FORMATS.md),
+ * interp.c (reference interpreter), pipeline.c (the pass table), opts.c + heuristic.c, expander.c, reduce.c
+ * (REDUCE -> accumulators), gpudims.c, decomp.c, linearize.c, render_c.c, render_ptx.c, render_llvm.c,
+ * toolchain.c (external compilers), cache.c (on-disk compile cache).
+ */
+#ifndef HCQ_COMPILER_H
+#define HCQ_COMPILER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hcq/status.h"
+#include "uop/uop.h"
+
+/* ------------------------------------------------------------------------------------------------ targets */
+
+typedef enum cc_target_kind { CC_TARGET_C, CC_TARGET_PTX, CC_TARGET_AMDGPU, CC_TARGET_LLVM_CPU } cc_target_kind;
+
+/* A target is data: capabilities, limits and supported ops; the renderer is chosen by kind. */
+typedef struct cc_target {
+  char name[32];            /* "c", "ptx:sm_90", "amdgpu:gfx1100", "llvm-cpu" */
+  cc_target_kind kind;
+  char arch[16];            /* "x86_64"/"aarch64"/"armhf" (c, llvm-cpu), "sm_90", "gfx1100" */
+  bool has_local;           /* workgroups/local ids (GPU) */
+  bool has_threads;         /* THREAD opt: core_id argument (CPU) */
+  bool has_shared;          /* shared memory (DEFINE_LOCAL) */
+  bool supports_float4;     /* vector loads/stores of float/half by 4/2 */
+  int64_t global_max[3];    /* c: {threads, 0, 0} */
+  int64_t local_max[3];
+  int64_t shared_max_B;
+  uop_opset supported_ops;  /* ALU ops the renderer emits directly; others are decomposed */
+} cc_target;
+
+/* Fill *out for a target name ("c", "c:aarch64", "llvm-cpu", "ptx:sm_80", "ptx:sm_90", "amdgpu:gfx1100",
+ * "amdgpu:gfx90a", "amdgpu:gfx942", "amdgpu:gfx1201"). `threads` sets global_max[0] for CPU targets (<=0: the
+ * number of online cores). Unknown names: an error listing the known ones. */
+hcq_status cc_target_get(const char *name, int threads, cc_target *out);
+
+/* ------------------------------------------------------------------------------------------------ opts */
+
+typedef enum cc_opt_op {
+  CC_OPT_UPCAST, CC_OPT_UNROLL, CC_OPT_LOCAL, CC_OPT_GROUP, CC_OPT_GROUPTOP, CC_OPT_THREAD, CC_OPT_NOLOCALS,
+  CC_OPT_PADTO, CC_OPT_SWAP, CC_OPT_TC, CC_OPT_COUNT
+} cc_opt_op;
+
+typedef struct cc_opt {
+  cc_opt_op op;
+  int axis;        /* axis index as in the reference (ranges of size > 1 in scheduler order) */
+  int64_t amount;  /* 0 = the whole axis */
+} cc_opt;
+
+/* Parse "UPCAST:0:4,THREAD:0:2" (errors name the item and position). *out_opts is malloc'd. */
+hcq_status cc_opts_parse(const char *text, cc_opt **out_opts, size_t *out_count);
+const char *cc_opt_name(cc_opt_op op);
+
+typedef struct cc_options {
+  const cc_opt *opts;   /* explicit opts; NULL = run the hand-coded heuristic (unless noopt) */
+  size_t nopts;
+  bool noopt;           /* no opts, no heuristic */
+  void (*dump)(void *user, const char *pass_name, const char *text); /* per-pass dump (hcq compile --dump-passes) */
+  void *dump_user;
+} cc_options;
+
+/* ------------------------------------------------------------------------------------------------ programs */
+
+typedef struct cc_buffer {
+  int slot;          /* DEFINE_GLOBAL slot = argument position among buffers */
+  uop_dtype dtype;   /* element (pointee) dtype */
+  int64_t size;      /* elements, -1 unknown */
+  bool read, written;
+} cc_buffer;
+
+/* The result of a compile. Launch sizes may be symbolic: nodes in the compile's uop_ctx (evaluate with
+ * uop_sym_infer and the var values by name). */
+typedef struct cc_program {
+  char *name;                  /* kernel function name */
+  char *source;                /* rendered source (C / PTX / LLVM IR) */
+  uint8_t *binary;             /* compiled object/code object; NULL until compiled */
+  size_t binary_size_B;
+  const uop *global_size[3];   /* never NULL: index CONST 1 where unused */
+  const uop *local_size[3];    /* NULL when the target has no local dims */
+  cc_buffer *bufs;             /* sorted by slot */
+  size_t nbufs;
+  char **var_names;            /* DEFINE_VAR names in argument order (sorted by name) */
+  size_t nvars;
+  const uop **linear;          /* the linearized program (in the ctx) */
+  size_t nlinear;
+  cc_opt *applied_opts;        /* what the optimizer applied (explicit or chosen by the heuristic) */
+  size_t napplied_opts;
+  double pipeline_ms;          /* time from AST to source text */
+  double external_ms;          /* time in the external compiler (0 if cached or not compiled) */
+} cc_program;
+
+/* AST -> source text (no external compiler). */
+hcq_status cc_compile_source(uop_ctx *ctx, const uop *kernel, const cc_target *t, const cc_options *o,
+                             cc_program **out_prog);
+/* Source -> binary through the toolchain driver and the compile cache; fills prog->binary. */
+hcq_status cc_compile_binary(const cc_target *t, cc_program *prog);
+void cc_program_free(cc_program *prog);
+
+#endif

@@ -1,0 +1,276 @@
+/* The hand-coded heuristic (reference compiler.md 6), in the reference's order: GROUPTOP (targets with locals),
+ * full upcast of small masked axes, the upcast loop, reduce unroll, default upcast, locals (targets with locals),
+ * THREAD last. Tensor cores and the matvec special case are not implemented. An opt the checks refuse is skipped
+ * (the reference would skip or end that step too). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/opt_internal.h"
+
+#define MAX_AXES 64
+
+/* Apply an opt; a refusal (HCQ_CODE_INVALID) sets *ok = false and is not an error. */
+static hcq_status try_opt(cc_sched *s, cc_opt_op op, int axis, int64_t amount, bool *ok) {
+  cc_opt o = {.op = op, .axis = axis, .amount = amount};
+  hcq_status st = cc_apply_opt(s, o);
+  *ok = st == HCQ_OK;
+  if (st && hcq_status_code(st) == HCQ_CODE_INVALID) {
+    hcq_status_free(st);
+    return HCQ_OK;
+  }
+  return st;
+}
+
+static bool is_type(const uop *r, uint32_t mask) { return (mask >> cc_axis_type(r)) & 1u; }
+#define AX(t) (1u << UOP_AXIS_##t)
+
+/* Indices of the axes whose type is in mask (and, if const_only, whose size is constant). */
+static size_t axes_of(const cc_sched *s, uint32_t mask, bool const_only, int *out) {
+  size_t n = 0;
+  for (size_t i = 0; i < s->nrngs && i < MAX_AXES; i++)
+    if (is_type(s->rngs[i], mask) && (!const_only || cc_axis_size(s->rngs[i]) >= 0)) out[n++] = (int)i;
+  return n;
+}
+
+static size_t upcastable(const cc_sched *s, int *out) { return axes_of(s, AX(GLOBAL) | AX(LOCAL) | AX(LOOP), true, out); }
+static size_t unrollable(const cc_sched *s, int *out) { return axes_of(s, AX(REDUCE) | AX(GROUP_REDUCE), true, out); }
+
+static int64_t size_of(const cc_sched *s, int axis) { return cc_axis_size(s->rngs[axis]); }
+
+static int64_t sat_mul(int64_t a, int64_t b) {
+  if (a <= 0 || b <= 0) return a * b;
+  return a > INT64_MAX / b ? INT64_MAX : a * b;
+}
+
+/* Product of the output (upcastable) axis sizes: all constant. */
+static int64_t output_prod(const cc_sched *s) {
+  int ax[MAX_AXES];
+  size_t n = upcastable(s, ax);
+  int64_t p = 1;
+  for (size_t i = 0; i < n; i++) p = sat_mul(p, size_of(s, ax[i]));
+  return p;
+}
+
+static bool is_masked(const cc_sched *s, const uop *rng) {
+  const uop **nodes;
+  size_t count;
+  hcq_status st = uop_toposort(s->ctx, s->sink, &nodes, &count);
+  if (st) {
+    hcq_status_free(st);
+    return false;
+  }
+  for (size_t k = 0; k < count; k++) {
+    const uop *n = nodes[k];
+    if (n->op == UOP_INDEX_OP && n->nsrc > 2 && cc_uses(n->src[2], rng)) return true;
+    if (n->op == UOP_WHERE && cc_uses(n->src[0], rng)) return true;
+  }
+  return false;
+}
+
+/* Stride terms of idx: the sum of c over terms rng*c (and 1 for a bare rng term). */
+static int64_t stride_sum(const uop *idx, const uop *rng) {
+  if (idx->op == UOP_ADD) return stride_sum(idx->src[0], rng) + stride_sum(idx->src[1], rng);
+  if (idx == rng) return 1;
+  int64_t c;
+  if (idx->op == UOP_MUL && idx->src[0] == rng && uop_const_value(idx->src[1], &c)) return c;
+  return 0;
+}
+
+typedef struct choice {
+  int64_t nstrides, sum_strides;
+  int axis;
+  int64_t amount;
+} choice;
+
+static int choice_cmp(const choice *a, const choice *b) {
+  if (a->nstrides != b->nstrides) return a->nstrides < b->nstrides ? -1 : 1;
+  if (a->sum_strides != b->sum_strides) return a->sum_strides < b->sum_strides ? -1 : 1;
+  if (a->axis != b->axis) return a->axis < b->axis ? -1 : 1;
+  return a->amount < b->amount ? -1 : a->amount > b->amount;
+}
+
+/* Step 5: while the output has >= 1024 elements, upcast by 3 or 4 an axis some buffer ignores while it uses every
+ * current UPCAST/UNROLL range; pick the smallest (buffers using it, sum of its strides, axis, amount). */
+static hcq_status upcast_loop(cc_sched *s) {
+  bool upcasted[MAX_AXES] = {0};
+  while (output_prod(s) >= 1024) {
+    int ax[MAX_AXES], up[MAX_AXES];
+    size_t n = upcastable(s, ax), nup = axes_of(s, AX(UPCAST) | AX(UNROLL), false, up);
+    const uop **bufs;
+    size_t nbufs;
+    HCQ_TRY(cc_sched_bufs(s, &bufs, &nbufs));
+    choice best = {0};
+    bool have = false;
+    for (size_t i = 0; i < n; i++) {
+      for (int64_t amt = 3; amt <= 4; amt++) {
+        int axis = ax[i];
+        if (upcasted[axis] || size_of(s, axis) % amt) continue;
+        const uop *rng = s->rngs[axis];
+        bool ok = false;
+        for (size_t b = 0; b < nbufs && !ok; b++) {
+          const uop *idx = bufs[b]->src[1];
+          if (cc_uses(idx, rng)) continue;
+          bool all = true;
+          for (size_t u = 0; u < nup && all; u++) all = cc_uses(idx, s->rngs[up[u]]);
+          ok = all;
+        }
+        if (!ok) continue;
+        choice c = {.axis = axis, .amount = amt};
+        for (size_t b = 0; b < nbufs; b++) {
+          const uop *idx = bufs[b]->src[1];
+          if (cc_uses(idx, rng)) c.nstrides++;
+          c.sum_strides += stride_sum(idx, rng);
+        }
+        if (!have || choice_cmp(&c, &best) < 0) best = c;
+        have = true;
+      }
+    }
+    free(bufs);
+    if (!have) break;
+    bool ok;
+    HCQ_TRY(try_opt(s, CC_OPT_UPCAST, best.axis, best.amount, &ok));
+    if (!ok) break;
+    upcasted[best.axis] = true;
+  }
+  return HCQ_OK;
+}
+
+static hcq_status reduce_unroll(cc_sched *s) {
+  int up[MAX_AXES], un[MAX_AXES];
+  size_t nup = axes_of(s, AX(UPCAST) | AX(UNROLL), false, up);
+  int64_t upcast_size = 1;
+  for (size_t i = 0; i < nup; i++) upcast_size = sat_mul(upcast_size, uop_vmax(s->rngs[up[i]]) + 1);
+  size_t nun = unrollable(s, un);
+  bool has_unroll = axes_of(s, AX(UNROLL), false, up) > 0;
+  if (!nun || !(upcast_size <= 4 || !has_unroll) || upcast_size >= 64) return HCQ_OK;
+  int64_t last = size_of(s, un[nun - 1]);
+  bool ok;
+  if (last <= 32) {
+    HCQ_TRY(try_opt(s, CC_OPT_UNROLL, (int)nun - 1, 0, &ok));
+    if (!ok) return HCQ_OK;
+    /* a tiny reduce: unroll the next one too */
+    nun = unrollable(s, un);
+    if (nun && last <= 3 && size_of(s, un[nun - 1]) <= 3) HCQ_TRY(try_opt(s, CC_OPT_UNROLL, (int)nun - 1, 0, &ok));
+  } else if (last % 4 == 0) {
+    HCQ_TRY(try_opt(s, CC_OPT_UNROLL, (int)nun - 1, 4, &ok));
+  }
+  return HCQ_OK;
+}
+
+typedef struct local_rank {
+  bool ignored;
+  int axis;
+} local_rank;
+
+static hcq_status locals(cc_sched *s) {
+  int ax[MAX_AXES];
+  size_t n = axes_of(s, AX(GLOBAL) | AX(LOOP), true, ax);
+  const uop **bufs;
+  size_t nbufs;
+  HCQ_TRY(cc_sched_bufs(s, &bufs, &nbufs));
+  local_rank rank[MAX_AXES];
+  for (size_t i = 0; i < n; i++) {
+    rank[i] = (local_rank){.axis = ax[i]};
+    for (size_t b = 0; b < nbufs && !rank[i].ignored; b++) rank[i].ignored = !cc_uses(bufs[b]->src[1], s->rngs[ax[i]]);
+  }
+  free(bufs);
+  /* "some buffer ignores it" first, then higher axis first */
+  for (size_t i = 1; i < n; i++)
+    for (size_t j = i; j > 0; j--) {
+      local_rank a = rank[j - 1], b = rank[j];
+      bool swap = a.ignored != b.ignored ? b.ignored : b.axis > a.axis;
+      if (!swap) break;
+      rank[j - 1] = b;
+      rank[j] = a;
+    }
+  int to_axis[MAX_AXES];
+  int64_t to_size[MAX_AXES];
+  size_t nto = 0;
+  int64_t local_size = 1;
+  for (size_t i = 0; i < n; i++) {
+    static const int64_t CANDS[] = {32, 16, 8, 4, 3, 2};
+    for (size_t c = rank[i].axis == 0 ? 0 : 1; c < sizeof CANDS / sizeof CANDS[0]; c++) {
+      if (size_of(s, rank[i].axis) % CANDS[c] == 0 && local_size * CANDS[c] <= 128) {
+        to_axis[nto] = rank[i].axis;
+        to_size[nto++] = CANDS[c];
+        local_size *= CANDS[c];
+        break;
+      }
+    }
+  }
+  if (nto > 3) nto = 3;
+  /* apply in axis order; an axis used up entirely leaves the view, shifting the later ones */
+  for (size_t i = 1; i < nto; i++)
+    for (size_t j = i; j > 0 && to_axis[j - 1] > to_axis[j]; j--) {
+      int ta = to_axis[j - 1];
+      int64_t ts = to_size[j - 1];
+      to_axis[j - 1] = to_axis[j];
+      to_size[j - 1] = to_size[j];
+      to_axis[j] = ta;
+      to_size[j] = ts;
+    }
+  int deleted = 0;
+  for (size_t i = 0; i < nto; i++) {
+    int axis = to_axis[i] - deleted;
+    bool will_delete = to_size[i] == size_of(s, axis);
+    bool ok;
+    HCQ_TRY(try_opt(s, CC_OPT_LOCAL, axis, to_size[i], &ok));
+    if (ok && will_delete) deleted++;
+  }
+  return HCQ_OK;
+}
+
+static hcq_status threads(cc_sched *s) {
+  static const int64_t COUNTS[] = {32, 16, 12, 8, 6, 5, 4, 3, 2};
+  int64_t full = 1;
+  for (size_t i = 0; i < s->nrngs; i++) full = sat_mul(full, uop_vmin(s->rngs[i]->src[0]));
+  for (size_t c = 0; c < sizeof COUNTS / sizeof COUNTS[0]; c++) {
+    int64_t t = COUNTS[c];
+    if (t > s->t->global_max[0] || full / 131072 < t) continue;
+    int ax[MAX_AXES];
+    size_t n = axes_of(s, AX(LOOP), false, ax);
+    for (size_t i = 0; i < n; i++) {
+      const uop *q;
+      if (!cc_divides(s->ctx, s->rngs[ax[i]]->src[0], t, &q)) continue;
+      bool ok;
+      HCQ_TRY(try_opt(s, CC_OPT_THREAD, ax[i], t, &ok));
+      if (ok) return HCQ_OK;
+    }
+  }
+  return HCQ_OK;
+}
+
+hcq_status cc_hand_coded(cc_sched *s) {
+  bool ok;
+  int ax[MAX_AXES];
+  /* 3: GROUPTOP 16 when the output is small (needs locals; refused elsewhere); grouped kernels stop here */
+  if (output_prod(s) <= 2048) HCQ_TRY(try_opt(s, CC_OPT_GROUPTOP, 0, 16, &ok));
+  if (axes_of(s, AX(GROUP_REDUCE), false, ax)) return HCQ_OK;
+
+  /* 4: fully upcast small masked axes (product <= 49), last first so earlier axis numbers stay valid */
+  int to_up[MAX_AXES];
+  size_t nto = 0, n = upcastable(s, ax);
+  int64_t prod = 1;
+  for (size_t i = 0; i < n; i++) {
+    int64_t sz = size_of(s, ax[i]);
+    if (sz <= 7 && is_masked(s, s->rngs[ax[i]]) && prod * sz <= 49) {
+      to_up[nto++] = ax[i];
+      prod *= sz;
+    }
+  }
+  for (size_t i = nto; i-- > 0;) HCQ_TRY(try_opt(s, CC_OPT_UPCAST, to_up[i], 0, &ok));
+
+  /* 5: the upcast loop */
+  HCQ_TRY(upcast_loop(s));
+  /* 6: unroll the last reduce axis */
+  HCQ_TRY(reduce_unroll(s));
+  /* 7: if nothing is upcast, upcast the last upcastable axis by 4 */
+  n = upcastable(s, ax);
+  if (!axes_of(s, AX(UPCAST) | AX(UNROLL), false, to_up) && n && size_of(s, ax[n - 1]) % 4 == 0)
+    HCQ_TRY(try_opt(s, CC_OPT_UPCAST, ax[n - 1], 4, &ok));
+  /* 8: locals */
+  if (s->t->has_local) HCQ_TRY(locals(s));
+  /* 9: threads */
+  if (s->t->has_threads && s->t->global_max[0] > 0) HCQ_TRY(threads(s));
+  return HCQ_OK;
+}

@@ -1,0 +1,178 @@
+/* Test helpers for the optimizer tests (header-only): prepare a kernel as the pipeline does before "optimize"
+ * (initial symbolic + range merging), apply opts, and compare kernels by running them with the reference
+ * interpreter (compiler/interp.c) and, compiled through the whole pipeline, natively once per core_id. */
+#ifndef HCQ_COMPILER_OPT_TEST_UTIL_H
+#define HCQ_COMPILER_OPT_TEST_UTIL_H
+
+#include <math.h>
+
+#include "compiler/cc_internal.h"
+#include "compiler/cc_test_util.h"
+#include "compiler/interp.h"
+#include "compiler/kernel_text.h"
+#include "compiler/opt.h"
+#include "compiler/opt_internal.h"
+
+static inline hcq_status otu_prep_sink(uop_ctx *ctx, const uop *sink, const cc_target *t, const uop **out) {
+  cc_pass_ctx pc = {.ctx = ctx, .target = t};
+  const uop *a;
+  HCQ_TRY(cc_pass_symbolic(&pc, sink, &a));
+  return cc_pass_merge_ranges(&pc, a, out);
+}
+
+static inline hcq_status otu_prep(uop_ctx *ctx, const char *text, const cc_target *t, const uop **out) {
+  const uop *sink;
+  HCQ_TRY(cc_kernel_parse(ctx, text, strlen(text), "<test>", &sink));
+  return otu_prep_sink(ctx, sink, t, out);
+}
+
+/* Apply "OP:AXIS:AMT,..." (NULL: the heuristic). *applied may be NULL. */
+static inline hcq_status otu_opt(uop_ctx *ctx, const uop *sink, const cc_target *t, const char *text,
+                                 const uop **out, cc_opt **applied, size_t *napplied) {
+  cc_opt *opts = NULL;
+  size_t n = 0;
+  if (text) HCQ_TRY(cc_opts_parse(text, &opts, &n));
+  cc_options o = {.opts = opts, .nopts = n};
+  cc_opt *app = NULL;
+  size_t napp = 0;
+  hcq_status st = cc_optimize(ctx, sink, t, text ? &o : NULL, out, &app, &napp);
+  free(opts);
+  if (applied) {
+    *applied = app;
+    *napplied = napp;
+  } else {
+    free(app);
+  }
+  return st;
+}
+
+static inline double otu_elem(const void *data, uop_dtype dt, int64_t i) {
+  switch (dt.scalar) {
+    case UOP_FLOAT32: return ((const float *)data)[i];
+    case UOP_FLOAT64: return ((const double *)data)[i];
+    case UOP_INT32: return ((const int32_t *)data)[i];
+    case UOP_UINT32: return ((const uint32_t *)data)[i];
+    case UOP_INT8: return ((const int8_t *)data)[i];
+    case UOP_UINT8: return ((const uint8_t *)data)[i];
+    case UOP_INT16: return ((const int16_t *)data)[i];
+    case UOP_UINT16: return ((const uint16_t *)data)[i];
+    case UOP_INT64: return (double)((const int64_t *)data)[i];
+    case UOP_BOOL: return ((const uint8_t *)data)[i];
+    default: return NAN;
+  }
+}
+
+/* Mismatching elements between two buffer sets (ints exact, floats 1e-4 relative + 1e-5 absolute). */
+static inline size_t otu_diff(const cc_kbuf *a, const cc_kbuf *b, size_t n) {
+  size_t bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    bool fl = uop_dt_is_float(a[i].dtype);
+    for (int64_t e = 0; e < a[i].nelems; e++) {
+      double x = otu_elem(a[i].data, a[i].dtype, e), y = otu_elem(b[i].data, b[i].dtype, e);
+      if (fl) bad += isnan(x) != isnan(y) || (!isnan(x) && !(fabs(x - y) <= 1e-4 * fabs(x) + 1e-5));
+      else bad += x != y;
+    }
+  }
+  return bad;
+}
+
+static inline hcq_status otu_interp(const uop *sink, cc_kbuf *b, size_t n, const uop_var_val *vals, size_t nvals) {
+  void *bufs[32] = {0};
+  size_t sizes[32] = {0};
+  for (size_t i = 0; i < n; i++) {
+    if (b[i].slot < 0 || b[i].slot >= 32) return hcq_status_make(HCQ_CODE_INVALID, "test: slot %d", b[i].slot);
+    bufs[b[i].slot] = b[i].data;
+    sizes[b[i].slot] = b[i].size_B;
+  }
+  return cc_interp_run(sink, bufs, sizes, 32, vals, nvals);
+}
+
+/* Run ref and test with the interpreter on identically filled buffers; *bad = mismatching elements. */
+static inline hcq_status otu_same(const uop *ref, const uop *test, const uop_var_val *vals, size_t nvals,
+                                  uint64_t seed, size_t *bad) {
+  *bad = SIZE_MAX;
+  cc_kbuf *a = NULL, *b = NULL;
+  size_t na = 0, nb = 0;
+  hcq_status st = cc_kernel_buffers(ref, &a, &na);
+  if (!st) st = cc_kernel_buffers(ref, &b, &nb);
+  if (!st) st = cc_kbufs_alloc_fill(a, na, seed);
+  if (!st) st = cc_kbufs_alloc_fill(b, nb, seed);
+  if (!st) st = otu_interp(ref, a, na, vals, nvals);
+  if (!st) st = otu_interp(test, b, nb, vals, nvals);
+  if (!st) *bad = otu_diff(a, b, na);
+  if (a) cc_kbufs_free(a, na);
+  if (b) cc_kbufs_free(b, nb);
+  return st;
+}
+
+/* Compile `kernel` through the whole pipeline with options o, run it natively once per core_id, and compare with
+ * the interpreter on the original kernel. */
+static inline hcq_status otu_native_same(uop_ctx *ctx, const uop *kernel, const cc_target *t, const cc_options *o,
+                                         const uop_var_val *vals, size_t nvals, uint64_t seed, size_t *bad,
+                                         cc_program **out_prog) {
+  *bad = SIZE_MAX;
+  cc_program *p = NULL;
+  tu_kernel k = {0};
+  cc_kbuf *a = NULL, *b = NULL;
+  size_t na = 0, nb = 0;
+  hcq_status st = cc_compile_source(ctx, kernel, t, o, &p);
+  if (!st) st = cc_compile_binary(t, p);
+  if (!st) st = tu_load(p->binary, p->binary_size_B, p->name, &k);
+  if (!st) st = cc_kernel_buffers(kernel, &a, &na);
+  if (!st) st = cc_kernel_buffers(kernel, &b, &nb);
+  if (!st) st = cc_kbufs_alloc_fill(a, na, seed);
+  if (!st) st = cc_kbufs_alloc_fill(b, nb, seed);
+  if (!st) st = otu_interp(kernel, a, na, vals, nvals);
+  if (!st && na + p->nvars + 1 > 10) st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "test: too many arguments");
+  if (!st) {
+    uintptr_t args[10];
+    int nargs = 0;
+    for (size_t i = 0; i < nb; i++) args[nargs++] = (uintptr_t)b[i].data;
+    for (size_t v = 0; v < p->nvars; v++)
+      for (size_t j = 0; j < nvals; j++)
+        if (strcmp(vals[j].name, p->var_names[v]) == 0) args[nargs++] = (uintptr_t)vals[j].value;
+    int64_t threads = 1;
+    if (!uop_const_value(p->global_size[0], &threads)) threads = 1;
+    for (int64_t core = 0; core < threads; core++) {
+      args[nargs] = (uintptr_t)core;
+      tu_call(&k, args, nargs + 1);
+    }
+    *bad = otu_diff(a, b, na);
+  }
+  tu_unload(&k);
+  if (a) cc_kbufs_free(a, na);
+  if (b) cc_kbufs_free(b, nb);
+  if (out_prog && !st) *out_prog = p;
+  else cc_program_free(p);
+  return st;
+}
+
+/* Count nodes of op under root (and, for RANGE, of axis type `axis` if axis >= 0). */
+static inline size_t otu_count(uop_ctx *ctx, const uop *root, uop_op op, int axis) {
+  const uop **nodes;
+  size_t count, n = 0;
+  hcq_status st = uop_toposort(ctx, root, &nodes, &count);
+  if (st) {
+    hcq_status_free(st);
+    return SIZE_MAX;
+  }
+  for (size_t i = 0; i < count; i++)
+    if (nodes[i]->op == op && (axis < 0 || (nodes[i]->op == UOP_RANGE && nodes[i]->arg.i2 == axis))) n++;
+  return n;
+}
+
+/* The first RANGE of axis type `axis` under root, or NULL. */
+static inline const uop *otu_range_of(uop_ctx *ctx, const uop *root, uop_axis axis) {
+  const uop **nodes;
+  size_t count;
+  hcq_status st = uop_toposort(ctx, root, &nodes, &count);
+  if (st) {
+    hcq_status_free(st);
+    return NULL;
+  }
+  for (size_t i = 0; i < count; i++)
+    if (nodes[i]->op == UOP_RANGE && nodes[i]->arg.i2 == axis) return nodes[i];
+  return NULL;
+}
+
+#endif

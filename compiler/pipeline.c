@@ -1,0 +1,339 @@
+/* The compiler's pass pipeline: a fixed table of passes run in order on the kernel SINK, then the linearizer and
+ * the renderer (reference compiler.md 3; the order is the reference's for a kernel that starts in post-lowerer
+ * form, 1.5). Each pass can be dumped as text through cc_options.dump. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "compiler/cc_internal.h"
+#include "compiler/opt.h"
+#include "compiler/kernel_text.h"
+#include "uop/symbolic.h"
+#include "uop/text.h"
+#include "uop/uop_internal.h"
+
+/* ------------------------------------------------------------------------------------------------ rebuild walk */
+
+hcq_status cc_rebuild(uop_ctx *ctx, const uop *root, cc_rebuild_fn fn, void *user, const uop **out_root) {
+  *out_root = NULL;
+  const uop **nodes;
+  size_t count;
+  HCQ_TRY(uop_toposort(ctx, root, &nodes, &count));
+  uop_ptrmap map = {0};
+  hcq_status st = HCQ_OK;
+  const uop *small[8];
+  for (size_t k = 0; k < count && !st; k++) {
+    const uop *n = nodes[k];
+    const uop **src = n->nsrc <= 8 ? small : malloc(n->nsrc * sizeof *src);
+    if (!src) {
+      st = hcq_status_make(HCQ_CODE_NOMEM, "cc_rebuild: out of memory");
+      break;
+    }
+    bool changed = false;
+    for (uint32_t i = 0; i < n->nsrc; i++) {
+      uintptr_t *m = uop_ptrmap_find(&map, n->src[i]);
+      src[i] = m ? (const uop *)*m : n->src[i];
+      changed |= src[i] != n->src[i];
+    }
+    const uop *cur = changed ? uop_replace_src(ctx, n, src, n->nsrc) : n;
+    if (src != small) free(src);
+    const uop *out = cur ? fn(user, ctx, cur, &st) : NULL;
+    if (st) break;
+    if (!out) {
+      st = uop_ctx_status(ctx);
+      if (!st) st = hcq_status_make(HCQ_CODE_NOMEM, "cc_rebuild: out of memory");
+      break;
+    }
+    if (out != n && !uop_ptrmap_put(&map, n, (uintptr_t)out))
+      st = hcq_status_make(HCQ_CODE_NOMEM, "cc_rebuild: out of memory");
+  }
+  if (!st) {
+    uintptr_t *m = uop_ptrmap_find(&map, root);
+    *out_root = m ? (const uop *)*m : root;
+  }
+  uop_ptrmap_free(&map);
+  return st;
+}
+
+size_t cc_count_ops(uop_ctx *ctx, const uop *root, uop_opset ops) {
+  const uop **nodes;
+  size_t count, found = 0;
+  hcq_status st = uop_toposort(ctx, root, &nodes, &count);
+  if (st) {
+    hcq_status_free(st);
+    return SIZE_MAX;
+  }
+  for (size_t k = 0; k < count; k++)
+    if (ops & UOP_OPBIT(nodes[k]->op)) found++;
+  return found;
+}
+
+/* ------------------------------------------------------------------------------------------------ small passes */
+
+hcq_status cc_pass_symbolic(cc_pass_ctx *pc, const uop *sink, const uop **out_sink) {
+  const uop_pm *pm = uop_symbolic_pm();
+  if (!pm) return hcq_status_make(HCQ_CODE_INTERNAL, "symbolic: the rule set failed to build");
+  return uop_graph_rewrite(pc->ctx, sink, pm, UOP_REWRITE_SOURCES_FIRST, NULL, out_sink);
+}
+
+hcq_status cc_pass_lower_index(cc_pass_ctx *pc, const uop *sink, const uop **out_sink) {
+  return uop_lower_index(pc->ctx, sink, out_sink);
+}
+
+/* Optimizer slot (compiler/opts.c, heuristic.c): explicit opts, or the hand-coded heuristic when none are given;
+ * the identity with --noopt. */
+static hcq_status pass_optimize(cc_pass_ctx *pc, const uop *sink, const uop **out_sink) {
+  free(pc->applied);
+  pc->applied = NULL;
+  pc->napplied = 0;
+  return cc_optimize(pc->ctx, sink, pc->target, pc->opts, out_sink, &pc->applied, &pc->napplied);
+}
+
+/* Expander slot (compiler/expander.c): UPCAST/UNROLL ranges -> lanes. */
+static hcq_status pass_expand(cc_pass_ctx *pc, const uop *sink, const uop **out_sink) {
+  return cc_expand(pc->ctx, sink, pc->target, out_sink);
+}
+
+/* ------------------------------------------------------------------------------------------------ the table */
+
+typedef struct cc_pass {
+  const char *name;
+  cc_pass_fn fn;
+} cc_pass;
+
+static const cc_pass PASSES[] = {
+    {"initial symbolic", cc_pass_symbolic},        /* 3.6: canonical index math before range merging */
+    {"merge ranges", cc_pass_merge_ranges},        /* 3.7: adjacent ranges -> one, if no div/mod is added */
+    {"optimize", pass_optimize},                   /* 3.8: opts / heuristic (slot) */
+    {"postopt symbolic", cc_pass_symbolic},        /* 3.9 */
+    {"expand", pass_expand},                       /* 3.10: expander (slot) */
+    {"remove reduce", cc_pass_reduce},             /* 3.12: REDUCE -> DEFINE_REG accumulators */
+    {"add gpudims", cc_pass_gpudims},              /* 3.13: THREAD/GLOBAL/LOCAL ranges -> SPECIAL */
+    {"lower index", cc_pass_lower_index},          /* 3.15: index -> int32 / int64 */
+    {"decompositions", cc_pass_decompose},         /* 3.17: what the target lacks */
+};
+
+/* ------------------------------------------------------------------------------------------------ dump */
+
+/* One line per node: "%N = OP dtype arg <- %a %b". Used for --dump-passes. */
+static hcq_status dump_graph(uop_ctx *ctx, const uop *root, char **out_text) {
+  *out_text = NULL;
+  const uop **nodes;
+  size_t count;
+  HCQ_TRY(uop_toposort(ctx, root, &nodes, &count));
+  uop_ptrmap num = {0};
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) return hcq_status_make(HCQ_CODE_NOMEM, "dump: open_memstream failed");
+  hcq_status st = HCQ_OK;
+  for (size_t k = 0; k < count; k++) {
+    const uop *n = nodes[k];
+    if (!uop_ptrmap_put(&num, n, k)) {
+      st = hcq_status_make(HCQ_CODE_NOMEM, "dump: out of memory");
+      break;
+    }
+    uop_dtype dt = n->dtype;
+    fprintf(f, "%%%zu = %s %s%s", k, uop_op_name((uop_op)n->op), uop_dt_name(uop_dt_scalar_of(dt)),
+            uop_dt_is_ptr(dt) ? "*" : "");
+    if (dt.count > 1) fprintf(f, "x%u", (unsigned)dt.count);
+    switch (n->arg.kind) {
+      case UOP_ARG_INT: fprintf(f, " %lld", (long long)n->arg.i); break;
+      case UOP_ARG_FLOAT: {
+        char b[32];
+        fprintf(f, " %s", uop_text_fmt_double(n->arg.f, b));
+        break;
+      }
+      case UOP_ARG_STR: fprintf(f, " \"%s\"", n->arg.str); break;
+      case UOP_ARG_VAR: fprintf(f, " %s[%lld,%lld]", n->arg.str, (long long)n->arg.i, (long long)n->arg.i2); break;
+      case UOP_ARG_RANGE: fprintf(f, " r%lld:%s", (long long)n->arg.i, uop_axis_name((uop_axis)n->arg.i2)); break;
+      default: break;
+    }
+    for (uint32_t i = 0; i < n->nsrc; i++) fprintf(f, "%s%%%zu", i ? " " : " <- ", (size_t)*uop_ptrmap_find(&num, n->src[i]));
+    fputc('\n', f);
+  }
+  fclose(f);
+  uop_ptrmap_free(&num);
+  if (st) {
+    free(buf);
+    return st;
+  }
+  *out_text = buf;
+  return HCQ_OK;
+}
+
+static void dump_pass(const cc_options *o, uop_ctx *ctx, const char *name, const uop *sink) {
+  if (!o || !o->dump) return;
+  char *text = NULL;
+  hcq_status st = cc_kernel_print(sink, &text); /* the kernel grammar: a dump can be fed back in */
+  if (st) {
+    hcq_status_free(st);
+    st = dump_graph(ctx, sink, &text); /* one node per line, for anything the printer refuses */
+  }
+  if (st) {
+    o->dump(o->dump_user, name, hcq_status_message(st));
+    hcq_status_free(st);
+    return;
+  }
+  o->dump(o->dump_user, name, text);
+  free(text);
+}
+
+/* ------------------------------------------------------------------------------------------------ program spec */
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int cmp_buf(const void *a, const void *b) {
+  return ((const cc_buffer *)a)->slot - ((const cc_buffer *)b)->slot;
+}
+
+/* The kernel's name from SINK's string arg, kept to [A-Za-z0-9_] (other bytes hex-escaped); "kernel" if none. */
+static char *kernel_name(const uop *sink) {
+  const char *src = sink->arg.kind == UOP_ARG_STR && sink->arg.str && sink->arg.str[0] ? sink->arg.str : "kernel";
+  size_t n = strlen(src);
+  char *out = malloc(n * 2 + 2);
+  if (!out) return NULL;
+  size_t j = 0;
+  if (src[0] >= '0' && src[0] <= '9') out[j++] = '_';
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)src[i];
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_') {
+      out[j++] = (char)c;
+    } else {
+      static const char hex[] = "0123456789abcdef";
+      out[j++] = hex[c >> 4];
+      out[j++] = hex[c & 15];
+    }
+  }
+  out[j] = 0;
+  return out;
+}
+
+static hcq_status fill_spec(uop_ctx *ctx, const cc_target *t, const uop *sink, cc_program *p) {
+  const uop **nodes;
+  size_t count;
+  HCQ_TRY(uop_toposort(ctx, sink, &nodes, &count));
+  const uop *one = uop_index_const(ctx, 1);
+  for (int d = 0; d < 3; d++) {
+    p->global_size[d] = one;
+    p->local_size[d] = t->has_local ? one : NULL;
+  }
+  size_t nb = 0, nv = 0;
+  for (size_t k = 0; k < count; k++) {
+    nb += nodes[k]->op == UOP_DEFINE_GLOBAL;
+    nv += nodes[k]->op == UOP_DEFINE_VAR;
+  }
+  p->bufs = calloc(nb ? nb : 1, sizeof *p->bufs);
+  p->var_names = calloc(nv ? nv : 1, sizeof *p->var_names);
+  if (!p->bufs || !p->var_names) return hcq_status_make(HCQ_CODE_NOMEM, "program spec: out of memory");
+  for (size_t k = 0; k < count; k++) {
+    const uop *n = nodes[k];
+    if (n->op == UOP_DEFINE_GLOBAL) {
+      cc_buffer *b = &p->bufs[p->nbufs++];
+      b->slot = (int)n->arg.i;
+      b->dtype = uop_dt_base_of(n->dtype);
+      b->size = n->dtype.size;
+    } else if (n->op == UOP_DEFINE_VAR) {
+      p->var_names[p->nvars] = strdup(n->arg.str);
+      if (!p->var_names[p->nvars]) return hcq_status_make(HCQ_CODE_NOMEM, "program spec: out of memory");
+      p->nvars++;
+    } else if (n->op == UOP_SPECIAL && n->nsrc == 1) {
+      const char *nm = n->arg.str;
+      int d = nm[strlen(nm) - 1] - '0';
+      if (d < 0 || d > 2) return hcq_status_make(HCQ_CODE_INTERNAL, "program spec: bad SPECIAL name %s", nm);
+      if (nm[0] == 'l' && t->has_local) p->local_size[d] = n->src[0];
+      else p->global_size[d] = n->src[0];
+    }
+  }
+  /* Usage flags, once every buffer is listed. */
+  for (size_t k = 0; k < count; k++) {
+    const uop *n = nodes[k];
+    if ((n->op == UOP_LOAD || n->op == UOP_STORE) && n->nsrc >= 1 && n->src[0]->op == UOP_INDEX_OP &&
+        n->src[0]->src[0]->op == UOP_DEFINE_GLOBAL) {
+      for (size_t i = 0; i < p->nbufs; i++)
+        if (p->bufs[i].slot == (int)n->src[0]->src[0]->arg.i) {
+          if (n->op == UOP_LOAD) p->bufs[i].read = true;
+          else p->bufs[i].written = true;
+        }
+    }
+  }
+  qsort(p->bufs, p->nbufs, sizeof *p->bufs, cmp_buf);
+  qsort(p->var_names, p->nvars, sizeof *p->var_names, cmp_str);
+  return HCQ_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------ compile */
+
+void cc_program_free(cc_program *prog) {
+  if (!prog) return;
+  free(prog->name);
+  free(prog->source);
+  free(prog->binary);
+  free(prog->bufs);
+  for (size_t i = 0; i < prog->nvars; i++) free(prog->var_names[i]);
+  free(prog->var_names);
+  free(prog->applied_opts);
+  free(prog);
+}
+
+hcq_status cc_compile_source(uop_ctx *ctx, const uop *kernel, const cc_target *t, const cc_options *o,
+                             cc_program **out_prog) {
+  *out_prog = NULL;
+  if (!ctx || !kernel || !t) return hcq_status_make(HCQ_CODE_INVALID, "cc_compile_source: NULL argument");
+  if (kernel->op != UOP_SINK)
+    return hcq_status_make(HCQ_CODE_INVALID, "cc_compile_source: the kernel root is %s, expected SINK",
+                           uop_op_name((uop_op)kernel->op));
+  if (t->kind != CC_TARGET_C)
+    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "target %s: renderer not implemented yet", t->name);
+  double t0 = now_ms();
+  cc_program *p = calloc(1, sizeof *p);
+  if (!p) return hcq_status_make(HCQ_CODE_NOMEM, "cc_compile_source: out of memory");
+  hcq_status st = HCQ_OK;
+  cc_pass_ctx pc = {.ctx = ctx, .target = t, .opts = o};
+  const uop *sink = kernel;
+  dump_pass(o, ctx, "input", sink);
+  for (size_t i = 0; i < sizeof PASSES / sizeof PASSES[0]; i++) {
+    const uop *next = NULL;
+    st = PASSES[i].fn(&pc, sink, &next);
+    if (st) {
+      st = hcq_status_annotate(st, "pass '%s'", PASSES[i].name);
+      goto fail;
+    }
+    sink = next;
+    dump_pass(o, ctx, PASSES[i].name, sink);
+  }
+  p->name = kernel_name(kernel);
+  if (!p->name) {
+    st = hcq_status_make(HCQ_CODE_NOMEM, "cc_compile_source: out of memory");
+    goto fail;
+  }
+  st = cc_linearize(ctx, sink, &p->linear, &p->nlinear);
+  if (st) goto fail;
+  if (o && o->dump) {
+    char *listing = NULL;
+    st = cc_linear_listing(p->linear, p->nlinear, &listing);
+    if (st) goto fail;
+    o->dump(o->dump_user, "linearize", listing);
+    free(listing);
+  }
+  st = fill_spec(ctx, t, sink, p);
+  if (st) goto fail;
+  st = cc_render_c(t, p->name, p->linear, p->nlinear, &p->source);
+  if (st) goto fail;
+  p->applied_opts = pc.applied;
+  p->napplied_opts = pc.napplied;
+  pc.applied = NULL;
+  p->pipeline_ms = now_ms() - t0;
+  *out_prog = p;
+  return HCQ_OK;
+fail:
+  free(pc.applied);
+  cc_program_free(p);
+  return st;
+}

@@ -1,0 +1,127 @@
+/* remove_reduce (reference compiler.md 3.12, reduce_to_acc): each REDUCE(x, ranges...) becomes an accumulator.
+ *
+ *   acc   = INDEX(DEFINE_REG(T*[1], n), 0)
+ *   init  = STORE(acc, identity, NOOP(outer ranges))        -- inside the outer loops, before the reduce loops
+ *   part  = LOAD(acc, init, ranges...) (+|*|max) x
+ *   upd   = STORE(acc, part, ranges...)                      -- closes the reduce loops
+ *   value = LOAD(acc, upd)                                   -- after the loops
+ * The outer ranges are the ranges x depends on that the reduce does not range over. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "compiler/cc_internal.h"
+#include "uop/uop_internal.h"
+
+static const uop *identity(uop_ctx *ctx, uop_op op, uop_dtype dt) {
+  if (op == UOP_ADD) return uop_dt_is_float(dt) ? uop_const_float(ctx, dt, 0.0) : uop_const_int(ctx, dt, 0);
+  if (op == UOP_MUL) return uop_dt_is_float(dt) ? uop_const_float(ctx, dt, 1.0) : uop_const_int(ctx, dt, 1);
+  if (uop_dt_is_float(dt)) return uop_const_float(ctx, dt, -INFINITY);
+  return uop_const_int(ctx, dt, uop_dt_min(dt));
+}
+
+/* The ranges open at x: union of the sources' (a RANGE source adds itself; a STORE source removes the ranges it
+ * lists). *out is malloc'd. */
+static hcq_status live_ranges(uop_ctx *ctx, const uop *x, const uop ***out, uint32_t *out_n) {
+  *out = NULL;
+  *out_n = 0;
+  const uop **nodes;
+  size_t count;
+  HCQ_TRY(uop_toposort(ctx, x, &nodes, &count));
+  uop_ptrmap idx = {0};
+  const uop ***sets = calloc(count, sizeof *sets);
+  uint32_t *ns = calloc(count, sizeof *ns);
+  hcq_status st = HCQ_OK;
+  if (!sets || !ns) goto oom;
+  for (size_t k = 0; k < count; k++) {
+    const uop *n = nodes[k];
+    if (!uop_ptrmap_put(&idx, n, k)) goto oom;
+    size_t cap = 0;
+    for (uint32_t s = 0; s < n->nsrc; s++) cap += ns[*uop_ptrmap_find(&idx, n->src[s])] + 1;
+    sets[k] = malloc((cap + 1) * sizeof **sets);
+    if (!sets[k]) goto oom;
+    for (uint32_t s = 0; s < n->nsrc; s++) {
+      const uop *src = n->src[s];
+      size_t si = *uop_ptrmap_find(&idx, src);
+      for (uint32_t i = 0; i <= ns[si]; i++) {
+        const uop *r = i < ns[si] ? sets[si][i] : (src->op == UOP_RANGE ? src : NULL);
+        if (!r) continue;
+        bool skip = false;
+        if (src->op == UOP_STORE)
+          for (uint32_t j = 2; j < src->nsrc; j++) skip |= src->src[j] == r;
+        for (uint32_t j = 0; j < ns[k] && !skip; j++) skip = sets[k][j] == r;
+        if (!skip) sets[k][ns[k]++] = r;
+      }
+    }
+  }
+  *out = sets[count - 1];
+  *out_n = ns[count - 1];
+  sets[count - 1] = NULL;
+  goto done;
+oom:
+  st = hcq_status_make(HCQ_CODE_NOMEM, "remove reduce: out of memory");
+done:
+  if (sets)
+    for (size_t k = 0; k < count; k++) free(sets[k]);
+  free(sets);
+  free(ns);
+  uop_ptrmap_free(&idx);
+  return st;
+}
+
+typedef struct reduce_job {
+  cc_pass_ctx *pc;
+} reduce_job;
+
+static const uop *reduce_fn(void *user, uop_ctx *ctx, const uop *n, hcq_status *st) {
+  reduce_job *j = user;
+  if (n->op != UOP_REDUCE) return n;
+  uop_op op = (uop_op)n->arg.i;
+  if (n->arg.kind != UOP_ARG_INT || (op != UOP_ADD && op != UOP_MUL && op != UOP_MAX)) {
+    *st = hcq_status_make(HCQ_CODE_INVALID, "REDUCE with op %lld: expected ADD, MUL or MAX", (long long)n->arg.i);
+    return NULL;
+  }
+  if (n->nsrc < 1 || n->dtype.count != 1 || n->src[0]->dtype.count != 1) {
+    *st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "REDUCE: vector reduces need the expander (not implemented yet)");
+    return NULL;
+  }
+  const uop *x = n->src[0];
+  uop_dtype dt = n->dtype;
+  /* Outer ranges: the ranges open around x (its context: a STORE closes the ranges it lists), minus the reduced. */
+  const uop **outer = NULL;
+  uint32_t nouter = 0;
+  *st = live_ranges(ctx, x, &outer, &nouter);
+  if (*st) return NULL;
+  uint32_t kept = 0;
+  for (uint32_t k = 0; k < nouter; k++) {
+    bool reduced = false;
+    for (uint32_t i = 1; i < n->nsrc; i++) reduced |= n->src[i] == outer[k];
+    if (!reduced) outer[kept++] = outer[k];
+  }
+  nouter = kept;
+  const uop *reg = uop_new(ctx, UOP_DEFINE_REG, uop_dt_ptr(dt, UOP_AS_REG, 1), NULL, 0,
+                           uop_arg_int(j->pc->acc_count++));
+  const uop *acc_src[2] = {reg, uop_index_const(ctx, 0)};
+  const uop *acc = uop_new(ctx, UOP_INDEX_OP, reg ? reg->dtype : dt, acc_src, 2, uop_arg_none());
+  const uop *noop = uop_new(ctx, UOP_NOOP, uop_dt(UOP_VOID), outer, nouter, uop_arg_none());
+  free(outer);
+  const uop *init_src[3] = {acc, identity(ctx, op, dt), noop};
+  const uop *init = uop_new(ctx, UOP_STORE, uop_dt(UOP_VOID), init_src, 3, uop_arg_none());
+  /* LOAD(acc, init, ranges...) and STORE(acc, part, ranges...) */
+  const uop **ls = malloc((n->nsrc + 2) * sizeof *ls);
+  if (!ls) return NULL;
+  ls[0] = acc;
+  ls[1] = init;
+  for (uint32_t i = 1; i < n->nsrc; i++) ls[i + 1] = n->src[i];
+  const uop *cur = uop_new(ctx, UOP_LOAD, dt, ls, n->nsrc + 1, uop_arg_none());
+  const uop *part = uop_alu2(ctx, op, cur, x);
+  ls[1] = part;
+  const uop *upd = uop_new(ctx, UOP_STORE, uop_dt(UOP_VOID), ls, n->nsrc + 1, uop_arg_none());
+  free(ls);
+  const uop *fin_src[2] = {acc, upd};
+  return uop_new(ctx, UOP_LOAD, dt, fin_src, 2, uop_arg_none());
+}
+
+hcq_status cc_pass_reduce(cc_pass_ctx *pc, const uop *sink, const uop **out_sink) {
+  reduce_job j = {.pc = pc};
+  return cc_rebuild(pc->ctx, sink, reduce_fn, &j, out_sink);
+}

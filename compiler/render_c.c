@@ -1,0 +1,329 @@
+/* C renderer (reference compiler.md 5.1): a linear program -> one freestanding C function
+ *   void NAME(T* restrict data0_N, ..., const int VAR, ..., int core_id)
+ * SSA naming: loads, multi-use ALU, WHERE, loops, accumulators get names (val, alu, cast, ridx, acc); constants,
+ * INDEX and single-use ALU/CAST/BITCAST are inlined. No libc or libm: SQRT and TRUNC use compiler builtins, bitcasts
+ * a union in a statement expression. Works with gcc and clang. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/cc_internal.h"
+#include "uop/text.h"
+#include "uop/uop_internal.h"
+
+char *cc_fmt_float32(float v, char *buf) {
+  for (int prec = 1; prec <= 9; prec++) {
+    snprintf(buf, 32, "%.*g", prec, (double)v);
+    if (strtof(buf, NULL) == v) return buf;
+  }
+  snprintf(buf, 32, "%.9g", (double)v);
+  return buf;
+}
+
+typedef struct rc {
+  const cc_target *t;
+  uop_ptrmap str;   /* node -> char* (its name or inline expression) */
+  uop_ptrmap uses;  /* node -> use count */
+  char **owned;     /* every string, freed at the end */
+  size_t nowned, capowned;
+  FILE *body;
+  int depth;
+  hcq_status st;
+} rc;
+
+static char *own(rc *r, char *s) {
+  if (!s) {
+    if (!r->st) r->st = hcq_status_make(HCQ_CODE_NOMEM, "render c: out of memory");
+    return NULL;
+  }
+  if (r->nowned == r->capowned) {
+    size_t nc = r->capowned ? r->capowned * 2 : 64;
+    char **no = realloc(r->owned, nc * sizeof *no);
+    if (!no) {
+      free(s);
+      if (!r->st) r->st = hcq_status_make(HCQ_CODE_NOMEM, "render c: out of memory");
+      return NULL;
+    }
+    r->owned = no;
+    r->capowned = nc;
+  }
+  r->owned[r->nowned++] = s;
+  return s;
+}
+
+static char *fmt(rc *r, const char *f, ...) __attribute__((format(printf, 2, 3)));
+static char *fmt(rc *r, const char *f, ...) {
+  va_list ap;
+  va_start(ap, f);
+  char *s = NULL;
+  if (vasprintf(&s, f, ap) < 0) s = NULL;
+  va_end(ap);
+  return own(r, s);
+}
+
+static const char *ctype(rc *r, uop_dtype dt) {
+  switch (dt.scalar) {
+    case UOP_BOOL: return "_Bool";
+    case UOP_INT8: return "signed char";
+    case UOP_UINT8: return "unsigned char";
+    case UOP_INT16: return "short";
+    case UOP_UINT16: return "unsigned short";
+    case UOP_INT32: return "int";
+    case UOP_UINT32: return "unsigned int";
+    case UOP_INT64: return "long long";
+    case UOP_UINT64: return "unsigned long long";
+    case UOP_FLOAT16: return strcmp(r->t->arch, "x86_64") == 0 ? "_Float16" : "__fp16";
+    case UOP_BFLOAT16: return "__bf16";
+    case UOP_FLOAT32: return "float";
+    case UOP_FLOAT64: return "double";
+    default:
+      if (!r->st) r->st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "render c: no C type for dtype %s", uop_dt_name(dt));
+      return "void";
+  }
+}
+
+static const char *render_const(rc *r, const uop *n) {
+  uop_dtype dt = n->dtype;
+  char b[40];
+  if (uop_dt_is_float(dt)) {
+    double v = n->arg.kind == UOP_ARG_FLOAT ? n->arg.f : (double)n->arg.i;
+    bool f64 = dt.scalar == UOP_FLOAT64;
+    const char *txt;
+    if (v != v) txt = f64 ? "__builtin_nan(\"\")" : "__builtin_nanf(\"\")";
+    else if (isinf(v) && v > 0) txt = f64 ? "__builtin_inf()" : "__builtin_inff()";
+    else if (isinf(v)) txt = f64 ? "(-__builtin_inf())" : "(-__builtin_inff())";
+    else {
+      if (f64) uop_text_fmt_double(v, b);
+      else cc_fmt_float32((float)v, b);
+      if (!strpbrk(b, ".e")) strcat(b, ".0");
+      txt = f64 ? fmt(r, "%s%s", b[0] == '-' ? "(" : "", b) : fmt(r, "%s%sf", b[0] == '-' ? "(" : "", b);
+      if (txt && b[0] == '-') txt = fmt(r, "%s)", txt);
+    }
+    if (dt.scalar == UOP_FLOAT16 || dt.scalar == UOP_BFLOAT16) return fmt(r, "((%s)(%s))", ctype(r, dt), txt);
+    return txt;
+  }
+  int64_t v = n->arg.i;
+  switch (dt.scalar) {
+    case UOP_BOOL: return v ? "1" : "0";
+    case UOP_INT32:
+      if (v == INT32_MIN) return "(-2147483647-1)";
+      return v < 0 ? fmt(r, "(%lld)", (long long)v) : fmt(r, "%lld", (long long)v);
+    case UOP_INT64:
+      if (v == INT64_MIN) return "(-9223372036854775807ll-1)";
+      return v < 0 ? fmt(r, "(%lldll)", (long long)v) : fmt(r, "%lldll", (long long)v);
+    case UOP_UINT32: return fmt(r, "%lluu", (unsigned long long)(uint32_t)v);
+    case UOP_UINT64: return fmt(r, "%lluull", (unsigned long long)v);
+    default: return fmt(r, "((%s)(%lld))", ctype(r, dt), (long long)v);
+  }
+}
+
+static const char *get(rc *r, const uop *n) {
+  if (n->op == UOP_CONST) return render_const(r, n);
+  uintptr_t *m = uop_ptrmap_find(&r->str, n);
+  if (!m) {
+    if (!r->st)
+      r->st = hcq_status_make(HCQ_CODE_INTERNAL, "render c: %s used before it was rendered",
+                              uop_op_name((uop_op)n->op));
+    return "?";
+  }
+  return (const char *)*m;
+}
+
+static void set(rc *r, const uop *n, const char *s) {
+  if (s && !uop_ptrmap_put(&r->str, n, (uintptr_t)s) && !r->st)
+    r->st = hcq_status_make(HCQ_CODE_NOMEM, "render c: out of memory");
+}
+
+static void line(rc *r, const char *f, ...) __attribute__((format(printf, 2, 3)));
+static void line(rc *r, const char *f, ...) {
+  fprintf(r->body, "%*s", 2 + 2 * r->depth, "");
+  va_list ap;
+  va_start(ap, f);
+  vfprintf(r->body, f, ap);
+  va_end(ap);
+  fputc('\n', r->body);
+}
+
+static const char *binop(uop_op op) {
+  switch (op) {
+    case UOP_ADD: return "+";
+    case UOP_SUB: return "-";
+    case UOP_MUL: return "*";
+    case UOP_IDIV: case UOP_FDIV: return "/";
+    case UOP_MOD: return "%";
+    case UOP_SHL: return "<<";
+    case UOP_SHR: return ">>";
+    case UOP_CMPLT: return "<";
+    case UOP_CMPNE: return "!=";
+    case UOP_CMPEQ: return "==";
+    case UOP_XOR: return "^";
+    case UOP_OR: return "|";
+    case UOP_AND: return "&";
+    default: return NULL;
+  }
+}
+
+static const char *render_alu(rc *r, const uop *n) {
+  uop_op op = (uop_op)n->op;
+  bool f64 = n->dtype.scalar == UOP_FLOAT64;
+  const char *a = n->nsrc > 0 ? get(r, n->src[0]) : "", *b = n->nsrc > 1 ? get(r, n->src[1]) : "";
+  const char *e = NULL;
+  if (op == UOP_CAST) return fmt(r, "((%s)(%s))", ctype(r, n->dtype), a);
+  if (op == UOP_BITCAST)
+    return fmt(r, "({ union { %s from_; %s to_; } bits_ = {.from_ = (%s)}; bits_.to_; })",
+               ctype(r, n->src[0]->dtype), ctype(r, n->dtype), a);
+  const char *bo = binop(op);
+  if (bo) e = fmt(r, "(%s%s%s)", a, bo, b);
+  else if (op == UOP_NEG) e = fmt(r, "(-%s)", a);
+  else if (op == UOP_SQRT) e = fmt(r, "%s(%s)", f64 ? "__builtin_sqrt" : "__builtin_sqrtf", a);
+  else if (op == UOP_TRUNC) e = fmt(r, "%s(%s)", f64 ? "__builtin_trunc" : "__builtin_truncf", a);
+  else if (op == UOP_RECIP) e = fmt(r, "(1/%s)", a);
+  else if (op == UOP_MAX) e = fmt(r, "((%s<%s)?%s:%s)", a, b, b, a);
+  else if (op == UOP_WHERE) e = fmt(r, "(%s?%s:%s)", a, b, get(r, n->src[2]));
+  else if (op == UOP_MULACC) e = fmt(r, "((%s*%s)+%s)", a, b, get(r, n->src[2]));
+  else {
+    if (!r->st) r->st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "render c: cannot render %s", uop_op_name(op));
+    return "?";
+  }
+  /* C computes 8/16-bit ints in int: wrap the result back to the dtype's width. */
+  int bits = uop_dt_bits(n->dtype);
+  if (e && uop_dt_is_int(n->dtype) && !uop_dt_is_bool(n->dtype) && bits < 32) e = fmt(r, "((%s)%s)", ctype(r, n->dtype), e);
+  return e;
+}
+
+static const char *ptr_of(rc *r, const uop *idx) {
+  if (idx->op != UOP_INDEX_OP) {
+    if (!r->st) r->st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "render c: LOAD/STORE of a %s (expected INDEX)",
+                                        uop_op_name((uop_op)idx->op));
+    return "?";
+  }
+  return get(r, idx);
+}
+
+static void render_node(rc *r, const uop *n, size_t k) {
+  uop_op op = (uop_op)n->op;
+  uintptr_t *u = uop_ptrmap_find(&r->uses, n);
+  size_t uses = u ? *u : 0;
+  switch (op) {
+    case UOP_DEFINE_GLOBAL: case UOP_DEFINE_VAR: return; /* parameters, named up front */
+    case UOP_SPECIAL:
+      if (n->arg.str[0] != 'g') {
+        r->st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "render c: SPECIAL %s (the CPU has only gidx0)", n->arg.str);
+        return;
+      }
+      line(r, "int %s = core_id; /* %s */", n->arg.str, get(r, n->src[0]));
+      set(r, n, n->arg.str);
+      return;
+    case UOP_DEFINE_REG: {
+      const char *name = fmt(r, "acc%lld", (long long)n->arg.i);
+      line(r, "%s %s[%lld];", ctype(r, uop_dt_base_of(n->dtype)), name, (long long)(n->dtype.size > 0 ? n->dtype.size : 1));
+      set(r, n, name);
+      return;
+    }
+    case UOP_RANGE: {
+      int64_t id = n->arg.i;
+      const char *name = id < 0 ? fmt(r, "ridxm%lld", (long long)-id) : fmt(r, "ridx%lld", (long long)id);
+      line(r, "for (%s %s = 0; %s < %s; %s++) {", ctype(r, n->dtype), name, name, get(r, n->src[0]), name);
+      set(r, n, name);
+      r->depth++;
+      return;
+    }
+    case UOP_ENDRANGE:
+      r->depth--;
+      line(r, "}");
+      return;
+    case UOP_INDEX_OP:
+      set(r, n, fmt(r, "(%s+%s)", get(r, n->src[0]), get(r, n->src[1])));
+      return;
+    case UOP_LOAD: {
+      const uop *idx = n->src[0];
+      const char *p = ptr_of(r, idx), *name = fmt(r, "val%zu", k);
+      if (idx->op == UOP_INDEX_OP && idx->nsrc >= 3) {
+        const uop *alt = n->nsrc > 1 && n->src[1]->op != UOP_STORE && uop_dt_eq(n->src[1]->dtype, n->dtype) ? n->src[1] : NULL;
+        const char *alts = alt ? get(r, alt) : uop_dt_is_float(n->dtype) ? "0.0f" : "0";
+        line(r, "%s %s = (%s?*%s:%s);", ctype(r, n->dtype), name, get(r, idx->src[2]), p, alts);
+      } else {
+        line(r, "%s %s = *%s;", ctype(r, n->dtype), name, p);
+      }
+      set(r, n, name);
+      return;
+    }
+    case UOP_STORE: {
+      const uop *idx = n->src[0];
+      const char *p = ptr_of(r, idx);
+      if (idx->op == UOP_INDEX_OP && idx->nsrc >= 3) line(r, "if (%s) *%s = %s;", get(r, idx->src[2]), p, get(r, n->src[1]));
+      else line(r, "*%s = %s;", p, get(r, n->src[1]));
+      return;
+    }
+    case UOP_BARRIER: return; /* one thread per core_id: nothing to wait for */
+    default: break;
+  }
+  if (!uop_op_is_alu(op) && op != UOP_CAST && op != UOP_BITCAST) {
+    r->st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "render c: cannot render %s", uop_op_name(op));
+    return;
+  }
+  const char *e = render_alu(r, n);
+  if (uses == 1 && op != UOP_WHERE) {
+    set(r, n, e);
+    return;
+  }
+  const char *name = fmt(r, "%s%zu", op == UOP_CAST || op == UOP_BITCAST ? "cast" : "alu", k);
+  line(r, "%s %s = %s;", ctype(r, n->dtype), name, e);
+  set(r, n, name);
+}
+
+hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *list, size_t count, char **out_src) {
+  *out_src = NULL;
+  rc r = {.t = t};
+  char *body = NULL, *out = NULL;
+  size_t body_len = 0, out_len = 0;
+  r.body = open_memstream(&body, &body_len);
+  FILE *f = open_memstream(&out, &out_len);
+  if (!r.body || !f) {
+    if (r.body) fclose(r.body);
+    if (f) fclose(f);
+    free(body);
+    free(out);
+    return hcq_status_make(HCQ_CODE_NOMEM, "render c: open_memstream failed");
+  }
+  /* use counts over the program's statements (constants and the nodes they hide are not counted) */
+  for (size_t k = 0; k < count && !r.st; k++)
+    for (uint32_t s = 0; s < list[k]->nsrc; s++) {
+      uintptr_t *m = uop_ptrmap_find(&r.uses, list[k]->src[s]);
+      if (m) (*m)++;
+      else if (!uop_ptrmap_put(&r.uses, list[k]->src[s], 1)) r.st = hcq_status_make(HCQ_CODE_NOMEM, "render c: oom");
+    }
+  /* signature: buffers by slot, then vars by name (the linearizer lists them in that order), then core_id */
+  fprintf(f, "void %s(", name);
+  for (size_t k = 0; k < count && !r.st; k++) {
+    const uop *n = list[k];
+    if (n->op == UOP_DEFINE_GLOBAL) {
+      const char *pname = n->dtype.size >= 0 ? fmt(&r, "data%lld_%lld", (long long)n->arg.i, (long long)n->dtype.size)
+                                             : fmt(&r, "data%lld", (long long)n->arg.i);
+      fprintf(f, "%s* restrict %s, ", ctype(&r, uop_dt_base_of(n->dtype)), pname);
+      set(&r, n, pname);
+    } else if (n->op == UOP_DEFINE_VAR) {
+      fprintf(f, "const int %s, ", n->arg.str);
+      set(&r, n, n->dtype.scalar == UOP_INT64 ? fmt(&r, "((long long)%s)", n->arg.str) : n->arg.str);
+    }
+  }
+  fprintf(f, "int core_id) {\n");
+  for (size_t k = 0; k < count && !r.st; k++) render_node(&r, list[k], k);
+  fclose(r.body);
+  fputs(body ? body : "", f);
+  fputs("}\n", f);
+  fclose(f);
+  free(body);
+  for (size_t i = 0; i < r.nowned; i++) free(r.owned[i]);
+  free(r.owned);
+  uop_ptrmap_free(&r.str);
+  uop_ptrmap_free(&r.uses);
+  if (r.st) {
+    free(out);
+    return r.st;
+  }
+  *out_src = out;
+  return HCQ_OK;
+}

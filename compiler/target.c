@@ -1,0 +1,83 @@
+/* The target table: a target is data (capabilities, limits, the ALU ops its renderer emits directly). */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compiler/compiler.h"
+
+/* C-family ops every renderer of this compiler emits directly. */
+#define OPS_C_COMMON                                                                                           \
+  (UOP_OPBIT(UOP_ADD) | UOP_OPBIT(UOP_SUB) | UOP_OPBIT(UOP_MUL) | UOP_OPBIT(UOP_IDIV) | UOP_OPBIT(UOP_MOD) |   \
+   UOP_OPBIT(UOP_FDIV) | UOP_OPBIT(UOP_NEG) | UOP_OPBIT(UOP_SHL) | UOP_OPBIT(UOP_SHR) | UOP_OPBIT(UOP_CMPLT) | \
+   UOP_OPBIT(UOP_CMPNE) | UOP_OPBIT(UOP_CMPEQ) | UOP_OPBIT(UOP_XOR) | UOP_OPBIT(UOP_OR) | UOP_OPBIT(UOP_AND) | \
+   UOP_OPBIT(UOP_WHERE) | UOP_OPBIT(UOP_CAST) | UOP_OPBIT(UOP_BITCAST))
+
+typedef struct target_row {
+  const char *name;
+  cc_target_kind kind;
+  const char *arch;
+} target_row;
+
+static const target_row TARGETS[] = {
+    {"c", CC_TARGET_C, NULL},
+    {"c:x86_64", CC_TARGET_C, "x86_64"},
+    {"c:aarch64", CC_TARGET_C, "aarch64"},
+    {"c:armhf", CC_TARGET_C, "armhf"},
+    {"llvm-cpu", CC_TARGET_LLVM_CPU, NULL},
+    {"ptx:sm_80", CC_TARGET_PTX, "sm_80"},
+    {"ptx:sm_90", CC_TARGET_PTX, "sm_90"},
+    {"amdgpu:gfx1100", CC_TARGET_AMDGPU, "gfx1100"},
+    {"amdgpu:gfx90a", CC_TARGET_AMDGPU, "gfx90a"},
+    {"amdgpu:gfx942", CC_TARGET_AMDGPU, "gfx942"},
+    {"amdgpu:gfx1201", CC_TARGET_AMDGPU, "gfx1201"},
+};
+
+static const char *host_arch(void) {
+#if defined(__x86_64__)
+  return "x86_64";
+#elif defined(__aarch64__)
+  return "aarch64";
+#elif defined(__arm__)
+  return "armhf";
+#else
+  return "unknown";
+#endif
+}
+
+hcq_status cc_target_get(const char *name, int threads, cc_target *out) {
+  memset(out, 0, sizeof *out);
+  if (!name) return hcq_status_make(HCQ_CODE_INVALID, "cc_target_get: NULL name");
+  const target_row *row = NULL;
+  for (size_t i = 0; i < sizeof TARGETS / sizeof TARGETS[0]; i++)
+    if (strcmp(TARGETS[i].name, name) == 0) row = &TARGETS[i];
+  if (!row) {
+    char known[512];
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof TARGETS / sizeof TARGETS[0]; i++)
+      len += (size_t)snprintf(known + len, sizeof known - len, "%s%s", i ? ", " : "", TARGETS[i].name);
+    return hcq_status_make(HCQ_CODE_NOT_FOUND, "unknown target '%s' (known: %s)", name, known);
+  }
+  snprintf(out->name, sizeof out->name, "%s", row->name);
+  out->kind = row->kind;
+  snprintf(out->arch, sizeof out->arch, "%s", row->arch ? row->arch : host_arch());
+  if (row->kind == CC_TARGET_C || row->kind == CC_TARGET_LLVM_CPU) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    out->has_threads = row->kind == CC_TARGET_C;
+    out->supports_float4 = true;
+    out->global_max[0] = threads > 0 ? threads : (cores > 0 ? cores : 1);
+    /* c renders SQRT and TRUNC with compiler builtins; MAX, EXP2, LOG2, SIN and RECIP are decomposed. */
+    out->supported_ops = OPS_C_COMMON | UOP_OPBIT(UOP_SQRT) | UOP_OPBIT(UOP_TRUNC);
+  } else {
+    /* GPU targets: the limits are the reference's; their renderers are not implemented yet. */
+    out->has_local = out->has_shared = true;
+    out->supports_float4 = true;
+    out->global_max[0] = out->global_max[1] = out->global_max[2] = (int64_t)1 << 31;
+    out->local_max[0] = 1024;
+    out->local_max[1] = 1024;
+    out->local_max[2] = 64;
+    out->shared_max_B = row->kind == CC_TARGET_PTX ? 49152 : 65536;
+    out->supported_ops = OPS_C_COMMON | UOP_OPBIT(UOP_SQRT) | UOP_OPBIT(UOP_MAX) | UOP_OPBIT(UOP_EXP2) |
+                         UOP_OPBIT(UOP_LOG2) | UOP_OPBIT(UOP_SIN) | UOP_OPBIT(UOP_TRUNC) | UOP_OPBIT(UOP_RECIP);
+  }
+  return HCQ_OK;
+}

@@ -1,0 +1,244 @@
+/* Toolchain driver: run the host C compiler as a subprocess (source on stdin, object to a temp file, stderr to a
+ * temp file), and cc_compile_binary, which goes through the compile cache. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "compiler/toolchain.h"
+
+extern char **environ;
+
+const char *cc_toolchain_cc(void) {
+  const char *cc = getenv("HCQ_CC");
+  return cc && cc[0] ? cc : "cc";
+}
+
+const char *cc_toolchain_flags(void) {
+#if defined(__aarch64__) || defined(__arm__)
+  return "-c -x c -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-math-errno -fno-stack-protector "
+         "-fno-asynchronous-unwind-tables -fno-ident -mcpu=native";
+#else
+  return "-c -x c -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-math-errno -fno-stack-protector "
+         "-fno-asynchronous-unwind-tables -fno-ident -march=native";
+#endif
+}
+
+/* Debian package that provides a compiler command. */
+static const char *package_for(const char *cc) {
+  if (strncmp(cc, "clang-", 6) == 0) return cc;
+  if (strcmp(cc, "clang") == 0) return "clang";
+  if (strncmp(cc, "gcc-", 4) == 0) return cc;
+  return "gcc";
+}
+
+static hcq_status read_file(const char *path, uint8_t **out, size_t *out_len) {
+  *out = NULL;
+  *out_len = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return hcq_status_make(HCQ_CODE_IO, "open(%s): %s", path, strerror(errno));
+  struct stat stt;
+  if (fstat(fd, &stt) != 0) {
+    close(fd);
+    return hcq_status_make(HCQ_CODE_IO, "fstat(%s): %s", path, strerror(errno));
+  }
+  size_t n = (size_t)stt.st_size;
+  uint8_t *buf = malloc(n + 1);
+  if (!buf) {
+    close(fd);
+    return hcq_status_make(HCQ_CODE_NOMEM, "read %s: out of memory", path);
+  }
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = read(fd, buf + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += (size_t)r;
+  }
+  close(fd);
+  buf[got] = 0;
+  *out = buf;
+  *out_len = got;
+  return HCQ_OK;
+}
+
+/* Run argv with `input` on stdin; stdout and stderr go to the temp file `errpath`. *out_status = wait status. */
+static hcq_status run_tool(char *const argv[], const char *input, const char *errpath, int *out_status) {
+  int pipefd[2];
+  if (pipe2(pipefd, O_CLOEXEC) != 0) return hcq_status_make(HCQ_CODE_IO, "pipe: %s", strerror(errno));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, pipefd[0], 0);
+  posix_spawn_file_actions_addopen(&fa, 1, errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(pipefd[0]);
+  if (rc != 0) {
+    close(pipefd[1]);
+    if (rc == ENOENT)
+      return hcq_status_make(HCQ_CODE_UNSUPPORTED, "C compiler '%s' not found: install the Debian package %s "
+                             "(or set HCQ_CC)", argv[0], package_for(argv[0]));
+    return hcq_status_make(HCQ_CODE_IO, "posix_spawn(%s): %s", argv[0], strerror(rc));
+  }
+  /* A child that exits early (bad flag) closes its stdin: ignore SIGPIPE's effect by checking write errors. */
+  size_t len = input ? strlen(input) : 0, off = 0;
+  while (off < len) {
+    ssize_t w = write(pipefd[1], input + off, len - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) break;
+    off += (size_t)w;
+  }
+  close(pipefd[1]);
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return hcq_status_make(HCQ_CODE_IO, "waitpid(%s): %s", argv[0], strerror(errno));
+  *out_status = status;
+  return HCQ_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------ version */
+
+#define VERSION_SLOTS 8
+static pthread_mutex_t version_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+  char *cc, *text;
+} versions[VERSION_SLOTS];
+
+static hcq_status make_temp(char *path, size_t cap, const char *what) {
+  const char *tmp = getenv("TMPDIR");
+  snprintf(path, cap, "%s/hcq-%s-XXXXXX", tmp && tmp[0] ? tmp : "/tmp", what);
+  int fd = mkstemp(path);
+  if (fd < 0) return hcq_status_make(HCQ_CODE_IO, "mkstemp(%s): %s", path, strerror(errno));
+  close(fd);
+  return HCQ_OK;
+}
+
+hcq_status cc_toolchain_version(const char *cc, const char **out_text) {
+  *out_text = NULL;
+  pthread_mutex_lock(&version_lock);
+  for (int i = 0; i < VERSION_SLOTS; i++)
+    if (versions[i].cc && strcmp(versions[i].cc, cc) == 0) {
+      *out_text = versions[i].text;
+      pthread_mutex_unlock(&version_lock);
+      return HCQ_OK;
+    }
+  pthread_mutex_unlock(&version_lock);
+  char errpath[256];
+  HCQ_TRY(make_temp(errpath, sizeof errpath, "ver"));
+  char *argv[] = {(char *)cc, "--version", NULL};
+  int status = 0;
+  hcq_status st = run_tool(argv, NULL, errpath, &status);
+  uint8_t *text = NULL;
+  size_t len = 0;
+  if (!st) st = read_file(errpath, &text, &len);
+  unlink(errpath);
+  if (st) return st;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "'%s --version' failed: %s", cc, (char *)text);
+    free(text);
+    return st;
+  }
+  pthread_mutex_lock(&version_lock);
+  int slot = -1;
+  for (int i = 0; i < VERSION_SLOTS && slot < 0; i++)
+    if (!versions[i].cc || strcmp(versions[i].cc, cc) == 0) slot = i;
+  if (slot < 0) slot = 0; /* full: replace the first (the old text stays valid: leaked on purpose, bounded) */
+  if (!versions[slot].cc) {
+    versions[slot].cc = strdup(cc);
+    versions[slot].text = (char *)text;
+    text = NULL;
+  }
+  *out_text = versions[slot].text;
+  pthread_mutex_unlock(&version_lock);
+  free(text);
+  if (!*out_text) return hcq_status_make(HCQ_CODE_NOMEM, "compiler version: out of memory");
+  return HCQ_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------ compile */
+
+hcq_status cc_toolchain_compile_c(const char *source, uint8_t **out_obj, size_t *out_size_B) {
+  *out_obj = NULL;
+  *out_size_B = 0;
+  const char *cc = cc_toolchain_cc();
+  char objpath[256], errpath[256];
+  HCQ_TRY(make_temp(objpath, sizeof objpath, "obj"));
+  hcq_status st = make_temp(errpath, sizeof errpath, "err");
+  if (st) {
+    unlink(objpath);
+    return st;
+  }
+  /* argv: cc, the flags split at spaces, "-", "-o", objpath */
+  char *flags = strdup(cc_toolchain_flags());
+  char *argv[40];
+  int argc = 0;
+  argv[argc++] = (char *)cc;
+  if (flags)
+    for (char *tok = strtok(flags, " "); tok && argc < 34; tok = strtok(NULL, " ")) argv[argc++] = tok;
+  argv[argc++] = "-";
+  argv[argc++] = "-o";
+  argv[argc++] = objpath;
+  argv[argc] = NULL;
+  int status = 0;
+  if (!flags) st = hcq_status_make(HCQ_CODE_NOMEM, "compile: out of memory");
+  if (!st) st = run_tool(argv, source, errpath, &status);
+  if (!st && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+    uint8_t *err = NULL;
+    size_t errlen = 0;
+    hcq_status rst = read_file(errpath, &err, &errlen);
+    hcq_status_free(rst);
+    st = hcq_status_make(HCQ_CODE_INVALID, "compile failed (exit %d): %s %s - -o %s\n%s",
+                         WIFEXITED(status) ? WEXITSTATUS(status) : -1, cc, cc_toolchain_flags(), objpath,
+                         err ? (char *)err : "");
+    free(err);
+  }
+  if (!st) st = read_file(objpath, out_obj, out_size_B);
+  free(flags);
+  unlink(objpath);
+  unlink(errpath);
+  return st;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+hcq_status cc_compile_binary(const cc_target *t, cc_program *prog) {
+  if (!t || !prog || !prog->source) return hcq_status_make(HCQ_CODE_INVALID, "cc_compile_binary: no source");
+  if (t->kind != CC_TARGET_C)
+    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "target %s: toolchain not implemented yet", t->name);
+  free(prog->binary);
+  prog->binary = NULL;
+  prog->binary_size_B = 0;
+  prog->external_ms = 0;
+  const char *cc = cc_toolchain_cc(), *version = NULL;
+  HCQ_TRY(cc_toolchain_version(cc, &version));
+  /* key = target \0 cc \0 flags \0 version \0 source */
+  char *key = NULL;
+  size_t key_len = 0;
+  FILE *f = open_memstream(&key, &key_len);
+  if (!f) return hcq_status_make(HCQ_CODE_NOMEM, "compile: out of memory");
+  fprintf(f, "%s%c%s%c%s%c%s%c%s", t->name, 0, cc, 0, cc_toolchain_flags(), 0, version, 0, prog->source);
+  fclose(f);
+  bool found = false;
+  hcq_status st = cc_cache_load(key, key_len, &prog->binary, &prog->binary_size_B, &found);
+  if (!st && !found) {
+    double t0 = now_ms();
+    st = cc_toolchain_compile_c(prog->source, &prog->binary, &prog->binary_size_B);
+    prog->external_ms = now_ms() - t0;
+    if (!st) st = cc_cache_store(key, key_len, prog->binary, prog->binary_size_B);
+  }
+  free(key);
+  return st;
+}

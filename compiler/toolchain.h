@@ -1,0 +1,48 @@
+/* Toolchain driver and on-disk compile cache for the `c` target (reference toolchain.md (a)).
+ *
+ * cc_toolchain_compile_c: C source (on stdin) -> relocatable ELF object, with
+ *   CC -c -x c -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-math-errno -fno-stack-protector
+ *      -fno-asynchronous-unwind-tables -fno-ident -march=native (x86_64; -mcpu=native on arm) - -o OUT
+ * CC is $HCQ_CC, or "cc". A missing compiler reports the Debian package to install; a failed compile reports the
+ * exact command and the compiler's stderr.
+ *
+ * Cache: $XDG_CACHE_HOME/hcq (or ~/.cache/hcq); HCQ_CACHE=0 disables it. Entries are keyed by a hash of the source,
+ * target, flags and the compiler's `--version` text (read once per process and compiler), written atomically
+ * (temp file + rename) with a header (magic, version, payload length, payload checksum): a corrupt or truncated
+ * entry is detected, rebuilt and replaced, never loaded. */
+#ifndef HCQ_COMPILER_TOOLCHAIN_H
+#define HCQ_COMPILER_TOOLCHAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compiler/compiler.h"
+
+/* The compiler command in use ($HCQ_CC or "cc"). */
+const char *cc_toolchain_cc(void);
+/* The compile flags (one string, space separated) for the host. */
+const char *cc_toolchain_flags(void);
+/* `CC --version` text, cached per process and compiler name. */
+hcq_status cc_toolchain_version(const char *cc, const char **out_text);
+
+/* Compile source to an object with the current compiler; *out_obj is malloc'd. No cache. */
+hcq_status cc_toolchain_compile_c(const char *source, uint8_t **out_obj, size_t *out_size_B);
+
+/* Cache statistics of this process (for tests and bench). */
+typedef struct cc_cache_stats {
+  uint64_t hits, misses, corrupt, writes;
+} cc_cache_stats;
+cc_cache_stats cc_cache_get_stats(void);
+
+/* The cache directory (malloc'd), or NULL with *out_disabled when HCQ_CACHE=0. */
+hcq_status cc_cache_dir(char **out_dir, bool *out_disabled);
+/* Look up a key (any bytes); *out_data is malloc'd. *out_found false on a miss or a corrupt entry. */
+hcq_status cc_cache_load(const char *key, size_t key_len, uint8_t **out_data, size_t *out_size_B, bool *out_found);
+hcq_status cc_cache_store(const char *key, size_t key_len, const uint8_t *data, size_t size_B);
+/* The path of a key's entry (malloc'd), for tests that corrupt entries on purpose. */
+hcq_status cc_cache_path(const char *key, size_t key_len, char **out_path);
+
+/* 64-bit hash (FNV-1a followed by a mixer) with a seed. */
+uint64_t cc_hash64(const void *data, size_t len, uint64_t seed);
+
+#endif

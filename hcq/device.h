@@ -1,0 +1,77 @@
+/* hcq_device: the interface between the device-independent queue core and one backend (cpu, amd, nv, fakes).
+ *
+ * A backend fills an hcq_device_ops table and calls hcq_device_init() with it; the core then owns the device's
+ * timeline signals and signal pool. The core never interprets backend memory beyond the host pointers it is given.
+ *
+ * Ownership: the backend owns `impl`; hcq_device_fini() frees what the core allocated (signals) through the ops,
+ * then the backend frees its own state.
+ */
+#ifndef HCQ_DEVICE_H
+#define HCQ_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hcq/status.h"
+
+typedef struct hcq_device hcq_device;
+typedef struct hcq_signal hcq_signal;
+
+/* Which hardware queue a command stream goes to. Backends without a copy engine run copies on compute. */
+typedef enum hcq_queue_kind { HCQ_QUEUE_COMPUTE = 0, HCQ_QUEUE_COPY = 1 } hcq_queue_kind;
+
+/* A block of device-visible memory: `host` is the CPU view, `va` the address the device uses (equal on CPU and
+ * on KFD/NV with unified VA). `handle` is backend-private. */
+typedef struct hcq_mem {
+  void *host;
+  uint64_t va;
+  size_t size_B;
+  uint64_t handle;
+} hcq_mem;
+
+/* Memory flavours a core allocation may ask for (backends may ignore what they cannot express). */
+enum {
+  HCQ_MEM_SIGNAL = 1u << 0,  /* signal page: host-visible, uncached, mapped into every peer device */
+  HCQ_MEM_KERNARG = 1u << 1, /* kernel-argument memory: host-written, device-read */
+};
+
+typedef struct hcq_device_ops {
+  const char *backend_name; /* "cpu", "amd", "nv", "fake" */
+  /* Hand `count` words in the core's word format (hcq/README.md) or the backend's native format to the hardware.
+   * The words belong to the caller and may be rewritten after this returns: copy them (or bind them) if the
+   * hardware reads them later. */
+  hcq_status (*submit)(hcq_device *dev, hcq_queue_kind kind, const uint32_t *words, size_t count);
+  /* Device-visible memory, zero-filled. */
+  hcq_status (*mem_alloc)(hcq_device *dev, size_t size_B, unsigned flags, hcq_mem *out_mem);
+  void (*mem_free)(hcq_device *dev, hcq_mem *mem);
+  /* Optional: block up to max_ms while *value_addr still equals `observed` (futex / KFD event). NULL = the core
+   * sleeps with a growing nanosleep. Spurious early returns are fine. */
+  void (*wait_sleep)(hcq_device *dev, const volatile uint64_t *value_addr, uint64_t observed, uint32_t max_ms);
+} hcq_device_ops;
+
+/* The core's per-device state. Backends embed nothing here but `impl`. */
+typedef struct hcq_signal_page hcq_signal_page;
+
+#define HCQ_DEVICE_NAME_MAX 32
+/* The timeline is swapped to its shadow signal by hcq_device_synchronize once timeline_value passes this (see
+ * hcq/signal.h: AMD and CPU compare signal values in 32 bits). */
+#define HCQ_TIMELINE_WRAP_AT ((uint64_t)1 << 31)
+
+struct hcq_device {
+  const hcq_device_ops *ops;
+  void *impl;
+  char name[HCQ_DEVICE_NAME_MAX]; /* "CPU:0": used in variable names and error messages */
+  hcq_signal *timeline;           /* reaches timeline_value-1 when all submitted work is done */
+  hcq_signal *shadow_timeline;    /* the spare the timeline swaps to at a wrap */
+  uint64_t timeline_value;        /* the next value hcq_timeline_next() hands out */
+  uint64_t timeline_wraps;        /* how many times the timeline was swapped (for tests and stats) */
+  hcq_signal_page *signal_pages;  /* signal slot pool (hcq/signal.c) */
+  uint32_t wait_timeout_ms;       /* default for synchronize: 30000 */
+};
+
+/* Create the core state: timeline + shadow signals (value 0), timeline_value = 1. `name` is copied. */
+hcq_status hcq_device_init(hcq_device *dev, const hcq_device_ops *ops, void *impl, const char *name);
+/* Free the core state (signals must have been destroyed by their users first; the timelines are freed here). */
+void hcq_device_fini(hcq_device *dev);
+
+#endif

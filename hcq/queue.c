@@ -1,0 +1,296 @@
+/* Queue core: word stream, distinct-symbol table, patch lists, apply/submit. Commands live in queue_commands.c. */
+#include "hcq/queue.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hcq/queue_internal.h"
+
+static hcq_status set_error(hcq_queue *q, hcq_status st) {
+  if (st && !q->err) q->err = hcq_status_make(hcq_status_code(st), "%s", hcq_status_message(st));
+  return st;
+}
+
+static hcq_status grow(void **arr, size_t *cap, size_t need, size_t elem_B) {
+  if (need <= *cap) return HCQ_OK;
+  size_t ncap = *cap ? *cap : 16;
+  while (ncap < need) {
+    if (ncap > SIZE_MAX / 2 / elem_B) return hcq_status_make(HCQ_CODE_NOMEM, "queue array of %zu elements", need);
+    ncap *= 2;
+  }
+  void *p = realloc(*arr, ncap * elem_B);
+  if (!p) return hcq_status_make(HCQ_CODE_NOMEM, "queue array of %zu elements", ncap);
+  *arr = p;
+  *cap = ncap;
+  return HCQ_OK;
+}
+
+hcq_status hcq_queue_create(hcq_queue_kind kind, hcq_queue **out_q) {
+  *out_q = NULL;
+  hcq_queue *q = calloc(1, sizeof(*q));
+  if (!q) return hcq_status_make(HCQ_CODE_NOMEM, "queue");
+  q->kind = kind;
+  *out_q = q;
+  return HCQ_OK;
+}
+
+void hcq_queue_destroy(hcq_queue *q) {
+  if (!q) return;
+  free(q->words);
+  free(q->syms);
+  free(q->vars);
+  free(q->sym_vars);
+  free(q->sym_table);
+  free(q->patches);
+  free(q->regions);
+  hcq_status_free(q->err);
+  free(q);
+}
+
+hcq_queue_kind hcq_queue_kind_of(const hcq_queue *q) { return q->kind; }
+const uint32_t *hcq_queue_words(const hcq_queue *q) { return q->words; }
+size_t hcq_queue_word_count(const hcq_queue *q) { return q->nwords; }
+size_t hcq_queue_sym_count(const hcq_queue *q) { return q->nsyms; }
+size_t hcq_queue_patch_count(const hcq_queue *q) { return q->npatches; }
+hcq_queue_stats hcq_queue_get_stats(const hcq_queue *q) { return q->stats; }
+hcq_status hcq_queue_status(const hcq_queue *q) {
+  return q->err ? hcq_status_make(hcq_status_code(q->err), "%s", hcq_status_message(q->err)) : HCQ_OK;
+}
+
+/* ------------------------------------------------------------------------------------------- symbol table */
+
+static size_t ptr_hash(const void *p) {
+  uint64_t x = (uint64_t)(uintptr_t)p;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  return (size_t)x;
+}
+
+static hcq_status table_rehash(hcq_queue *q, size_t cap) {
+  uint32_t *t = malloc(cap * sizeof(*t));
+  if (!t) return hcq_status_make(HCQ_CODE_NOMEM, "queue symbol table");
+  for (size_t i = 0; i < cap; i++) t[i] = UINT32_MAX;
+  for (uint32_t s = 0; s < q->nsyms; s++) {
+    size_t h = ptr_hash(q->syms[s].node) & (cap - 1);
+    while (t[h] != UINT32_MAX) h = (h + 1) & (cap - 1);
+    t[h] = s;
+  }
+  free(q->sym_table);
+  q->sym_table = t;
+  q->table_cap = cap;
+  return HCQ_OK;
+}
+
+/* Index of `sym` in the distinct-symbol list, adding it if new. */
+static hcq_status sym_index(hcq_queue *q, const uop *sym, uint32_t *out_idx) {
+  if (q->table_cap) {
+    size_t h = ptr_hash(sym) & (q->table_cap - 1);
+    for (; q->sym_table[h] != UINT32_MAX; h = (h + 1) & (q->table_cap - 1))
+      if (q->syms[q->sym_table[h]].node == sym) {
+        *out_idx = q->sym_table[h];
+        return HCQ_OK;
+      }
+  }
+  if (q->nsyms >= UINT32_MAX - 1) return hcq_status_make(HCQ_CODE_NOMEM, "too many symbols in one queue");
+  HCQ_TRY(grow((void **)&q->syms, &q->syms_cap, q->nsyms + 1, sizeof(*q->syms)));
+  uint32_t idx = (uint32_t)q->nsyms;
+  q->syms[idx] = (hcq_qsym){.node = sym, .direct_var = -1, .changed = 1};
+  HCQ_TRY(hcq_queue_track_sym_vars(q, idx));
+  q->nsyms++;
+  *out_idx = idx;
+  if (q->nsyms * 2 > q->table_cap) return table_rehash(q, q->table_cap ? q->table_cap * 2 : 64);
+  size_t h = ptr_hash(sym) & (q->table_cap - 1);
+  while (q->sym_table[h] != UINT32_MAX) h = (h + 1) & (q->table_cap - 1);
+  q->sym_table[h] = idx;
+  return HCQ_OK;
+}
+
+/* Classify a value: constant (possibly a CONST node) or a valid integer symbol. */
+static hcq_status resolve_val(hcq_val v, bool *out_is_const, uint64_t *out_c) {
+  *out_is_const = true;
+  *out_c = v.imm;
+  if (!v.sym) return HCQ_OK;
+  int64_t c;
+  if (uop_const_value(v.sym, &c)) {
+    *out_c = (uint64_t)c;
+    return HCQ_OK;
+  }
+  if (uop_dt_is_ptr(v.sym->dtype) || !(uop_dt_is_int(v.sym->dtype) || uop_dt_is_bool(v.sym->dtype)) ||
+      v.sym->dtype.count != 1)
+    return hcq_status_make(HCQ_CODE_INVALID, "queue symbol of dtype %s (op %s): only integer scalars can be patched",
+                           uop_dt_name(v.sym->dtype), uop_op_name(v.sym->op));
+  *out_is_const = false;
+  return HCQ_OK;
+}
+
+/* ------------------------------------------------------------------------------------------- writes */
+
+static inline uint64_t full_mask(unsigned width_bits) { return width_bits == 64 ? ~0ULL : 0xffffffffULL; }
+
+static inline uint64_t merge(uint64_t old, uint64_t v, uint64_t mask) { return (old & ~mask) | (v & mask); }
+
+static void write_patch(hcq_queue *q, const hcq_patch *p, uint64_t v) {
+  if (p->region == HCQ_STREAM) {
+    uint32_t *w = q->words + p->offset;
+    if (p->width == 32) {
+      w[0] = (uint32_t)merge(w[0], v, p->mask);
+    } else {
+      uint64_t old = (uint64_t)w[0] | ((uint64_t)w[1] << 32), nv = merge(old, v, p->mask);
+      w[0] = (uint32_t)nv;
+      w[1] = (uint32_t)(nv >> 32);
+    }
+  } else {
+    uint8_t *at = (uint8_t *)q->regions[p->region].host + p->offset;
+    if (p->width == 32) {
+      uint32_t old;
+      memcpy(&old, at, 4);
+      old = (uint32_t)merge(old, v, p->mask);
+      memcpy(at, &old, 4);
+    } else {
+      uint64_t old;
+      memcpy(&old, at, 8);
+      old = merge(old, v, p->mask);
+      memcpy(at, &old, 8);
+    }
+  }
+}
+
+static hcq_status add_patch(hcq_queue *q, uint32_t region, size_t offset, hcq_val v, unsigned width_bits,
+                            uint64_t mask) {
+  if (width_bits != 32 && width_bits != 64)
+    return hcq_status_make(HCQ_CODE_INVALID, "queue patch width %u bits: must be 32 or 64", width_bits);
+  mask = mask ? mask & full_mask(width_bits) : full_mask(width_bits);
+  if (!mask) return hcq_status_make(HCQ_CODE_INVALID, "queue patch mask selects no bits of a %u-bit field", width_bits);
+  bool is_const;
+  uint64_t c;
+  HCQ_TRY(resolve_val(v, &is_const, &c));
+  hcq_patch p = {.region = region, .offset = offset, .width = (uint8_t)width_bits, .mask = mask};
+  if (is_const) { /* constants are written at record time and never again */
+    write_patch(q, &p, c);
+    return HCQ_OK;
+  }
+  HCQ_TRY(sym_index(q, v.sym, &p.sym));
+  HCQ_TRY(grow((void **)&q->patches, &q->patches_cap, q->npatches + 1, sizeof(*q->patches)));
+  q->patches[q->npatches++] = p;
+  return HCQ_OK;
+}
+
+/* ------------------------------------------------------------------------------------------- public recording */
+
+hcq_status hcq_queue_reserve(hcq_queue *q, size_t nwords, uint32_t **out_words) {
+  if (q->err) return hcq_queue_status(q);
+  hcq_status st = grow((void **)&q->words, &q->words_cap, q->nwords + nwords, sizeof(*q->words));
+  if (st) return set_error(q, st);
+  *out_words = q->words + q->nwords;
+  memset(*out_words, 0, nwords * sizeof(uint32_t));
+  q->nwords += nwords;
+  return HCQ_OK;
+}
+
+hcq_status hcq_queue_patch_word(hcq_queue *q, size_t word_index, hcq_val v, unsigned width_bits, uint64_t mask) {
+  if (q->err) return hcq_queue_status(q);
+  if (width_bits != 32 && width_bits != 64)
+    return set_error(q, hcq_status_make(HCQ_CODE_INVALID, "queue patch width %u bits: must be 32 or 64", width_bits));
+  size_t n = width_bits == 64 ? 2 : 1;
+  if (word_index > q->nwords || q->nwords - word_index < n)
+    return set_error(q, hcq_status_make(HCQ_CODE_INVALID, "queue word patch at %zu (+%zu words) is past the end (%zu words)",
+                                        word_index, n, q->nwords));
+  return set_error(q, add_patch(q, HCQ_STREAM, word_index, v, width_bits, mask));
+}
+
+hcq_status hcq_queue_emit32(hcq_queue *q, hcq_val v) {
+  uint32_t *w;
+  HCQ_TRY(hcq_queue_reserve(q, 1, &w));
+  return hcq_queue_patch_word(q, q->nwords - 1, v, 32, 0);
+}
+
+hcq_status hcq_queue_emit64(hcq_queue *q, hcq_val v) {
+  uint32_t *w;
+  HCQ_TRY(hcq_queue_reserve(q, 2, &w));
+  return hcq_queue_patch_word(q, q->nwords - 2, v, 64, 0);
+}
+
+hcq_status hcq_queue_add_region(hcq_queue *q, void *host, size_t size_B, uint32_t *out_region) {
+  if (q->err) return hcq_queue_status(q);
+  if (!host || !size_B) return set_error(q, hcq_status_make(HCQ_CODE_INVALID, "queue region: NULL or empty memory"));
+  if (q->nregions >= HCQ_STREAM - 1) return set_error(q, hcq_status_make(HCQ_CODE_NOMEM, "too many queue regions"));
+  hcq_status st = grow((void **)&q->regions, &q->regions_cap, q->nregions + 1, sizeof(*q->regions));
+  if (st) return set_error(q, st);
+  q->regions[q->nregions] = (hcq_region){host, size_B};
+  *out_region = (uint32_t)q->nregions++;
+  return HCQ_OK;
+}
+
+hcq_status hcq_queue_patch_field(hcq_queue *q, uint32_t region, size_t offset_B, hcq_val v, unsigned width_bits,
+                                 uint64_t mask) {
+  if (q->err) return hcq_queue_status(q);
+  if (region >= q->nregions)
+    return set_error(q, hcq_status_make(HCQ_CODE_INVALID, "queue field patch: region %u not registered (%zu regions)",
+                                        region, q->nregions));
+  size_t n = width_bits / 8;
+  if (offset_B > q->regions[region].size_B || q->regions[region].size_B - offset_B < n)
+    return set_error(q, hcq_status_make(HCQ_CODE_INVALID,
+                                        "queue field patch at byte %zu (%u bits) is outside region %u of %zu bytes",
+                                        offset_B, width_bits, region, q->regions[region].size_B));
+  return set_error(q, add_patch(q, region, offset_B, v, width_bits, mask));
+}
+
+/* ------------------------------------------------------------------------------------------- apply / submit */
+
+hcq_status hcq_queue_apply(hcq_queue *q, const uop_var_val *var_vals, size_t n) {
+  if (q->err) return hcq_queue_status(q);
+  if (!var_vals && n) return hcq_status_make(HCQ_CODE_INVALID, "queue apply: NULL var_vals with count %zu", n);
+  /* Validate: look up every variable and evaluate every symbol before writing anything. */
+  HCQ_TRY(hcq_queue_lookup_vars(q, var_vals, n));
+  bool any = false;
+  for (uint32_t i = 0; i < q->nsyms; i++) {
+    hcq_qsym *s = &q->syms[i];
+    bool inputs_changed = !q->applied || s->always_eval;
+    for (uint32_t k = 0; k < s->var_count && !inputs_changed; k++) inputs_changed = q->vars[q->sym_vars[s->var_start + k]].changed;
+    if (!inputs_changed) {
+      s->cur = s->prev;
+    } else if (s->direct_var >= 0) {
+      s->cur = q->vars[s->direct_var].cur;
+    } else {
+      int64_t v = 0;
+      hcq_status st = uop_sym_infer(s->node, var_vals, n, &v);
+      if (st) return hcq_status_annotate(st, "queue submit (symbol %u of %zu)", i + 1, q->nsyms);
+      s->cur = (uint64_t)v;
+      q->stats.syms_evaluated++;
+    }
+    s->changed = !q->applied || s->cur != s->prev;
+    any |= s->changed;
+  }
+  if (any) {
+    uint64_t writes = 0;
+    for (size_t k = 0; k < q->npatches; k++) {
+      const hcq_patch *p = &q->patches[k];
+      if (q->syms[p->sym].changed) {
+        write_patch(q, p, q->syms[p->sym].cur);
+        writes++;
+      }
+    }
+    q->stats.patch_writes += writes;
+    for (uint32_t i = 0; i < q->nsyms; i++) q->syms[i].prev = q->syms[i].cur;
+  }
+  for (size_t v = 0; v < q->nvars; v++) q->vars[v].prev = q->vars[v].cur;
+  q->applied = true;
+  return HCQ_OK;
+}
+
+hcq_status hcq_queue_submit(hcq_queue *q, hcq_device *dev, const uop_var_val *var_vals, size_t n) {
+  HCQ_TRY(hcq_queue_apply(q, var_vals, n));
+  return hcq_queue_submit_patched(q, dev);
+}
+
+hcq_status hcq_queue_submit_patched(hcq_queue *q, hcq_device *dev) {
+  if (q->err) return hcq_queue_status(q);
+  if (!q->applied && q->npatches)
+    return hcq_status_make(HCQ_CODE_INVALID, "queue with %zu symbolic patches submitted before any values were applied",
+                           q->npatches);
+  q->stats.submits++;
+  hcq_status st = dev->ops->submit(dev, q->kind, q->words, q->nwords);
+  return st ? hcq_status_annotate(st, "submit to %s", dev->name) : HCQ_OK;
+}

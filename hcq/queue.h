@@ -1,0 +1,108 @@
+/* hcq_queue: a growable stream of 32-bit words with symbolic patches, submitted to a device backend.
+ *
+ * Any value recorded into a queue may be a constant or a symbol (a `const uop *` of an int/index/bool dtype over
+ * named DEFINE_VARs). Constants are written at record time. Symbols are recorded as patches:
+ *   - word patches: one word (width 32) or a lo/hi word pair (width 64) inside the stream;
+ *   - field patches: 32- or 64-bit fields inside registered side regions (kernel arguments, launch descriptors).
+ * A patch may carry a mask: new = (old & ~mask) | (value & mask), so bits outside the mask keep their value
+ * (unlike the reference, which ORs the unmasked value in; runtime.md pitfall P2).
+ *
+ * hcq_queue_submit(q, dev, var_vals, n) evaluates each DISTINCT symbol once (variables looked up by name),
+ * validates all of them before writing anything, then rewrites only the patches whose symbol value changed since
+ * the previous submit (the first submit writes all), and hands the words to dev->ops->submit.
+ *
+ * The device-independent commands (exec, copy, signal, wait, timestamp, memory_barrier) use the word format in
+ * hcq/README.md. GPU backends emit their native packets with hcq_queue_emit32/64 and hcq_queue_patch_field.
+ *
+ * Errors while recording (bad argument, out of memory) are returned and also stick to the queue: a later submit
+ * returns a copy of the first one and submits nothing.
+ */
+#ifndef HCQ_QUEUE_H
+#define HCQ_QUEUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hcq/device.h"
+#include "hcq/status.h"
+#include "uop/uop.h"
+
+/* A value or a symbol. A symbol that is an integer CONST node is treated as a constant. */
+typedef struct hcq_val {
+  const uop *sym; /* NULL: constant `imm` */
+  uint64_t imm;
+} hcq_val;
+static inline hcq_val hcq_imm(uint64_t v) { return (hcq_val){NULL, v}; }
+static inline hcq_val hcq_sym(const uop *s) { return (hcq_val){s, 0}; }
+
+/* Opcodes of the device-independent word format (hcq/README.md). Header word = opcode | (length_words << 16). */
+typedef enum hcq_op {
+  HCQ_OP_NOP = 0,
+  HCQ_OP_EXEC = 1,      /* prog64 args64 nbufs nvals gx gy gz lx ly lz    (13 words) */
+  HCQ_OP_COPY = 2,      /* dst64 src64 size64                              (7 words)  */
+  HCQ_OP_SIGNAL = 3,    /* sig64 value64                                   (5 words)  */
+  HCQ_OP_WAIT = 4,      /* sig64 value64                                   (5 words)  */
+  HCQ_OP_TIMESTAMP = 5, /* sig64 (writes ns at sig + 8)                    (3 words)  */
+  HCQ_OP_BARRIER = 6,   /*                                                 (1 word)   */
+  HCQ_OP_COUNT
+} hcq_op;
+#define HCQ_HDR(op, len) ((uint32_t)(op) | ((uint32_t)(len) << 16))
+#define HCQ_HDR_OP(w) ((w) & 0xffffu)
+#define HCQ_HDR_LEN(w) ((w) >> 16)
+extern const uint8_t hcq_op_length_words[HCQ_OP_COUNT];
+
+typedef struct hcq_queue hcq_queue;
+typedef struct hcq_args hcq_args; /* hcq/args.h */
+
+/* Counters since creation (for tests and benchmarks). */
+typedef struct hcq_queue_stats {
+  uint64_t submits;
+  uint64_t syms_evaluated; /* distinct symbol evaluations */
+  uint64_t patch_writes;   /* patches written (a 64-bit word patch counts once) */
+} hcq_queue_stats;
+
+hcq_status hcq_queue_create(hcq_queue_kind kind, hcq_queue **out_q);
+void hcq_queue_destroy(hcq_queue *q); /* NULL is fine */
+
+hcq_queue_kind hcq_queue_kind_of(const hcq_queue *q);
+const uint32_t *hcq_queue_words(const hcq_queue *q);
+size_t hcq_queue_word_count(const hcq_queue *q);
+size_t hcq_queue_sym_count(const hcq_queue *q);   /* distinct symbols */
+size_t hcq_queue_patch_count(const hcq_queue *q);
+hcq_queue_stats hcq_queue_get_stats(const hcq_queue *q);
+hcq_status hcq_queue_status(const hcq_queue *q); /* the sticky record error (a copy the caller frees), or OK */
+
+/* ---- raw emission (for backends): placeholders of symbolic words are 0 until the first submit ---- */
+hcq_status hcq_queue_emit32(hcq_queue *q, hcq_val v);
+hcq_status hcq_queue_emit64(hcq_queue *q, hcq_val v); /* lo word, then hi word */
+/* Patch an already emitted word range: word_index .. +1 (width 32) or +2 (width 64). Constant values are written
+ * now (through the mask). mask = 0 means "all bits". */
+hcq_status hcq_queue_patch_word(hcq_queue *q, size_t word_index, hcq_val v, unsigned width_bits, uint64_t mask);
+
+/* Side regions: host memory the queue may patch. The memory must outlive the queue (or its next submit). */
+hcq_status hcq_queue_add_region(hcq_queue *q, void *host, size_t size_B, uint32_t *out_region);
+/* Field at byte `offset_B` of a region, little-endian, any alignment. mask = 0 means "all bits". */
+hcq_status hcq_queue_patch_field(hcq_queue *q, uint32_t region, size_t offset_B, hcq_val v, unsigned width_bits,
+                                 uint64_t mask);
+
+/* ---- device-independent commands (word format in hcq/README.md) ---- */
+/* prog: the backend's program handle. args: a bound kernel-argument buffer (hcq/args.h), or NULL for none. */
+hcq_status hcq_queue_exec(hcq_queue *q, hcq_val prog, const hcq_args *args, const hcq_val global[3],
+                          const hcq_val local[3]);
+hcq_status hcq_queue_copy(hcq_queue *q, hcq_val dst_va, hcq_val src_va, hcq_val size_B);
+/* sig_va: the device address of a signal's value (hcq_signal.va), or a symbol for a "virtual" signal. */
+hcq_status hcq_queue_signal(hcq_queue *q, hcq_val sig_va, hcq_val value);
+hcq_status hcq_queue_wait(hcq_queue *q, hcq_val sig_va, hcq_val value);
+hcq_status hcq_queue_timestamp(hcq_queue *q, hcq_val sig_va);
+hcq_status hcq_queue_memory_barrier(hcq_queue *q);
+
+/* Evaluate symbols, patch changed values, submit. var_vals may be NULL when n == 0. Missing variables fail with
+ * HCQ_CODE_NOT_FOUND naming the variable, leaving words, regions and remembered values untouched. */
+hcq_status hcq_queue_submit(hcq_queue *q, hcq_device *dev, const uop_var_val *var_vals, size_t n);
+/* Hand the current words to the backend without patching (after hcq_queue_apply). */
+hcq_status hcq_queue_submit_patched(hcq_queue *q, hcq_device *dev);
+/* Only the patching part of submit (graphs patch several queues, then submit them). */
+hcq_status hcq_queue_apply(hcq_queue *q, const uop_var_val *var_vals, size_t n);
+
+#endif

@@ -1,0 +1,92 @@
+/* hcq compile --target T [--opts 'OP:AXIS:AMT,...' | --noopt] [--dump-passes] FILE.uop [-o OUT]
+ * Prints the rendered source, or (-o) compiles it through the toolchain and the cache and writes the object. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/compiler.h"
+#include "compiler/kernel_text.h"
+#include "tools/verbs.h"
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: hcq compile --target T [--opts 'UPCAST:0:4,...' | --noopt] [--dump-passes] [--threads N] "
+             "FILE.uop [-o OUT]\n"
+             "  targets: c, c:x86_64, c:aarch64, c:armhf (ptx:*, amdgpu:*, llvm-cpu: renderer not implemented yet)\n"
+             "  prints the source; with -o writes the compiled object (cached in $XDG_CACHE_HOME/hcq)\n");
+}
+
+static void dump_to_stderr(void *user, const char *pass, const char *text) {
+  (void)user;
+  fprintf(stderr, "==== %s\n%s", pass, text);
+  size_t n = strlen(text);
+  if (n && text[n - 1] != '\n') fputc('\n', stderr);
+}
+
+int hcq_verb_compile(int argc, char **argv) {
+  const char *target = "c", *opts_text = NULL, *file = NULL, *out_path = NULL;
+  bool noopt = false, dump = false;
+  int threads = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      usage(stdout);
+      return 0;
+    } else if (strcmp(a, "--target") == 0 && i + 1 < argc) target = argv[++i];
+    else if (strcmp(a, "--opts") == 0 && i + 1 < argc) opts_text = argv[++i];
+    else if (strcmp(a, "--threads") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
+    else if (strcmp(a, "--noopt") == 0) noopt = true;
+    else if (strcmp(a, "--dump-passes") == 0) dump = true;
+    else if (strcmp(a, "-o") == 0 && i + 1 < argc) out_path = argv[++i];
+    else if (a[0] != '-' && !file) file = a;
+    else {
+      fprintf(stderr, "hcq compile: unexpected argument '%s'\n", a);
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (!file) {
+    usage(stderr);
+    return 2;
+  }
+  if (noopt && opts_text) {
+    fprintf(stderr, "hcq compile: --opts and --noopt exclude each other\n");
+    return 2;
+  }
+  int rc = 1;
+  uop_ctx *ctx = NULL;
+  cc_program *prog = NULL;
+  cc_opt *opts = NULL;
+  size_t nopts = 0;
+  cc_target t;
+  hcq_status st = cc_target_get(target, threads, &t);
+  if (!st && opts_text) st = cc_opts_parse(opts_text, &opts, &nopts);
+  if (!st) st = uop_ctx_create(&ctx);
+  const uop *sink = NULL;
+  if (!st) st = cc_kernel_parse_file(ctx, file, &sink);
+  if (!st) {
+    cc_options o = {.opts = opts, .nopts = nopts, .noopt = noopt, .dump = dump ? dump_to_stderr : NULL};
+    st = cc_compile_source(ctx, sink, &t, &o, &prog);
+  }
+  if (!st && !out_path) {
+    fputs(prog->source, stdout);
+    rc = 0;
+  }
+  if (!st && out_path) {
+    st = cc_compile_binary(&t, prog);
+    if (!st) {
+      FILE *f = fopen(out_path, "wb");
+      if (!f || fwrite(prog->binary, 1, prog->binary_size_B, f) != prog->binary_size_B) {
+        fprintf(stderr, "hcq compile: cannot write %s\n", out_path);
+      } else {
+        rc = 0;
+      }
+      if (f && fclose(f) != 0) rc = 1;
+    }
+  }
+  if (st) fprintf(stderr, "hcq compile: %s\n", hcq_status_message(st));
+  hcq_status_free(st);
+  cc_program_free(prog);
+  free(opts);
+  uop_ctx_destroy(ctx);
+  return rc;
+}

@@ -1,0 +1,222 @@
+/* graph_rewrite (both modes, to a fixed point, explicit stack) and substitute. */
+#include <stdlib.h>
+
+#include "uop/match.h"
+#include "uop/uop_internal.h"
+
+#define MAX_STACK_WORDS ((size_t)1500 * 1000) /* 500k entries of (node, stage, node): >= 200,000-deep chains */
+#define MAX_STEPS ((size_t)50 * 1000 * 1000)
+#define MAX_CHAIN ((size_t)10 * 1000)          /* node-first: rules applied to one node in a row */
+#define NO_MATCH ((uintptr_t)1)
+
+typedef struct rw {
+  uop_ctx *ctx;
+  const uop_pm *pm;
+  uop_rewrite_ctx rc;
+  bool node_first;
+  uop_ptrmap replace; /* node -> its final rewrite */
+  uop_ptrmap inprog;  /* nodes whose rewrite is under way (a second entry is a cycle) */
+  uop_ptrmap memo;    /* node-first: node -> pm result, or NO_MATCH */
+  uop_vec stack;
+} rw;
+
+static hcq_status oom(rw *w) {
+  hcq_status st = uop_ctx_status(w->ctx);
+  return st ? st : hcq_status_make(HCQ_CODE_NOMEM, "graph_rewrite: out of memory");
+}
+
+static hcq_status push(rw *w, const uop *n, uintptr_t stage, const uop *nn) {
+  if (w->stack.n + 3 > MAX_STACK_WORDS)
+    return hcq_status_make(HCQ_CODE_INVALID, "graph_rewrite: stack limit of %zu entries exceeded (rules do not converge?)",
+                           MAX_STACK_WORDS / 3);
+  if (!uop_vec_push(&w->stack, (uintptr_t)n) || !uop_vec_push(&w->stack, stage) || !uop_vec_push(&w->stack, (uintptr_t)nn))
+    return oom(w);
+  return HCQ_OK;
+}
+
+static const uop *final_of(rw *w, const uop *n) {
+  uintptr_t *r = uop_ptrmap_find(&w->replace, n);
+  return r ? (const uop *)*r : NULL;
+}
+
+static hcq_status memo_try(rw *w, const uop *n, const uop **out) {
+  uintptr_t *m = uop_ptrmap_find(&w->memo, n);
+  if (m) {
+    *out = *m == NO_MATCH ? NULL : (const uop *)*m;
+    return HCQ_OK;
+  }
+  const uop *r = uop_pm_rewrite(w->pm, &w->rc, n);
+  if (!r && uop_ctx_is_oom(w->ctx)) return oom(w);
+  if (!uop_ptrmap_put(&w->memo, n, r ? (uintptr_t)r : NO_MATCH)) return oom(w);
+  *out = r;
+  return HCQ_OK;
+}
+
+static hcq_status cycle_error(const uop *n) {
+  return hcq_status_make(HCQ_CODE_INVALID, "graph_rewrite: cycle: rewriting %s (node %u) leads back to itself",
+                         uop_op_name((uop_op)n->op), n->id);
+}
+
+/* Node-first: apply the rules to n until none matches. */
+static hcq_status apply_chain(rw *w, const uop *n, const uop **out) {
+  const uop *cur = n;
+  uop_ptrmap seen = {0};
+  hcq_status st = HCQ_OK;
+  for (size_t k = 0;; k++) {
+    const uop *r = NULL;
+    if ((st = memo_try(w, cur, &r))) break;
+    if (!r) break;
+    if (r == n || uop_ptrmap_find(&w->inprog, r)) {
+      st = cycle_error(n);
+      break;
+    }
+    if (k >= 4) { /* long chains: remember what we saw */
+      if (uop_ptrmap_find(&seen, r)) {
+        st = cycle_error(r);
+        break;
+      }
+      if (!uop_ptrmap_put(&seen, cur, 1)) {
+        st = oom(w);
+        break;
+      }
+    }
+    if (k >= MAX_CHAIN) {
+      st = hcq_status_make(HCQ_CODE_INVALID, "graph_rewrite: rules applied %zu times in a row to one node (%s)", k,
+                           uop_op_name((uop_op)n->op));
+      break;
+    }
+    cur = r;
+  }
+  uop_ptrmap_free(&seen);
+  *out = cur;
+  return st;
+}
+
+static hcq_status run(rw *w, const uop *root, const uop **out_root) {
+  hcq_status st;
+  const uop *small[8];
+  if ((st = push(w, root, 0, root))) return st;
+  size_t steps = 0;
+  while (w->stack.n) {
+    w->stack.n -= 3;
+    const uop *n = (const uop *)w->stack.v[w->stack.n];
+    uintptr_t stage = w->stack.v[w->stack.n + 1];
+    const uop *nn = (const uop *)w->stack.v[w->stack.n + 2];
+    if (++steps > MAX_STEPS)
+      return hcq_status_make(HCQ_CODE_INVALID, "graph_rewrite: no fixed point after %zu steps", MAX_STEPS);
+    if (stage == 0) {
+      if (final_of(w, n)) continue;
+      if (uop_ptrmap_find(&w->inprog, n)) return cycle_error(n);
+      if (w->node_first && (st = apply_chain(w, n, &nn))) return st;
+      if (!uop_ptrmap_put(&w->inprog, n, 1)) return oom(w);
+      if ((st = push(w, n, 1, nn))) return st;
+      for (uint32_t i = nn->nsrc; i-- > 0;)
+        if (!final_of(w, nn->src[i]) && (st = push(w, nn->src[i], 0, nn->src[i]))) return st;
+    } else if (stage == 1) {
+      const uop **src = nn->nsrc <= 8 ? small : malloc(nn->nsrc * sizeof *src);
+      if (!src) return oom(w);
+      bool changed = false;
+      for (uint32_t i = 0; i < nn->nsrc; i++) {
+        src[i] = final_of(w, nn->src[i]);
+        if (!src[i]) { /* cannot happen: every pushed source completes before its user's stage 1 */
+          if (src != small) free(src);
+          return hcq_status_make(HCQ_CODE_INTERNAL, "graph_rewrite: source of %s not ready", uop_op_name((uop_op)nn->op));
+        }
+        changed |= src[i] != nn->src[i];
+      }
+      const uop *next = NULL;
+      if (changed) {
+        next = uop_replace_src(w->ctx, nn, src, nn->nsrc);
+        if (src != small) free(src);
+        if (!next) return oom(w);
+      } else {
+        if (src != small) free(src);
+        if (!w->node_first) {
+          next = uop_pm_rewrite(w->pm, &w->rc, nn);
+          if (!next && uop_ctx_is_oom(w->ctx)) return oom(w);
+        }
+      }
+      if (next) {
+        if ((st = push(w, n, 2, next)) || (st = push(w, next, 0, next))) return st;
+      } else {
+        if (!uop_ptrmap_put(&w->replace, n, (uintptr_t)nn)) return oom(w);
+        if (nn != n && !uop_ptrmap_put(&w->replace, nn, (uintptr_t)nn)) return oom(w);
+        uop_ptrmap_del(&w->inprog, n);
+      }
+    } else {
+      const uop *f = final_of(w, nn);
+      if (!f) return hcq_status_make(HCQ_CODE_INTERNAL, "graph_rewrite: rewrite of %s not ready", uop_op_name((uop_op)n->op));
+      if (!uop_ptrmap_put(&w->replace, n, (uintptr_t)f)) return oom(w);
+      uop_ptrmap_del(&w->inprog, n);
+    }
+  }
+  *out_root = final_of(w, root);
+  return *out_root ? HCQ_OK : hcq_status_make(HCQ_CODE_INTERNAL, "graph_rewrite: root not rewritten");
+}
+
+hcq_status uop_graph_rewrite(uop_ctx *ctx, const uop *root, const uop_pm *pm, uop_rewrite_mode mode, void *user,
+                             const uop **out_root) {
+  *out_root = NULL;
+  if (!ctx || !root || !pm) return hcq_status_make(HCQ_CODE_INVALID, "graph_rewrite: NULL argument");
+  rw w = {.ctx = ctx, .pm = pm, .rc = {ctx, user}, .node_first = mode == UOP_REWRITE_NODE_FIRST};
+  hcq_status st = run(&w, root, out_root);
+  if (st) *out_root = NULL;
+  uop_ptrmap_free(&w.replace);
+  uop_ptrmap_free(&w.inprog);
+  uop_ptrmap_free(&w.memo);
+  uop_vec_free(&w.stack);
+  return st;
+}
+
+/* Simultaneous one-shot replacement: occurrences of from[i] in the graph under root become to[i]; the to[i] are
+ * taken as they are (not substituted again), so a map like x -> x+1 is fine. */
+hcq_status uop_substitute(uop_ctx *ctx, const uop *root, const uop *const *from, const uop *const *to, size_t count,
+                          const uop **out_root) {
+  *out_root = NULL;
+  if (!ctx || !root) return hcq_status_make(HCQ_CODE_INVALID, "uop_substitute: NULL argument");
+  const uop **nodes;
+  size_t n;
+  HCQ_TRY(uop_toposort(ctx, root, &nodes, &n));
+  uop_ptrmap map = {0}, out = {0};
+  hcq_status st = HCQ_OK;
+  const uop *small[8];
+  for (size_t i = 0; i < count; i++) {
+    if (!from[i] || !to[i]) {
+      st = hcq_status_make(HCQ_CODE_INVALID, "uop_substitute: NULL entry %zu in the map", i);
+      goto done;
+    }
+    if (!uop_ptrmap_put(&map, from[i], (uintptr_t)to[i])) goto nomem;
+  }
+  for (size_t k = 0; k < n; k++) {
+    const uop *x = nodes[k], *res = x;
+    uintptr_t *m = uop_ptrmap_find(&map, x);
+    if (m) {
+      res = (const uop *)*m;
+    } else if (x->nsrc) {
+      const uop **src = x->nsrc <= 8 ? small : malloc(x->nsrc * sizeof *src);
+      if (!src) goto nomem;
+      bool changed = false;
+      for (uint32_t i = 0; i < x->nsrc; i++) {
+        uintptr_t *r = uop_ptrmap_find(&out, x->src[i]);
+        src[i] = r ? (const uop *)*r : x->src[i];
+        changed |= src[i] != x->src[i];
+      }
+      if (changed) res = uop_replace_src(ctx, x, src, x->nsrc);
+      if (src != small) free(src);
+      if (!res) goto nomem;
+    }
+    if (res != x && !uop_ptrmap_put(&out, x, (uintptr_t)res)) goto nomem;
+  }
+  {
+    uintptr_t *r = uop_ptrmap_find(&out, root);
+    *out_root = r ? (const uop *)*r : root;
+  }
+  goto done;
+nomem:
+  st = uop_ctx_status(ctx);
+  if (!st) st = hcq_status_make(HCQ_CODE_NOMEM, "uop_substitute: out of memory");
+done:
+  uop_ptrmap_free(&map);
+  uop_ptrmap_free(&out);
+  return st;
+}

@@ -1,0 +1,90 @@
+/* symbolic families on index sums and products: combining like terms, canonical term order (uop_struct_cmp,
+ * constants last), distributing constants over sums, the division identity (x//c)*c + x%c -> x. */
+#include "uop/symbolic_rules.h"
+
+/* In s, find pairs f*(x%c) and (f*c)*(x//c) (c a constant, any x) and replace each pair by f*x. Returns true if
+ * something was recombined; then s holds the new terms (x itself may be a sum, added term by term). */
+static bool recombine(sym_sum *s) {
+  for (int i = 0; i < s->n; i++) {
+    const uop *m = s->t[i].base;
+    int64_t c, fc;
+    if (m->op != UOP_MOD || m->src[1]->op != UOP_CONST || !uop_const_value(m->src[1], &c) || c == 0) continue;
+    if (__builtin_mul_overflow(s->t[i].coeff, c, &fc)) continue;
+    for (int j = 0; j < s->n; j++) {
+      const uop *d = s->t[j].base;
+      if (d->op != UOP_IDIV || d->src[0] != m->src[0] || d->src[1] != m->src[1] || s->t[j].coeff != fc) continue;
+      int64_t f = s->t[i].coeff;
+      s->t[i].coeff = 0;
+      s->t[j].coeff = 0;
+      sym_sum x;
+      if (!sym_decompose(m->src[0], &x)) {
+        x.n = 1;
+        x.k = 0;
+        x.t[0] = (sym_term){m->src[0], 1};
+      }
+      for (int k = 0; k < x.n; k++) {
+        int64_t cf;
+        if (__builtin_mul_overflow(x.t[k].coeff, f, &cf) || !sym_sum_add(s, x.t[k].base, cf)) return false;
+      }
+      int64_t kk;
+      if (__builtin_mul_overflow(x.k, f, &kk) || __builtin_add_overflow(s->k, kk, &s->k)) return false;
+      return true;
+    }
+  }
+  return false;
+}
+
+static const uop *r_add_norm(uop_rewrite_ctx *rc, const uop *n, const uop_bindings *b) {
+  (void)b;
+  if (!sym_is_index(n)) return NULL;
+  sym_sum s;
+  if (!sym_decompose(n, &s)) return NULL;
+  for (int guard = 0; guard < 8 && recombine(&s); guard++) {
+  }
+  return sym_build(rc->uctx, &s);
+}
+
+/* Products: flatten, multiply the constants, sort the factors, constant last; (a+b)*c distributes. */
+#define SYM_MAX_FACTORS 32
+static const uop *r_mul_norm(uop_rewrite_ctx *rc, const uop *n, const uop_bindings *b) {
+  (void)b;
+  if (!sym_is_index(n)) return NULL;
+  uop_ctx *ctx = rc->uctx;
+  const uop *fac[SYM_MAX_FACTORS], *stack[SYM_MAX_FACTORS * 2];
+  int nf = 0, sp = 0;
+  int64_t k = 1;
+  stack[sp++] = n;
+  while (sp) {
+    const uop *u = stack[--sp];
+    int64_t c;
+    if (u->op == UOP_MUL && sym_is_index(u) && u->nsrc == 2) {
+      if (sp + 2 > (int)(sizeof stack / sizeof *stack)) return NULL;
+      stack[sp++] = u->src[1];
+      stack[sp++] = u->src[0];
+    } else if (u->op == UOP_CONST && uop_const_value(u, &c)) {
+      if (__builtin_mul_overflow(k, c, &k)) return NULL;
+    } else {
+      if (nf == SYM_MAX_FACTORS) return NULL;
+      fac[nf++] = u;
+    }
+  }
+  if (k == 0) return uop_index_const(ctx, 0);
+  if (nf == 0) return uop_index_const(ctx, k);
+  if (nf == 1 && fac[0]->op == UOP_ADD && k != 1) return sym_lin(ctx, fac[0], k, 0);
+  for (int i = 1; i < nf; i++)
+    for (int j = i; j > 0 && uop_struct_cmp(fac[j - 1], fac[j]) > 0; j--) {
+      const uop *t = fac[j];
+      fac[j] = fac[j - 1];
+      fac[j - 1] = t;
+    }
+  const uop *acc = fac[0];
+  for (int i = 1; i < nf; i++) acc = uop_alu2(ctx, UOP_MUL, acc, fac[i]);
+  if (k != 1) acc = uop_alu2(ctx, UOP_MUL, acc, uop_index_const(ctx, k));
+  return acc;
+}
+
+const uop_rule sym_rules_sum[] = {
+    {"(ADD:index@n _ _)", r_add_norm, "sum_norm"},
+    {"(MUL:index@n _ _)", r_mul_norm, "product_norm"},
+};
+const size_t sym_rules_sum_count = sizeof sym_rules_sum / sizeof *sym_rules_sum;

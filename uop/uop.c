@@ -1,0 +1,438 @@
+/* uop_ctx: arena, hash-consing intern table for nodes, interned strings and int arrays; op names; args; builders. */
+#include "uop/uop.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "uop/uop_internal.h"
+
+/* ------------------------------------------------------------------------------------------------ arena */
+
+typedef struct arena_chunk {
+  struct arena_chunk *next;
+  size_t size_B, used_B;
+  max_align_t data[];
+} arena_chunk;
+
+typedef struct blob { /* interned string or int array */
+  const void *ptr;
+  size_t len_B;
+  uint64_t hash;
+} blob;
+
+typedef struct blob_table {
+  blob *slots;
+  size_t cap, count;
+} blob_table;
+
+struct uop_ctx {
+  arena_chunk *chunks;
+  uop **nodes;     /* intern table slots (NULL = empty) */
+  uint64_t *hashes;
+  size_t cap, count;
+  blob_table strs, ints;
+  bool oom;
+};
+
+#define ARENA_CHUNK_B ((size_t)256 * 1024)
+
+void *uop_ctx_alloc(uop_ctx *ctx, size_t size_B) {
+  size_t need = (size_B + 15) & ~(size_t)15;
+  if (need < size_B) goto fail;
+  arena_chunk *c = ctx->chunks;
+  if (!c || c->size_B - c->used_B < need) {
+    size_t sz = need > ARENA_CHUNK_B / 4 ? need : ARENA_CHUNK_B;
+    c = malloc(sizeof *c + sz);
+    if (!c) goto fail;
+    c->size_B = sz;
+    c->used_B = 0;
+    if (need > ARENA_CHUNK_B / 4 && ctx->chunks) { /* big block: keep the current chunk as the active one */
+      c->next = ctx->chunks->next;
+      ctx->chunks->next = c;
+    } else {
+      c->next = ctx->chunks;
+      ctx->chunks = c;
+    }
+  }
+  void *p = (char *)c->data + c->used_B;
+  c->used_B += need;
+  return p;
+fail:
+  ctx->oom = true;
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------------ hashing */
+
+static inline uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdull;
+}
+
+static uint64_t hash_bytes(const void *p, size_t n) {
+  const unsigned char *b = p;
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+  return h;
+}
+
+/* ------------------------------------------------------------------------------------------------ interned blobs */
+
+static const void *blob_intern(uop_ctx *ctx, blob_table *t, const void *data, size_t len_B, size_t extra_B) {
+  uint64_t h = hash_bytes(data, len_B);
+  if ((t->count + 1) * 4 > t->cap * 3) {
+    size_t ncap = t->cap ? t->cap * 2 : 256;
+    blob *ns = calloc(ncap, sizeof *ns);
+    if (!ns) {
+      ctx->oom = true;
+      return NULL;
+    }
+    for (size_t j = 0; j < t->cap; j++) {
+      if (!t->slots[j].ptr) continue;
+      size_t i = t->slots[j].hash & (ncap - 1);
+      while (ns[i].ptr) i = (i + 1) & (ncap - 1);
+      ns[i] = t->slots[j];
+    }
+    free(t->slots);
+    t->slots = ns;
+    t->cap = ncap;
+  }
+  size_t mask = t->cap - 1, i = h & mask;
+  for (; t->slots[i].ptr; i = (i + 1) & mask) {
+    blob *b = &t->slots[i];
+    if (b->hash == h && b->len_B == len_B && memcmp(b->ptr, data, len_B) == 0) return b->ptr;
+  }
+  char *copy = uop_ctx_alloc(ctx, len_B + extra_B);
+  if (!copy) return NULL;
+  memcpy(copy, data, len_B);
+  memset(copy + len_B, 0, extra_B);
+  t->slots[i] = (blob){copy, len_B, h};
+  t->count++;
+  return copy;
+}
+
+const char *uop_intern_str(uop_ctx *ctx, const char *s, size_t len) {
+  return blob_intern(ctx, &ctx->strs, s ? s : "", s ? len : 0, 1);
+}
+
+const int64_t *uop_intern_ints(uop_ctx *ctx, const int64_t *v, uint32_t n) {
+  static const int64_t empty[1] = {0};
+  if (n == 0) return empty;
+  return blob_intern(ctx, &ctx->ints, v, (size_t)n * sizeof *v, 0);
+}
+
+/* ------------------------------------------------------------------------------------------------ ctx */
+
+hcq_status uop_ctx_create(uop_ctx **out_ctx) {
+  *out_ctx = NULL;
+  uop_ctx *ctx = calloc(1, sizeof *ctx);
+  if (!ctx) return hcq_status_make(HCQ_CODE_NOMEM, "uop_ctx_create: out of memory");
+  ctx->cap = 1024;
+  ctx->nodes = calloc(ctx->cap, sizeof *ctx->nodes);
+  ctx->hashes = calloc(ctx->cap, sizeof *ctx->hashes);
+  if (!ctx->nodes || !ctx->hashes) {
+    uop_ctx_destroy(ctx);
+    return hcq_status_make(HCQ_CODE_NOMEM, "uop_ctx_create: out of memory");
+  }
+  *out_ctx = ctx;
+  return HCQ_OK;
+}
+
+void uop_ctx_destroy(uop_ctx *ctx) {
+  if (!ctx) return;
+  for (arena_chunk *c = ctx->chunks, *next; c; c = next) {
+    next = c->next;
+    free(c);
+  }
+  free(ctx->nodes);
+  free(ctx->hashes);
+  free(ctx->strs.slots);
+  free(ctx->ints.slots);
+  free(ctx);
+}
+
+size_t uop_ctx_node_count(const uop_ctx *ctx) { return ctx->count; }
+
+bool uop_ctx_is_oom(const uop_ctx *ctx) { return !ctx || ctx->oom; }
+
+hcq_status uop_ctx_status(uop_ctx *ctx) {
+  if (!ctx) return hcq_status_make(HCQ_CODE_INVALID, "uop: NULL context");
+  if (ctx->oom) return hcq_status_make(HCQ_CODE_NOMEM, "uop: out of memory while building nodes");
+  return HCQ_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------ ops */
+
+static const char *const op_names[UOP_OP_COUNT] = {
+#define UOP_X_NAME(name) #name,
+    UOP_OPS(UOP_X_NAME)
+#undef UOP_X_NAME
+};
+
+const char *uop_op_name(uop_op op) {
+  if (op == UOP_INDEX_OP) return "INDEX";
+  return (unsigned)op < UOP_OP_COUNT ? op_names[op] : "?";
+}
+
+bool uop_op_from_name(const char *name, size_t len, uop_op *out_op) {
+  for (int i = 0; i < UOP_OP_COUNT; i++) {
+    const char *nm = uop_op_name((uop_op)i);
+    if (strlen(nm) == len && memcmp(nm, name, len) == 0) {
+      *out_op = (uop_op)i;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool uop_op_is_commutative(uop_op op) {
+  switch (op) {
+  case UOP_ADD: case UOP_MUL: case UOP_MAX: case UOP_CMPNE: case UOP_CMPEQ: case UOP_XOR: case UOP_OR: case UOP_AND:
+    return true;
+  default: return false;
+  }
+}
+
+int uop_op_alu_arity(uop_op op) {
+  switch (op) {
+  case UOP_EXP2: case UOP_LOG2: case UOP_SIN: case UOP_SQRT: case UOP_RECIP: case UOP_NEG: case UOP_TRUNC: return 1;
+  case UOP_ADD: case UOP_MUL: case UOP_SHL: case UOP_SHR: case UOP_IDIV: case UOP_MAX: case UOP_MOD: case UOP_CMPLT:
+  case UOP_CMPNE: case UOP_CMPEQ: case UOP_XOR: case UOP_OR: case UOP_AND: case UOP_SUB: case UOP_FDIV: return 2;
+  case UOP_WHERE: case UOP_MULACC: return 3;
+  default: return 0;
+  }
+}
+
+bool uop_op_is_alu(uop_op op) { return uop_op_alu_arity(op) != 0; }
+
+static const char *const axis_names[UOP_AXIS_COUNT] = {"global", "warp", "local", "loop", "group_reduce",
+                                                       "reduce", "upcast", "unroll", "thread"};
+const char *uop_axis_name(uop_axis a) { return (unsigned)a < UOP_AXIS_COUNT ? axis_names[a] : "?"; }
+char uop_axis_letter(uop_axis a) { return (unsigned)a < UOP_AXIS_COUNT ? "gwlLGRurt"[a] : '?'; }
+
+/* ------------------------------------------------------------------------------------------------ args */
+
+uop_arg uop_arg_none(void) { return (uop_arg){.kind = UOP_ARG_NONE}; }
+uop_arg uop_arg_int(int64_t v) { return (uop_arg){.kind = UOP_ARG_INT, .i = v}; }
+uop_arg uop_arg_float(double f) { return (uop_arg){.kind = UOP_ARG_FLOAT, .f = f}; }
+uop_arg uop_arg_str(uop_ctx *ctx, const char *s) {
+  return (uop_arg){.kind = UOP_ARG_STR, .str = uop_intern_str(ctx, s, s ? strlen(s) : 0)};
+}
+uop_arg uop_arg_var(uop_ctx *ctx, const char *name, int64_t min, int64_t max) {
+  return (uop_arg){.kind = UOP_ARG_VAR, .str = uop_intern_str(ctx, name, name ? strlen(name) : 0), .i = min, .i2 = max};
+}
+uop_arg uop_arg_range(int64_t id, uop_axis axis) { return (uop_arg){.kind = UOP_ARG_RANGE, .i = id, .i2 = axis}; }
+uop_arg uop_arg_ints(uop_ctx *ctx, const int64_t *v, uint32_t n) {
+  return (uop_arg){.kind = UOP_ARG_INTS, .n = n, .ints = uop_intern_ints(ctx, v, n)};
+}
+
+static uint64_t dbits(double f) {
+  uint64_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+bool uop_arg_eq(const uop_arg *a, const uop_arg *b) {
+  if (a->kind != b->kind) return false;
+  switch (a->kind) {
+  case UOP_ARG_NONE: return true;
+  case UOP_ARG_INT: return a->i == b->i;
+  case UOP_ARG_FLOAT: return dbits(a->f) == dbits(b->f); /* bitwise: NaN equals itself, -0 != 0 */
+  case UOP_ARG_STR: return a->str == b->str || (a->str && b->str && strcmp(a->str, b->str) == 0);
+  case UOP_ARG_VAR:
+    return a->i == b->i && a->i2 == b->i2 && (a->str == b->str || (a->str && b->str && strcmp(a->str, b->str) == 0));
+  case UOP_ARG_RANGE: return a->i == b->i && a->i2 == b->i2;
+  case UOP_ARG_INTS: return a->n == b->n && (a->ints == b->ints || memcmp(a->ints, b->ints, a->n * sizeof(int64_t)) == 0);
+  default: return false;
+  }
+}
+
+/* Canonical form: only the fields of the kind are set, strings and arrays interned (so they compare by pointer). */
+static bool arg_canon(uop_ctx *ctx, const uop_arg *in, uop_arg *out) {
+  *out = (uop_arg){.kind = in->kind};
+  switch (in->kind) {
+  case UOP_ARG_NONE: break;
+  case UOP_ARG_INT: out->i = in->i; break;
+  case UOP_ARG_FLOAT: out->f = in->f; break;
+  case UOP_ARG_VAR: out->i = in->i; out->i2 = in->i2; /* fall through */
+  case UOP_ARG_STR:
+    out->str = uop_intern_str(ctx, in->str, in->str ? strlen(in->str) : 0);
+    if (!out->str) return false;
+    break;
+  case UOP_ARG_RANGE: out->i = in->i; out->i2 = in->i2; break;
+  case UOP_ARG_INTS:
+    out->n = in->n;
+    out->ints = uop_intern_ints(ctx, in->ints, in->n);
+    if (!out->ints) return false;
+    break;
+  default: out->kind = UOP_ARG_NONE; break;
+  }
+  return true;
+}
+
+static uint64_t arg_hash(const uop_arg *a) {
+  uint64_t h = mix(0, a->kind);
+  h = mix(h, (uint64_t)a->i);
+  h = mix(h, (uint64_t)a->i2);
+  h = mix(h, a->kind == UOP_ARG_FLOAT ? dbits(a->f) : 0);
+  h = mix(h, (uint64_t)(uintptr_t)a->str);
+  h = mix(h, (uint64_t)(uintptr_t)a->ints);
+  return mix(h, a->n);
+}
+
+static uint64_t dtype_hash(uop_dtype dt) {
+  uint64_t h = mix(dt.scalar, dt.addrspace);
+  h = mix(h, dt.count);
+  if (dt.addrspace != UOP_AS_NONE) h = mix(mix(h, dt.ptr_v), (uint64_t)dt.size);
+  return h;
+}
+
+/* Canonical dtype: value types carry ptr_v = 1 and size = -1 so that uop_dt_eq and bytewise identity agree. */
+static uop_dtype dtype_canon(uop_dtype dt) {
+  if (dt.count == 0) dt.count = 1;
+  if (dt.addrspace == UOP_AS_NONE) {
+    dt.ptr_v = 1;
+    dt.size = -1;
+  }
+  return dt;
+}
+
+/* ------------------------------------------------------------------------------------------------ nodes */
+
+static bool table_grow(uop_ctx *ctx) {
+  size_t ncap = ctx->cap * 2;
+  uop **nn = calloc(ncap, sizeof *nn);
+  uint64_t *nh = calloc(ncap, sizeof *nh);
+  if (!nn || !nh) {
+    free(nn);
+    free(nh);
+    return false;
+  }
+  for (size_t j = 0; j < ctx->cap; j++) {
+    if (!ctx->nodes[j]) continue;
+    size_t i = ctx->hashes[j] & (ncap - 1);
+    while (nn[i]) i = (i + 1) & (ncap - 1);
+    nn[i] = ctx->nodes[j];
+    nh[i] = ctx->hashes[j];
+  }
+  free(ctx->nodes);
+  free(ctx->hashes);
+  ctx->nodes = nn;
+  ctx->hashes = nh;
+  ctx->cap = ncap;
+  return true;
+}
+
+const uop *uop_new(uop_ctx *ctx, uop_op op, uop_dtype dtype, const uop *const *src, uint32_t nsrc, uop_arg arg) {
+  if (!ctx || ctx->oom) return NULL;
+  if ((unsigned)op >= UOP_OP_COUNT) return NULL;
+  for (uint32_t i = 0; i < nsrc; i++)
+    if (!src[i]) return NULL; /* a failed builder upstream: propagate NULL (oom is already sticky) */
+  uop_arg a;
+  if (!arg_canon(ctx, &arg, &a)) return NULL;
+  dtype = dtype_canon(dtype);
+  uint64_t h = mix(mix(op, dtype_hash(dtype)), arg_hash(&a));
+  h = mix(h, nsrc);
+  for (uint32_t i = 0; i < nsrc; i++) h = mix(h, (uint64_t)(uintptr_t)src[i]);
+  h ^= h >> 33; /* finalize: the multiplies in mix only carry low bits upwards */
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 29;
+  size_t mask = ctx->cap - 1, i = h & mask;
+  for (; ctx->nodes[i]; i = (i + 1) & mask) {
+    const uop *n = ctx->nodes[i];
+    if (ctx->hashes[i] != h || n->op != op || n->nsrc != nsrc || !uop_dt_eq(n->dtype, dtype) ||
+        n->dtype.ptr_v != dtype.ptr_v || !uop_arg_eq(&n->arg, &a))
+      continue;
+    if (nsrc && memcmp(n->src, src, nsrc * sizeof *src) != 0) continue;
+    return n;
+  }
+  if (ctx->count >= UINT32_MAX - 1) {
+    ctx->oom = true;
+    return NULL;
+  }
+  uop *n = uop_ctx_alloc(ctx, sizeof *n + nsrc * sizeof *src);
+  if (!n) return NULL;
+  memset(n, 0, sizeof *n);
+  const uop **s = (const uop **)(n + 1);
+  if (nsrc) memcpy(s, src, nsrc * sizeof *src);
+  n->op = (uint8_t)op;
+  n->dtype = dtype;
+  n->arg = a;
+  n->nsrc = nsrc;
+  n->src = s;
+  n->id = (uint32_t)ctx->count;
+  ctx->nodes[i] = n;
+  ctx->hashes[i] = h;
+  ctx->count++;
+  if (ctx->count * 4 > ctx->cap * 3 && !table_grow(ctx)) ctx->oom = true; /* node stays valid; later calls fail */
+  return n;
+}
+
+/* ------------------------------------------------------------------------------------------------ builders */
+
+const uop *uop_const_int(uop_ctx *ctx, uop_dtype dt, int64_t v) {
+  if (uop_dt_is_float(dt)) return uop_const_float(ctx, dt, (double)v);
+  return uop_new(ctx, UOP_CONST, dt, NULL, 0, uop_arg_int(uop_wrap_to(dt, v)));
+}
+
+const uop *uop_const_float(uop_ctx *ctx, uop_dtype dt, double v) {
+  if (!uop_dt_is_float(dt)) {
+    /* float value for an int dtype: C conversion semantics for in-range values, else 0 */
+    int64_t iv = (isfinite(v) && v > -9.2e18 && v < 9.2e18) ? (int64_t)v : 0;
+    return uop_const_int(ctx, dt, iv);
+  }
+  if (dt.scalar == UOP_FLOAT32) v = (double)(float)v;
+  return uop_new(ctx, UOP_CONST, dt, NULL, 0, uop_arg_float(v));
+}
+
+const uop *uop_const_bool(uop_ctx *ctx, bool v) { return uop_const_int(ctx, uop_dt(UOP_BOOL), v); }
+const uop *uop_index_const(uop_ctx *ctx, int64_t v) { return uop_const_int(ctx, uop_dt(UOP_INDEX), v); }
+
+const uop *uop_var(uop_ctx *ctx, const char *name, int64_t min, int64_t max, uop_dtype dt) {
+  return uop_new(ctx, UOP_DEFINE_VAR, dt, NULL, 0, uop_arg_var(ctx, name, min, max));
+}
+
+const uop *uop_range(uop_ctx *ctx, const uop *end, int64_t id, uop_axis axis) {
+  return uop_new(ctx, UOP_RANGE, uop_dt(UOP_INDEX), &end, 1, uop_arg_range(id, axis));
+}
+
+const uop *uop_special(uop_ctx *ctx, const char *name, const uop *end) {
+  return uop_new(ctx, UOP_SPECIAL, uop_dt(UOP_INDEX), &end, 1, uop_arg_str(ctx, name));
+}
+
+const uop *uop_alu1(uop_ctx *ctx, uop_op op, const uop *a) {
+  if (!a) return NULL;
+  return uop_new(ctx, op, a->dtype, &a, 1, uop_arg_none());
+}
+
+const uop *uop_alu2(uop_ctx *ctx, uop_op op, const uop *a, const uop *b) {
+  if (!a || !b) return NULL;
+  const uop *s[2] = {a, b};
+  uop_dtype dt = a->dtype;
+  if (op == UOP_CMPLT || op == UOP_CMPNE || op == UOP_CMPEQ) dt = uop_dt_vec(uop_dt(UOP_BOOL), a->dtype.count);
+  return uop_new(ctx, op, dt, s, 2, uop_arg_none());
+}
+
+const uop *uop_where(uop_ctx *ctx, const uop *cond, const uop *a, const uop *b) {
+  if (!cond || !a || !b) return NULL;
+  const uop *s[3] = {cond, a, b};
+  return uop_new(ctx, UOP_WHERE, a->dtype, s, 3, uop_arg_none());
+}
+
+const uop *uop_cast(uop_ctx *ctx, uop_dtype dt, const uop *a) {
+  if (!a) return NULL;
+  return uop_new(ctx, UOP_CAST, dt, &a, 1, uop_arg_none());
+}
+
+const uop *uop_replace_src(uop_ctx *ctx, const uop *n, const uop *const *src, uint32_t nsrc) {
+  if (!n) return NULL;
+  return uop_new(ctx, (uop_op)n->op, n->dtype, src, nsrc, n->arg);
+}
+
+bool uop_const_value(const uop *n, int64_t *out_v) {
+  if (!n || n->op != UOP_CONST || n->arg.kind != UOP_ARG_INT) return false;
+  *out_v = n->arg.i;
+  return true;
+}

@@ -1,0 +1,137 @@
+/* Private helpers shared by the uop implementation files: a pointer-keyed hash map and a growable pointer stack. */
+#ifndef HCQ_UOP_INTERNAL_H
+#define HCQ_UOP_INTERNAL_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "uop/uop.h"
+
+/* Open-addressing map from a node pointer to a word (pointer or integer). Key NULL marks an empty slot. */
+typedef struct uop_ptrmap {
+  const void **keys;
+  uintptr_t *vals;
+  size_t cap, count; /* cap is 0 or a power of two */
+} uop_ptrmap;
+
+static inline size_t uop_ptrhash(const void *p) {
+  uint64_t h = (uint64_t)(uintptr_t)p;
+  h ^= h >> 29;
+  h *= 0x9E3779B97F4A7C15ull;
+  return (size_t)(h ^ (h >> 32));
+}
+
+static inline void uop_ptrmap_free(uop_ptrmap *m) {
+  free(m->keys);
+  free(m->vals);
+  memset(m, 0, sizeof *m);
+}
+
+/* Returns the slot of key, or NULL if absent. */
+static inline uintptr_t *uop_ptrmap_find(const uop_ptrmap *m, const void *key) {
+  if (!m->cap) return NULL;
+  size_t mask = m->cap - 1;
+  for (size_t i = uop_ptrhash(key) & mask;; i = (i + 1) & mask) {
+    if (m->keys[i] == key) return &m->vals[i];
+    if (!m->keys[i]) return NULL;
+  }
+}
+
+static inline bool uop_ptrmap_grow(uop_ptrmap *m) {
+  size_t ncap = m->cap ? m->cap * 2 : 64;
+  const void **nk = calloc(ncap, sizeof *nk);
+  uintptr_t *nv = malloc(ncap * sizeof *nv);
+  if (!nk || !nv) {
+    free(nk);
+    free(nv);
+    return false;
+  }
+  for (size_t j = 0; j < m->cap; j++) {
+    if (!m->keys[j]) continue;
+    size_t i = uop_ptrhash(m->keys[j]) & (ncap - 1);
+    while (nk[i]) i = (i + 1) & (ncap - 1);
+    nk[i] = m->keys[j];
+    nv[i] = m->vals[j];
+  }
+  free(m->keys);
+  free(m->vals);
+  m->keys = nk;
+  m->vals = nv;
+  m->cap = ncap;
+  return true;
+}
+
+/* Insert or overwrite. Returns false on out-of-memory. */
+static inline bool uop_ptrmap_put(uop_ptrmap *m, const void *key, uintptr_t val) {
+  if ((m->count + 1) * 4 > m->cap * 3 && !uop_ptrmap_grow(m)) return false;
+  size_t mask = m->cap - 1;
+  size_t i = uop_ptrhash(key) & mask;
+  while (m->keys[i] && m->keys[i] != key) i = (i + 1) & mask;
+  if (!m->keys[i]) {
+    m->keys[i] = key;
+    m->count++;
+  }
+  m->vals[i] = val;
+  return true;
+}
+
+/* Remove (backward-shift deletion keeps probe chains intact). */
+static inline void uop_ptrmap_del(uop_ptrmap *m, const void *key) {
+  if (!m->cap) return;
+  size_t mask = m->cap - 1;
+  size_t i = uop_ptrhash(key) & mask;
+  while (m->keys[i] != key) {
+    if (!m->keys[i]) return;
+    i = (i + 1) & mask;
+  }
+  m->count--;
+  for (size_t j = (i + 1) & mask; m->keys[j]; j = (j + 1) & mask) {
+    size_t home = uop_ptrhash(m->keys[j]) & mask;
+    /* can the entry at j move to the hole at i? only if its home is not in (i, j] cyclically */
+    if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
+      m->keys[i] = m->keys[j];
+      m->vals[i] = m->vals[j];
+      i = j;
+    }
+  }
+  m->keys[i] = NULL;
+}
+
+/* Growable array of words used as an explicit stack. */
+typedef struct uop_vec {
+  uintptr_t *v;
+  size_t n, cap;
+} uop_vec;
+
+static inline bool uop_vec_push(uop_vec *s, uintptr_t x) {
+  if (s->n == s->cap) {
+    size_t ncap = s->cap ? s->cap * 2 : 64;
+    uintptr_t *nv = realloc(s->v, ncap * sizeof *nv);
+    if (!nv) return false;
+    s->v = nv;
+    s->cap = ncap;
+  }
+  s->v[s->n++] = x;
+  return true;
+}
+
+static inline void uop_vec_free(uop_vec *s) {
+  free(s->v);
+  memset(s, 0, sizeof *s);
+}
+
+/* True once an allocation in ctx failed (sticky). */
+bool uop_ctx_is_oom(const uop_ctx *ctx);
+
+/* Integer helpers used by bounds, evaluation and folding. */
+static inline int64_t uop_wrap_to(uop_dtype dt, int64_t v) {
+  int bits = uop_dt_bits(dt);
+  if (dt.scalar == UOP_BOOL) return v != 0;
+  if (!uop_dt_is_int(dt) || bits >= 64) return v;
+  uint64_t mask = ((uint64_t)1 << bits) - 1, u = (uint64_t)v & mask;
+  if (uop_dt_is_unsigned(dt)) return (int64_t)u;
+  if (u >> (bits - 1)) u |= ~mask; /* sign-extend */
+  return (int64_t)u;
+}
+
+#endif

@@ -324,6 +324,17 @@ static void test_heuristic(void) {
   equiv(STACK, &g_c8, NULL);
   equiv(EXP512, &g_c8, NULL);
   equiv(SUM60, &g_c8, NULL);
+  static const char *EXAMPLES[] = {"examples/matmul.uop", "examples/conv2d.uop", "examples/softmax.uop",
+                                   "examples/max_rows.uop", "examples/transpose.uop", "examples/masked_store.uop",
+                                   "examples/sum.uop", "examples/add.uop"};
+  for (size_t i = 0; i < sizeof EXAMPLES / sizeof EXAMPLES[0]; i++) {
+    const uop *k = NULL;
+    CHECK_OK(cc_kernel_parse_file(g_ctx, EXAMPLES[i], &k));
+    char *text = NULL;
+    if (k) CHECK_OK(cc_kernel_print(k, &text));
+    if (text) equiv(text, &g_c8, NULL);
+    free(text);
+  }
 }
 
 int main(void) {

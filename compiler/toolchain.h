@@ -29,6 +29,17 @@ hcq_status cc_toolchain_version(const char *cc, const char **out_text);
 /* Compile source to an object with the current compiler; *out_obj is malloc'd. No cache. */
 hcq_status cc_toolchain_compile_c(const char *source, uint8_t **out_obj, size_t *out_size_B);
 
+/* LLVM IR targets (toolchain_llvm.c): llvm-cpu -> relocatable object (clang-19 -c -x ir -O2 -fPIC), amdgpu:* ->
+ * code object (clang-19 --target=amdgcn-amd-amdhsa -mcpu=ARCH -nogpulib -O3 -c, then ld.lld-19 -shared).
+ * Tools: $HCQ_CLANG (default clang-19) and $HCQ_LLD (default ld.lld-19). No cache in cc_llvm_compile;
+ * cc_llvm_compile_binary (what cc_compile_binary calls for these targets) goes through it. */
+const char *cc_llvm_clang(void);
+const char *cc_llvm_lld(void);
+/* HCQ_OK if `tool` is on PATH, else an error naming the Debian package to install. */
+hcq_status cc_llvm_require(const char *tool, const char *package);
+hcq_status cc_llvm_compile(const cc_target *t, const char *source, uint8_t **out_bin, size_t *out_size_B);
+hcq_status cc_llvm_compile_binary(const cc_target *t, cc_program *prog);
+
 /* Cache statistics of this process (for tests and bench). */
 typedef struct cc_cache_stats {
   uint64_t hits, misses, corrupt, writes;

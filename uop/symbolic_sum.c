@@ -93,6 +93,20 @@ static const uop *r_add_norm(uop_rewrite_ctx *rc, const uop *n, const uop_bindin
   return sym_build(rc->uctx, &s);
 }
 
+/* Is n already the left-leaning product of the sorted factors, times k when k != 1 (what r_mul_norm builds)? */
+static bool product_is_built(const uop *n, const uop *const *fac, int nf, int64_t k) {
+  const uop *cur = n;
+  if (k != 1) {
+    if (!is_index_bin(cur, UOP_MUL) || !is_index_const(cur->src[1], k)) return false;
+    cur = cur->src[0];
+  }
+  for (int j = nf - 1; j > 0; j--) {
+    if (!is_index_bin(cur, UOP_MUL) || cur->src[1] != fac[j]) return false;
+    cur = cur->src[0];
+  }
+  return cur == fac[0];
+}
+
 /* Products: flatten, multiply the constants, sort the factors, constant last; (a+b)*c distributes. */
 #define SYM_MAX_FACTORS 32
 static const uop *r_mul_norm(uop_rewrite_ctx *rc, const uop *n, const uop_bindings *b) {
@@ -126,6 +140,7 @@ static const uop *r_mul_norm(uop_rewrite_ctx *rc, const uop *n, const uop_bindin
       fac[j] = fac[j - 1];
       fac[j - 1] = t;
     }
+  if (product_is_built(n, fac, nf, k)) return NULL;
   const uop *acc = fac[0];
   for (int i = 1; i < nf; i++) acc = uop_alu2(ctx, UOP_MUL, acc, fac[i]);
   if (k != 1) acc = uop_alu2(ctx, UOP_MUL, acc, uop_index_const(ctx, k));

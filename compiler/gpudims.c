@@ -34,9 +34,17 @@ static int cmp_range_id(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* a * b, folded when both are constants (launch sizes should be plain numbers when they can be) */
+static const uop *mul_size(uop_ctx *ctx, const uop *a, const uop *b) {
+  int64_t x, y;
+  if (uop_const_value(a, &x) && uop_const_value(b, &y) && !__builtin_mul_overflow(x, y, &x))
+    return uop_index_const(ctx, x);
+  return uop_alu2(ctx, UOP_MUL, a, b);
+}
+
 static const uop *dim_size(uop_ctx *ctx, const hw_dim *d) {
   const uop *s = d->rng[0]->src[0];
-  for (int i = 1; i < d->n; i++) s = uop_alu2(ctx, UOP_MUL, s, d->rng[i]->src[0]);
+  for (int i = 1; i < d->n; i++) s = mul_size(ctx, s, d->rng[i]->src[0]);
   return s;
 }
 
@@ -46,7 +54,7 @@ static hcq_status map_dim(gpudims_job *j, uop_ctx *ctx, const hw_dim *d, const u
   for (int i = 0; i < d->n; i++) {
     const uop *e = inner ? uop_alu2(ctx, UOP_IDIV, id, inner) : id;
     if (i + 1 < d->n) e = uop_alu2(ctx, UOP_MOD, e, d->rng[i]->src[0]);
-    inner = inner ? uop_alu2(ctx, UOP_MUL, inner, d->rng[i]->src[0]) : d->rng[i]->src[0];
+    inner = inner ? mul_size(ctx, inner, d->rng[i]->src[0]) : d->rng[i]->src[0];
     if (!e || !inner) return hcq_status_make(HCQ_CODE_NOMEM, "gpudims: out of memory");
     if (!uop_ptrmap_put(&j->repl, d->rng[i], (uintptr_t)e) || !uop_ptrmap_put(&j->is_repl, e, 1))
       return hcq_status_make(HCQ_CODE_NOMEM, "gpudims: out of memory");

@@ -86,6 +86,15 @@ hcq_status cc_target_get(const char *name, int threads, cc_target *out) {
      * available for fexp2", "Cannot select fsin"): decompose those. */
     if (row->kind == CC_TARGET_AMDGPU)
       out->f64_decomposed_ops = UOP_OPBIT(UOP_EXP2) | UOP_OPBIT(UOP_LOG2) | UOP_OPBIT(UOP_SIN);
+    if (row->kind == CC_TARGET_PTX) {
+      /* CUDA grids: x up to 2^31-1 blocks, y and z up to 65535. ex2/lg2/sin.approx.f32 are only approximate
+       * (lg2: 2^-22 absolute, sin: 2^-20.9 absolute within [-pi, pi] and worse outside) and have no float64 form:
+       * the ptx targets use the decompositions, accurate to a few ulp (render_ptx.c can still emit the
+       * .approx forms for a target that lists these ops). */
+      out->global_max[0] = INT32_MAX;
+      out->global_max[1] = out->global_max[2] = 65535;
+      out->supported_ops &= ~(UOP_OPBIT(UOP_EXP2) | UOP_OPBIT(UOP_LOG2) | UOP_OPBIT(UOP_SIN));
+    }
   }
   return HCQ_OK;
 }

@@ -244,6 +244,7 @@ static double now_ms(void) {
 hcq_status cc_compile_binary(const cc_target *t, cc_program *prog) {
   if (!t || !prog || !prog->source) return hcq_status_make(HCQ_CODE_INVALID, "cc_compile_binary: no source");
   if (t->kind == CC_TARGET_AMDGPU || t->kind == CC_TARGET_LLVM_CPU) return cc_llvm_compile_binary(t, prog);
+  if (t->kind == CC_TARGET_PTX) return cc_ptx_compile_binary(t, prog);
   if (t->kind != CC_TARGET_C)
     return hcq_status_make(HCQ_CODE_UNSUPPORTED, "target %s: toolchain not implemented yet", t->name);
   free(prog->binary);

@@ -40,6 +40,14 @@ hcq_status cc_llvm_require(const char *tool, const char *package);
 hcq_status cc_llvm_compile(const cc_target *t, const char *source, uint8_t **out_bin, size_t *out_size_B);
 hcq_status cc_llvm_compile_binary(const cc_target *t, cc_program *prog);
 
+/* ptx targets (toolchain_ptx.c): PTX -> cubin with `ptxas -arch=sm_XY -O3`. ptxas is $HCQ_PTXAS, else
+ * /usr/local/cuda/bin/ptxas, else on $PATH; cc_ptx_ptxas fills its path or says how to install it.
+ * cc_ptx_assemble has no cache; cc_ptx_compile_binary (what cc_compile_binary calls for ptx) goes through it. */
+hcq_status cc_ptx_ptxas(char *out_path, size_t cap);
+hcq_status cc_ptx_assemble(const char *ptxas, const char *arch, const char *ptx, uint8_t **out_cubin,
+                           size_t *out_size_B);
+hcq_status cc_ptx_compile_binary(const cc_target *t, cc_program *prog);
+
 /* Cache statistics of this process (for tests and bench). */
 typedef struct cc_cache_stats {
   uint64_t hits, misses, corrupt, writes;

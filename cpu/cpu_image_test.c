@@ -176,7 +176,7 @@ static void test_real_image(void) {
   snprintf(path, sizeof path, "%s/k.elf", dir);
   f = fopen(path, "rb");
   CHECK(f != NULL);
-  uint8_t elf[65536];
+  static uint8_t elf[1 << 20];
   size_t elf_B = f ? fread(elf, 1, sizeof elf, f) : 0;
   if (f) fclose(f);
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

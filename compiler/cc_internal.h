@@ -44,6 +44,14 @@ hcq_status cc_linear_listing(const uop *const *list, size_t count, char **out_te
 
 /* C renderer: the kernel source for a linear program. *out_src is malloc'd. */
 hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *list, size_t count, char **out_src);
+/* PTX renderer (render_ptx.c): one .entry for targets "ptx:sm_XY". *out_src is malloc'd. */
+hcq_status cc_render_ptx(const cc_target *t, const char *name, const uop *const *list, size_t count, char **out_src);
+/* The PTX ISA version a ptx target is rendered with ("7.5" for sm_80, "7.8" for sm_90), chosen from the sm number
+ * (a table of the first ISA version supporting each arch); NULL for a malformed arch. */
+const char *cc_ptx_isa_version(const char *arch);
+
+/* LLVM IR renderer (llvm-cpu: the c target's ABI with core_id; amdgpu:*: amdgpu_kernel, addrspace(1) buffers). */
+hcq_status cc_render_llvm(const cc_target *t, const char *name, const uop *const *list, size_t count, char **out_src);
 
 /* Shortest text of a float32 value that reads back to the same float ("1.5", "0.1"). buf >= 32 bytes. */
 char *cc_fmt_float32(float v, char *buf);

@@ -35,6 +35,7 @@ typedef struct cc_target {
   int64_t local_max[3];
   int64_t shared_max_B;
   uop_opset supported_ops;  /* ALU ops the renderer emits directly; others are decomposed */
+  uop_opset f64_decomposed_ops; /* of supported_ops, those still decomposed for float64 (AMDGPU: exp2/log2/sin) */
 } cc_target;
 
 /* Fill *out for a target name ("c", "c:aarch64", "llvm-cpu", "ptx:sm_80", "ptx:sm_90", "amdgpu:gfx1100",

@@ -128,7 +128,8 @@ static const uop *xsin(fb *b, const uop *x) {
 static const uop *decomp_fn(void *user, uop_ctx *ctx, const uop *n, hcq_status *st) {
   const cc_target *t = user;
   uop_op op = (uop_op)n->op;
-  if (!uop_op_is_alu(op) || (t->supported_ops & UOP_OPBIT(op))) return n;
+  bool f64_decomp = n->dtype.scalar == UOP_FLOAT64 && (t->f64_decomposed_ops & UOP_OPBIT(op));
+  if (!uop_op_is_alu(op) || ((t->supported_ops & UOP_OPBIT(op)) && !f64_decomp)) return n;
   if (n->dtype.count != 1) {
     *st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "decompositions: vector %s not supported yet", uop_op_name(op));
     return NULL;

@@ -123,11 +123,14 @@ static inline hcq_status otu_native_same(uop_ctx *ctx, const uop *kernel, const 
   if (!st) st = cc_kbufs_alloc_fill(a, na, seed);
   if (!st) st = cc_kbufs_alloc_fill(b, nb, seed);
   if (!st) st = otu_interp(kernel, a, na, vals, nvals);
-  if (!st && na + p->nvars + 1 > 10) st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "test: too many arguments");
+  if (!st && p->nbufs + p->nvars + 1 > 10) st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "test: too many arguments");
   if (!st) {
     uintptr_t args[10];
     int nargs = 0;
-    for (size_t i = 0; i < nb; i++) args[nargs++] = (uintptr_t)b[i].data;
+    /* the program's own buffer list: a buffer the simplifier made unused is not a parameter */
+    for (size_t i = 0; i < p->nbufs; i++)
+      for (size_t j = 0; j < nb; j++)
+        if (b[j].slot == p->bufs[i].slot) args[nargs++] = (uintptr_t)b[j].data;
     for (size_t v = 0; v < p->nvars; v++)
       for (size_t j = 0; j < nvals; j++)
         if (strcmp(vals[j].name, p->var_names[v]) == 0) args[nargs++] = (uintptr_t)vals[j].value;

@@ -597,11 +597,12 @@ hcq_status cc_optimize(uop_ctx *ctx, const uop *sink, const cc_target *t, const 
   if (applied) *applied = NULL;
   if (napplied) *napplied = 0;
   if (!ctx || !sink || !t) return hcq_status_make(HCQ_CODE_INVALID, "cc_optimize: NULL argument");
-  if (o && o->noopt) return HCQ_OK;
+  bool noopt = o && o->noopt;
+  if (noopt && !t->has_local) return HCQ_OK;
   cc_sched s;
   hcq_status st = cc_sched_init(&s, ctx, sink, t);
-  if (!st) st = cc_convert_loop_to_global(&s);
-  if (!st) {
+  if (!st) st = cc_convert_loop_to_global(&s); /* GPU targets, even with noopt: one thread per output element */
+  if (!st && !noopt) {
     if (o && o->opts) {
       for (size_t i = 0; i < o->nopts && !st; i++) {
         st = cc_apply_opt(&s, o->opts[i]);

@@ -36,7 +36,7 @@ static const char *EXP512 =
     " (load (index b (+ (* r0 512) r1))))) r0 r1)))";
 
 static uop_ctx *g_ctx;
-static cc_target g_c, g_c8, g_ptx, g_llvm;
+static cc_target g_c, g_c8, g_ptx;
 
 static const uop *prep(const char *text) {
   const uop *s = NULL;
@@ -225,7 +225,7 @@ static void test_errors(void) {
   expect_err(mmtext, &g_c, "THREAD:2:2", "THREAD needs a LOOP axis");
   expect_err(mmtext, &g_c8, "THREAD:0:16", "too many threads");
   expect_err(mmtext, &g_c, "THREAD:0:2,THREAD:0:2", "already threaded");
-  expect_err(mmtext, &g_llvm, "THREAD:0:2", "does not support threads");
+  expect_err(mmtext, &g_ptx, "THREAD:0:2", "does not support threads");
   expect_err(mmtext, &g_c, "SWAP:0:1", "swap is only for two GLOBAL axes");
   expect_err(mmtext, &g_c, "TC:0:0", "not implemented");
   expect_err(mmtext, &g_ptx, "UPCAST:0:16,UPCAST:1:16,GROUP:0:0", "exceeds the shared memory");
@@ -324,6 +324,17 @@ static void test_heuristic(void) {
   equiv(STACK, &g_c8, NULL);
   equiv(EXP512, &g_c8, NULL);
   equiv(SUM60, &g_c8, NULL);
+  static const char *EXAMPLES[] = {"examples/matmul.uop", "examples/conv2d.uop", "examples/softmax.uop",
+                                   "examples/max_rows.uop", "examples/transpose.uop", "examples/masked_store.uop",
+                                   "examples/sum.uop", "examples/add.uop"};
+  for (size_t i = 0; i < sizeof EXAMPLES / sizeof EXAMPLES[0]; i++) {
+    const uop *k = NULL;
+    CHECK_OK(cc_kernel_parse_file(g_ctx, EXAMPLES[i], &k));
+    char *text = NULL;
+    if (k) CHECK_OK(cc_kernel_print(k, &text));
+    if (text) equiv(text, &g_c8, NULL);
+    free(text);
+  }
 }
 
 int main(void) {
@@ -335,7 +346,6 @@ int main(void) {
   CHECK_OK(cc_target_get("c", 4, &g_c));
   CHECK_OK(cc_target_get("c", 8, &g_c8));
   CHECK_OK(cc_target_get("ptx:sm_90", 0, &g_ptx));
-  CHECK_OK(cc_target_get("llvm-cpu", 0, &g_llvm));
   test_upcast_structure();
   test_thread_structure();
   test_unroll_structure();

@@ -289,8 +289,6 @@ hcq_status cc_compile_source(uop_ctx *ctx, const uop *kernel, const cc_target *t
   if (kernel->op != UOP_SINK)
     return hcq_status_make(HCQ_CODE_INVALID, "cc_compile_source: the kernel root is %s, expected SINK",
                            uop_op_name((uop_op)kernel->op));
-  if (t->kind != CC_TARGET_C)
-    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "target %s: renderer not implemented yet", t->name);
   double t0 = now_ms();
   cc_program *p = calloc(1, sizeof *p);
   if (!p) return hcq_status_make(HCQ_CODE_NOMEM, "cc_compile_source: out of memory");
@@ -324,7 +322,10 @@ hcq_status cc_compile_source(uop_ctx *ctx, const uop *kernel, const cc_target *t
   }
   st = fill_spec(ctx, t, sink, p);
   if (st) goto fail;
-  st = cc_render_c(t, p->name, p->linear, p->nlinear, &p->source);
+  if (t->kind == CC_TARGET_PTX) st = cc_render_ptx(t, p->name, p->linear, p->nlinear, &p->source);
+  else if (t->kind == CC_TARGET_AMDGPU || t->kind == CC_TARGET_LLVM_CPU)
+    st = cc_render_llvm(t, p->name, p->linear, p->nlinear, &p->source);
+  else st = cc_render_c(t, p->name, p->linear, p->nlinear, &p->source);
   if (st) goto fail;
   p->applied_opts = pc.applied;
   p->napplied_opts = pc.napplied;

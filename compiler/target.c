@@ -62,22 +62,39 @@ hcq_status cc_target_get(const char *name, int threads, cc_target *out) {
   snprintf(out->arch, sizeof out->arch, "%s", row->arch ? row->arch : host_arch());
   if (row->kind == CC_TARGET_C || row->kind == CC_TARGET_LLVM_CPU) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    out->has_threads = row->kind == CC_TARGET_C;
+    out->has_threads = true; /* llvm-cpu kernels take the same core_id argument as c kernels */
     out->supports_float4 = true;
     out->global_max[0] = threads > 0 ? threads : (cores > 0 ? cores : 1);
     /* c renders SQRT and TRUNC with compiler builtins; MAX, EXP2, LOG2, SIN and RECIP are decomposed. */
     out->supported_ops = OPS_C_COMMON | UOP_OPBIT(UOP_SQRT) | UOP_OPBIT(UOP_TRUNC);
   } else {
-    /* GPU targets: the limits are the reference's; their renderers are not implemented yet. */
+    /* GPU targets: the limits are the reference's (AMD: global_max (2^31-1, 65535, 65535)). */
     out->has_local = out->has_shared = true;
     out->supports_float4 = true;
     out->global_max[0] = out->global_max[1] = out->global_max[2] = (int64_t)1 << 31;
+    if (row->kind == CC_TARGET_AMDGPU) {
+      out->global_max[0] = INT32_MAX;
+      out->global_max[1] = out->global_max[2] = 65535;
+    }
     out->local_max[0] = 1024;
     out->local_max[1] = 1024;
     out->local_max[2] = 64;
     out->shared_max_B = row->kind == CC_TARGET_PTX ? 49152 : 65536;
     out->supported_ops = OPS_C_COMMON | UOP_OPBIT(UOP_SQRT) | UOP_OPBIT(UOP_MAX) | UOP_OPBIT(UOP_EXP2) |
                          UOP_OPBIT(UOP_LOG2) | UOP_OPBIT(UOP_SIN) | UOP_OPBIT(UOP_TRUNC) | UOP_OPBIT(UOP_RECIP);
+    /* llc-19 lowers llvm.exp2/log2/sin natively for f32 and f16 on AMDGPU, but not for f64 ("no libcall
+     * available for fexp2", "Cannot select fsin"): decompose those. */
+    if (row->kind == CC_TARGET_AMDGPU)
+      out->f64_decomposed_ops = UOP_OPBIT(UOP_EXP2) | UOP_OPBIT(UOP_LOG2) | UOP_OPBIT(UOP_SIN);
+    if (row->kind == CC_TARGET_PTX) {
+      /* CUDA grids: x up to 2^31-1 blocks, y and z up to 65535. ex2/lg2/sin.approx.f32 are only approximate
+       * (lg2: 2^-22 absolute, sin: 2^-20.9 absolute within [-pi, pi] and worse outside) and have no float64 form:
+       * the ptx targets use the decompositions, accurate to a few ulp (render_ptx.c can still emit the
+       * .approx forms for a target that lists these ops). */
+      out->global_max[0] = INT32_MAX;
+      out->global_max[1] = out->global_max[2] = 65535;
+      out->supported_ops &= ~(UOP_OPBIT(UOP_EXP2) | UOP_OPBIT(UOP_LOG2) | UOP_OPBIT(UOP_SIN));
+    }
   }
   return HCQ_OK;
 }

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,14 +22,19 @@ const char *cc_toolchain_cc(void) {
   return cc && cc[0] ? cc : "cc";
 }
 
+/* $HCQ_CC_TUNE replaces the native tuning flag: a cross compiler (e.g. HCQ_CC=aarch64-linux-gnu-gcc run by a
+ * test under qemu-user) cannot detect "native" and needs an explicit one such as -mcpu=cortex-a57. */
 const char *cc_toolchain_flags(void) {
+  static __thread char buf[512];
+  const char *tune = getenv("HCQ_CC_TUNE");
 #if defined(__aarch64__) || defined(__arm__)
-  return "-c -x c -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-math-errno -fno-stack-protector "
-         "-fno-asynchronous-unwind-tables -fno-ident -mcpu=native";
+  const char *native = "-mcpu=native";
 #else
-  return "-c -x c -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-math-errno -fno-stack-protector "
-         "-fno-asynchronous-unwind-tables -fno-ident -march=native";
+  const char *native = "-march=native";
 #endif
+  snprintf(buf, sizeof buf, "-c -x c -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-math-errno "
+           "-fno-stack-protector -fno-asynchronous-unwind-tables -fno-ident %s", tune && tune[0] ? tune : native);
+  return buf;
 }
 
 /* Debian package that provides a compiler command. */
@@ -69,8 +75,29 @@ static hcq_status read_file(const char *path, uint8_t **out, size_t *out_len) {
   return HCQ_OK;
 }
 
+/* Is `cmd` an executable file, directly (when it has a '/') or in a $PATH directory? Checked before spawning:
+ * posix_spawnp's ENOENT does not reach the parent everywhere (qemu-user runs the child as a plain fork). */
+static bool on_path(const char *cmd) {
+  if (strchr(cmd, '/')) return access(cmd, X_OK) == 0;
+  const char *path = getenv("PATH");
+  if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
+  for (const char *p = path; *p;) {
+    const char *end = strchr(p, ':');
+    size_t n = end ? (size_t)(end - p) : strlen(p);
+    char full[4096];
+    if (snprintf(full, sizeof full, "%.*s/%s", (int)n, n ? p : ".", cmd) < (int)sizeof full && access(full, X_OK) == 0)
+      return true;
+    p += n + (end ? 1 : 0);
+    if (!end) break;
+  }
+  return false;
+}
+
 /* Run argv with `input` on stdin; stdout and stderr go to the temp file `errpath`. *out_status = wait status. */
 static hcq_status run_tool(char *const argv[], const char *input, const char *errpath, int *out_status) {
+  if (!on_path(argv[0]))
+    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "C compiler '%s' not found: install the Debian package %s "
+                           "(or set HCQ_CC)", argv[0], package_for(argv[0]));
   int pipefd[2];
   if (pipe2(pipefd, O_CLOEXEC) != 0) return hcq_status_make(HCQ_CODE_IO, "pipe: %s", strerror(errno));
   posix_spawn_file_actions_t fa;
@@ -216,6 +243,8 @@ static double now_ms(void) {
 
 hcq_status cc_compile_binary(const cc_target *t, cc_program *prog) {
   if (!t || !prog || !prog->source) return hcq_status_make(HCQ_CODE_INVALID, "cc_compile_binary: no source");
+  if (t->kind == CC_TARGET_AMDGPU || t->kind == CC_TARGET_LLVM_CPU) return cc_llvm_compile_binary(t, prog);
+  if (t->kind == CC_TARGET_PTX) return cc_ptx_compile_binary(t, prog);
   if (t->kind != CC_TARGET_C)
     return hcq_status_make(HCQ_CODE_UNSUPPORTED, "target %s: toolchain not implemented yet", t->name);
   free(prog->binary);

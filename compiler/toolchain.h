@@ -3,6 +3,7 @@
  * cc_toolchain_compile_c: C source (on stdin) -> relocatable ELF object, with
  *   CC -c -x c -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-math-errno -fno-stack-protector
  *      -fno-asynchronous-unwind-tables -fno-ident -march=native (x86_64; -mcpu=native on arm) - -o OUT
+ * (the last flag is $HCQ_CC_TUNE when set, e.g. -mcpu=cortex-a57 for a cross compiler that cannot detect native).
  * CC is $HCQ_CC, or "cc". A missing compiler reports the Debian package to install; a failed compile reports the
  * exact command and the compiler's stderr.
  *
@@ -27,6 +28,25 @@ hcq_status cc_toolchain_version(const char *cc, const char **out_text);
 
 /* Compile source to an object with the current compiler; *out_obj is malloc'd. No cache. */
 hcq_status cc_toolchain_compile_c(const char *source, uint8_t **out_obj, size_t *out_size_B);
+
+/* LLVM IR targets (toolchain_llvm.c): llvm-cpu -> relocatable object (clang-19 -c -x ir -O2 -fPIC), amdgpu:* ->
+ * code object (clang-19 --target=amdgcn-amd-amdhsa -mcpu=ARCH -nogpulib -O3 -c, then ld.lld-19 -shared).
+ * Tools: $HCQ_CLANG (default clang-19) and $HCQ_LLD (default ld.lld-19). No cache in cc_llvm_compile;
+ * cc_llvm_compile_binary (what cc_compile_binary calls for these targets) goes through it. */
+const char *cc_llvm_clang(void);
+const char *cc_llvm_lld(void);
+/* HCQ_OK if `tool` is on PATH, else an error naming the Debian package to install. */
+hcq_status cc_llvm_require(const char *tool, const char *package);
+hcq_status cc_llvm_compile(const cc_target *t, const char *source, uint8_t **out_bin, size_t *out_size_B);
+hcq_status cc_llvm_compile_binary(const cc_target *t, cc_program *prog);
+
+/* ptx targets (toolchain_ptx.c): PTX -> cubin with `ptxas -arch=sm_XY -O3`. ptxas is $HCQ_PTXAS, else
+ * /usr/local/cuda/bin/ptxas, else on $PATH; cc_ptx_ptxas fills its path or says how to install it.
+ * cc_ptx_assemble has no cache; cc_ptx_compile_binary (what cc_compile_binary calls for ptx) goes through it. */
+hcq_status cc_ptx_ptxas(char *out_path, size_t cap);
+hcq_status cc_ptx_assemble(const char *ptxas, const char *arch, const char *ptx, uint8_t **out_cubin,
+                           size_t *out_size_B);
+hcq_status cc_ptx_compile_binary(const cc_target *t, cc_program *prog);
 
 /* Cache statistics of this process (for tests and bench). */
 typedef struct cc_cache_stats {

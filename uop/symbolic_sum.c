@@ -34,14 +34,77 @@ static bool recombine(sym_sum *s) {
   return false;
 }
 
+/* Is c the node uop_index_const(ctx, v) would return (interned consts carry the canonical index dtype)? */
+static bool is_index_const(const uop *c, int64_t v) {
+  return c->op == UOP_CONST && sym_is_index(c) && c->dtype.addrspace == UOP_AS_NONE && c->arg.kind == UOP_ARG_INT &&
+         c->arg.i == v;
+}
+
+/* A plain binary index op as uop_alu2 builds it. */
+static bool is_index_bin(const uop *n, uop_op op) {
+  return n->op == op && n->nsrc == 2 && sym_is_index(n) && n->arg.kind == UOP_ARG_NONE;
+}
+
+/* Would sym_build(s) return n itself? Checked without building (building interns every partial sum, the hot cost
+ * of normalising sums that are already canonical): n must be the left-leaning chain of s's term nodes in strictly
+ * increasing uop_struct_cmp order, then the constant if nonzero. */
+static bool sum_is_built(const uop *n, const sym_sum *s) {
+  int m = 0;
+  for (int i = 0; i < s->n; i++) m += s->t[i].coeff != 0;
+  if (m == 0) return false;
+  const uop *cur = n;
+  if (s->k != 0) {
+    if (!is_index_bin(cur, UOP_ADD) || !is_index_const(cur->src[1], s->k)) return false;
+    cur = cur->src[0];
+  }
+  const uop *leaf[SYM_MAX_TERMS];
+  for (int j = m - 1; j > 0; j--) {
+    if (!is_index_bin(cur, UOP_ADD)) return false;
+    leaf[j] = cur->src[1];
+    cur = cur->src[0];
+  }
+  leaf[0] = cur;
+  uint64_t used[(SYM_MAX_TERMS + 63) / 64] = {0};
+  for (int j = 0; j < m; j++) {
+    const uop *l = leaf[j], *base = l;
+    int64_t coeff = 1;
+    if (is_index_bin(l, UOP_MUL) && l->src[1]->op == UOP_CONST) {
+      if (!is_index_const(l->src[1], l->src[1]->arg.i) || l->src[1]->arg.i == 1) return false;
+      base = l->src[0];
+      coeff = l->src[1]->arg.i;
+    }
+    int i = 0;
+    while (i < s->n && s->t[i].base != base) i++;
+    if (i == s->n || s->t[i].coeff != coeff || (used[i / 64] >> (i % 64) & 1)) return false;
+    used[i / 64] |= (uint64_t)1 << (i % 64);
+    if (j > 0 && uop_struct_cmp(leaf[j - 1], l) >= 0) return false;
+  }
+  return true;
+}
+
 static const uop *r_add_norm(uop_rewrite_ctx *rc, const uop *n, const uop_bindings *b) {
   (void)b;
   if (!sym_is_index(n)) return NULL;
   sym_sum s;
   if (!sym_decompose(n, &s)) return NULL;
-  for (int guard = 0; guard < 8 && recombine(&s); guard++) {
-  }
+  bool changed = false;
+  for (int guard = 0; guard < 8 && recombine(&s); guard++) changed = true;
+  if (!changed && sum_is_built(n, &s)) return NULL;
   return sym_build(rc->uctx, &s);
+}
+
+/* Is n already the left-leaning product of the sorted factors, times k when k != 1 (what r_mul_norm builds)? */
+static bool product_is_built(const uop *n, const uop *const *fac, int nf, int64_t k) {
+  const uop *cur = n;
+  if (k != 1) {
+    if (!is_index_bin(cur, UOP_MUL) || !is_index_const(cur->src[1], k)) return false;
+    cur = cur->src[0];
+  }
+  for (int j = nf - 1; j > 0; j--) {
+    if (!is_index_bin(cur, UOP_MUL) || cur->src[1] != fac[j]) return false;
+    cur = cur->src[0];
+  }
+  return cur == fac[0];
 }
 
 /* Products: flatten, multiply the constants, sort the factors, constant last; (a+b)*c distributes. */
@@ -77,6 +140,7 @@ static const uop *r_mul_norm(uop_rewrite_ctx *rc, const uop *n, const uop_bindin
       fac[j] = fac[j - 1];
       fac[j - 1] = t;
     }
+  if (product_is_built(n, fac, nf, k)) return NULL;
   const uop *acc = fac[0];
   for (int i = 1; i < nf; i++) acc = uop_alu2(ctx, UOP_MUL, acc, fac[i]);
   if (k != 1) acc = uop_alu2(ctx, UOP_MUL, acc, uop_index_const(ctx, k));

@@ -189,24 +189,34 @@ static const struct {
     {"range", F_RANGE, UOP_RANGE}, {"special", F_SPECIAL, UOP_SPECIAL},
 };
 
+/* One open form. Kept small (64 bytes): a 10 MB line can nest two million deep. The form's atoms (all its atom
+ * slots come before its expression slots) live on the parser's side stack from atom_base on. */
 typedef struct frame {
-  form_kind kind;
-  uop_op op;
-  const char *head; /* the operator's spelling, for messages */
-  int line, col;    /* of the '(' */
-  int n;            /* slots filled */
+  uint8_t kind;   /* form_kind */
+  uint8_t n;      /* slots filled */
+  uint8_t dt;     /* uop_scalar of a 'd' slot */
+  uint8_t head;   /* index into heads[], HEAD_ROOT for the root */
+  int line, col;  /* of the '(' */
+  uint32_t atom_base;
   const uop *e[3];
   int eline[3], ecol[3];
-  tok atom[4];      /* raw atoms, by slot */
-  uop_scalar dt;
 } frame;
+
+_Static_assert(sizeof(frame) <= 64 || sizeof(void *) != 8, "keep open forms small");
+#define HEAD_ROOT 0xff
 
 typedef struct parser {
   uop_ctx *ctx;
   lexer lx;
   frame *stack;
   size_t depth, cap;
+  tok *atoms;
+  size_t natoms, atoms_cap;
 } parser;
+
+static const char *f_head(const frame *f) { return f->head == HEAD_ROOT ? "root" : heads[f->head].word; }
+static uop_op f_op(const frame *f) { return heads[f->head].op; }
+#define ATOM(f, i) (&ps->atoms[(f)->atom_base + (i)])
 
 static hcq_status perr(int line, int col, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static hcq_status perr(int line, int col, const char *fmt, ...) {
@@ -231,7 +241,7 @@ static hcq_status built(parser *ps, const uop *n, const frame *f, const uop **ou
   }
   hcq_status st = uop_ctx_status(ps->ctx);
   if (!st) st = hcq_status_make(HCQ_CODE_INTERNAL, "uop_new refused the node");
-  return hcq_status_annotate(st, "%d:%d: building (%s ...)", f->line, f->col, f->head);
+  return hcq_status_annotate(st, "%d:%d: building (%s ...)", f->line, f->col, f_head(f));
 }
 
 static const char *dtname(const uop *n) {
@@ -284,9 +294,9 @@ static hcq_status int_in_range(const tok *t, uop_scalar s, int64_t *out) {
 }
 
 static hcq_status build_const(parser *ps, frame *f, const uop **out) {
-  const tok *v = &f->atom[0];
+  const tok *v = ATOM(f, 0);
   char buf[64];
-  uop_scalar s = f->dt;
+  uop_scalar s = (uop_scalar)f->dt;
   if (s == UOP_BOOL) {
     bool b;
     if (tok_is(v, "true") || tok_is(v, "1")) b = true;
@@ -322,20 +332,20 @@ static hcq_status build_const(parser *ps, frame *f, const uop **out) {
 }
 
 static hcq_status build_var(parser *ps, frame *f, const uop **out) {
-  uop_scalar s = f->dt;
-  const tok *dt = &f->atom[3];
+  uop_scalar s = (uop_scalar)f->dt;
+  const tok *dt = ATOM(f, 3);
   if (!scalar_is_int(s))
     return perr(dt->line, dt->col, "var dtype must be an integer type or index, got %s", uop_text_dt_name(s));
   int64_t lo, hi;
-  HCQ_TRY(int_in_range(&f->atom[1], s, &lo));
-  HCQ_TRY(int_in_range(&f->atom[2], s, &hi));
+  HCQ_TRY(int_in_range(ATOM(f, 1), s, &lo));
+  HCQ_TRY(int_in_range(ATOM(f, 2), s, &hi));
   bool ordered = s == UOP_UINT64 ? (uint64_t)lo <= (uint64_t)hi : lo <= hi;
   if (!ordered) {
     char a[64], b[64];
-    return perr(f->atom[1].line, f->atom[1].col, "var min %s is greater than max %s", tok_desc(&f->atom[1], a, sizeof a),
-                tok_desc(&f->atom[2], b, sizeof b));
+    return perr(ATOM(f, 1)->line, ATOM(f, 1)->col, "var min %s is greater than max %s", tok_desc(ATOM(f, 1), a, sizeof a),
+                tok_desc(ATOM(f, 2), b, sizeof b));
   }
-  const char *name = uop_intern_str(ps->ctx, f->atom[0].s, f->atom[0].len);
+  const char *name = uop_intern_str(ps->ctx, ATOM(f, 0)->s, ATOM(f, 0)->len);
   if (!name) return built(ps, NULL, f, out);
   return built(ps, uop_var(ps->ctx, name, lo, hi, uop_dt(s)), f, out);
 }
@@ -343,7 +353,7 @@ static hcq_status build_var(parser *ps, frame *f, const uop **out) {
 static hcq_status need_index_end(const frame *f) {
   const uop *end = f->e[0];
   if (end->dtype.scalar != UOP_INDEX)
-    return perr(f->eline[0], f->ecol[0], "END of %s must be index, got %s", f->head, dtname(end));
+    return perr(f->eline[0], f->ecol[0], "END of %s must be index, got %s", f_head(f), dtname(end));
   return HCQ_OK;
 }
 
@@ -351,11 +361,11 @@ static hcq_status build_bin(parser *ps, frame *f, const uop **out) {
   const uop *a = f->e[0], *b = f->e[1];
   uop_scalar s = (uop_scalar)a->dtype.scalar;
   if (a->dtype.scalar != b->dtype.scalar)
-    return perr(f->line, f->col, "operands of %s have different dtypes: %s (at %d:%d) and %s (at %d:%d)", f->head,
+    return perr(f->line, f->col, "operands of %s have different dtypes: %s (at %d:%d) and %s (at %d:%d)", f_head(f),
                 dtname(a), f->eline[0], f->ecol[0], dtname(b), f->eline[1], f->ecol[1]);
   bool ok = true;
   const char *need = "";
-  switch (f->op) {
+  switch (f_op(f)) {
   case UOP_IDIV: case UOP_MOD: case UOP_SHL: case UOP_SHR:
     ok = scalar_is_int(s);
     need = "integer";
@@ -366,8 +376,8 @@ static hcq_status build_bin(parser *ps, frame *f, const uop **out) {
     break;
   default: break;
   }
-  if (!ok) return perr(f->line, f->col, "operands of %s must be %s, got %s", f->head, need, uop_text_dt_name(s));
-  return built(ps, uop_alu2(ps->ctx, f->op, a, b), f, out);
+  if (!ok) return perr(f->line, f->col, "operands of %s must be %s, got %s", f_head(f), need, uop_text_dt_name(s));
+  return built(ps, uop_alu2(ps->ctx, f_op(f), a, b), f, out);
 }
 
 static hcq_status build(parser *ps, frame *f, const uop **out) {
@@ -376,8 +386,8 @@ static hcq_status build(parser *ps, frame *f, const uop **out) {
   case F_RECIP:
   case F_TRUNC:
     if (!scalar_is_float((uop_scalar)f->e[0]->dtype.scalar))
-      return perr(f->eline[0], f->ecol[0], "operand of %s must be a float, got %s", f->head, dtname(f->e[0]));
-    return built(ps, uop_alu1(ps->ctx, f->op, f->e[0]), f, out);
+      return perr(f->eline[0], f->ecol[0], "operand of %s must be a float, got %s", f_head(f), dtname(f->e[0]));
+    return built(ps, uop_alu1(ps->ctx, f_op(f), f->e[0]), f, out);
   case F_WHERE:
     if (f->e[0]->dtype.scalar != UOP_BOOL)
       return perr(f->eline[0], f->ecol[0], "condition of where must be bool, got %s", dtname(f->e[0]));
@@ -385,19 +395,19 @@ static hcq_status build(parser *ps, frame *f, const uop **out) {
       return perr(f->line, f->col, "arms of where have different dtypes: %s (at %d:%d) and %s (at %d:%d)",
                   dtname(f->e[1]), f->eline[1], f->ecol[1], dtname(f->e[2]), f->eline[2], f->ecol[2]);
     return built(ps, uop_where(ps->ctx, f->e[0], f->e[1], f->e[2]), f, out);
-  case F_CAST: return built(ps, uop_cast(ps->ctx, uop_dt(f->dt), f->e[0]), f, out);
+  case F_CAST: return built(ps, uop_cast(ps->ctx, uop_dt((uop_scalar)f->dt), f->e[0]), f, out);
   case F_CONST: return build_const(ps, f, out);
   case F_VAR: return build_var(ps, f, out);
   case F_RANGE: {
     HCQ_TRY(need_index_end(f));
     int64_t id;
-    HCQ_TRY(int_in_range(&f->atom[0], UOP_INDEX, &id));
-    if (id < 0) return perr(f->atom[0].line, f->atom[0].col, "range id must be >= 0, got %" PRId64, id);
+    HCQ_TRY(int_in_range(ATOM(f, 0), UOP_INDEX, &id));
+    if (id < 0) return perr(ATOM(f, 0)->line, ATOM(f, 0)->col, "range id must be >= 0, got %" PRId64, id);
     return built(ps, uop_range(ps->ctx, f->e[0], id, UOP_AXIS_LOOP), f, out);
   }
   case F_SPECIAL: {
     HCQ_TRY(need_index_end(f));
-    const char *name = uop_intern_str(ps->ctx, f->atom[0].s, f->atom[0].len);
+    const char *name = uop_intern_str(ps->ctx, ATOM(f, 0)->s, ATOM(f, 0)->len);
     if (!name) return built(ps, NULL, f, out);
     return built(ps, uop_special(ps->ctx, name, f->e[0]), f, out);
   }
@@ -425,13 +435,27 @@ static hcq_status push_frame(parser *ps, frame f) {
   return HCQ_OK;
 }
 
+static hcq_status push_atom(parser *ps, frame *f, const tok *t) {
+  if (ps->natoms == ps->atoms_cap) {
+    size_t cap = ps->atoms_cap ? ps->atoms_cap * 2 : 64;
+    tok *a = realloc(ps->atoms, cap * sizeof *a);
+    if (!a) return hcq_status_make(HCQ_CODE_NOMEM, "%d:%d: out of memory", t->line, t->col);
+    ps->atoms = a;
+    ps->atoms_cap = cap;
+  }
+  ps->atoms[ps->natoms++] = *t;
+  f->n++;
+  return HCQ_OK;
+}
+
 /* '(' seen at t: read the head and open a form. */
 static hcq_status open_form(parser *ps, const tok *lp) {
   tok h = lex_next(&ps->lx);
   if (h.kind != TOK_ATOM) return expected("operator", &h);
   for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
     if (tok_is(&h, heads[i].word)) {
-      frame f = {.kind = heads[i].kind, .op = heads[i].op, .head = heads[i].word, .line = lp->line, .col = lp->col};
+      frame f = {.kind = (uint8_t)heads[i].kind, .head = (uint8_t)i, .line = lp->line, .col = lp->col,
+                 .atom_base = (uint32_t)ps->natoms};
       return push_frame(ps, f);
     }
   }
@@ -454,7 +478,7 @@ hcq_status uop_parse_at(uop_ctx *ctx, const char *text, size_t len, int first_li
   parser ps = {.ctx = ctx, .lx = {.p = text, .end = text + len, .line_start = text, .line = first_line}};
   hcq_status st = HCQ_OK;
   *out = NULL;
-  st = push_frame(&ps, (frame){.kind = F_ROOT, .head = "root"});
+  st = push_frame(&ps, (frame){.kind = F_ROOT, .head = HEAD_ROOT});
   while (!st) {
     frame *f = &ps.stack[ps.depth - 1];
     const char *slots = form_slots[f->kind];
@@ -478,6 +502,7 @@ hcq_status uop_parse_at(uop_ctx *ctx, const char *text, size_t len, int first_li
         st = build(&ps, f, &n);
         if (!st) {
           int line = f->line, col = f->col;
+          ps.natoms = f->atom_base;
           ps.depth--;
           fill_expr(&ps.stack[ps.depth - 1], n, line, col);
         }
@@ -498,27 +523,28 @@ hcq_status uop_parse_at(uop_ctx *ctx, const char *text, size_t len, int first_li
           st = perr(t.line, t.col, "unknown dtype %s (expected one of index bool int8 uint8 int16 uint16 int32 uint32 "
                                    "int64 uint64 float16 bfloat16 float32 float64)", tok_desc(&t, buf, sizeof buf));
         } else {
-          f->dt = s;
-          f->atom[f->n++] = t;
+          f->dt = (uint8_t)s;
+          st = push_atom(&ps, f, &t);
         }
         break;
       }
       case 'n':
         if (!is_identifier(&t)) st = expected("name (letters, digits, _)", &t);
-        else f->atom[f->n++] = t;
+        else st = push_atom(&ps, f, &t);
         break;
       case 'i': {
         bool neg, overflow;
         uint64_t mag;
         if (!tok_integer(&t, &neg, &mag, &overflow) && !overflow) st = expected("integer", &t);
-        else f->atom[f->n++] = t; /* range checked at ')' once the dtype is known */
+        else st = push_atom(&ps, f, &t); /* range checked at ')' once the dtype is known */
         break;
       }
-      default: f->atom[f->n++] = t; break; /* 'v': checked at ')' */
+      default: st = push_atom(&ps, f, &t); break; /* 'v': checked at ')' */
       }
     }
   }
   free(ps.stack);
+  free(ps.atoms);
   if (st) *out = NULL;
   return st;
 }

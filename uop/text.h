@@ -18,14 +18,17 @@
  *   - (var NAME MIN MAX DT): NAME an identifier [A-Za-z_][A-Za-z0-9_]*, DT an integer dtype or index,
  *     MIN <= MAX both inside DT's range. (special NAME END): NAME an identifier.
  * Errors are HCQ_CODE_PARSE with "LINE:COL: expected X, got Y" (or "LINE:COL: <what is wrong>"); columns count
- * bytes from 1. Parsing uses an explicit stack: nesting depth is limited only by memory (100,000 levels are fine).
+ * bytes from 1. Parsing uses an explicit stack (64 bytes per open form): nesting depth is limited only by memory
+ * (100,000 levels are fine; a 12 MB line nested two million deep parses).
  *
  * Printing (uop_print) writes a node back in exactly that grammar: index constants as bare integers, bool
- * constants as true/false, other constants as (const V DT) (floats in the shortest text that reads back to the same
- * double), variables as (var NAME MIN MAX DT). For every node the parser can produce, parse(print(n)) == n
- * (pointer-equal in the same ctx). Nodes outside the grammar are printed as an equivalent grammar expression, so
- * the text still parses, but to a different (equal-valued) node:
- *   (NEG x)      -> (* x -1)              (-1 typed like x: bare -1 for index, (const -1 DT) otherwise)
+ * constants as true/false, other constants as (const V DT) (floats as uop_text_fmt_double writes them: the shortest
+ * text that reads back to the same double, e.g. 2.0 0.1 1e+16 inf nan), variables as (var NAME MIN MAX DT).
+ * For every node the parser can produce, parse(print(n)) == n (pointer-equal in the same ctx). Nodes outside the
+ * grammar are printed as an equivalent grammar expression, so the text still parses, but to a different
+ * (equal-valued) node:
+ *   (NEG x)      -> (* x -1)              (-1 typed like x: bare -1 for index, (const -1 DT) otherwise,
+ *                                         the all-ones value for unsigned DT)
  *   (SUB a b)    -> (+ a (* b -1))
  *   (CMPEQ a b)  -> (!= (!= a b) true)
  *   (FDIV a b)   -> (* a (recip b))
@@ -38,8 +41,9 @@
  *   (1/x) (-x) (a-b) (a/b) trunc(x) exp2(x) log2(x) sin(x) sqrt(x) ((a*b)+c) for MULACC, casts as (T)(x) with
  *   C names (int long short char uchar ushort uint ulong half float double bfloat16 bool index), bitcasts as
  *   bitcast<T>(x), variables and specials by name, ranges as ridxN, bool constants True/False, integer constants
- *   in decimal (uint64 unsigned), floats in shortest round-trip decimal, inf, -inf, nan. Any other op renders as
- *   its lower-case name applied to its sources: name(a, b). Render never fails on a well-formed node (only OOM).
+ *   in decimal (uint64 unsigned), floats as uop_text_fmt_double writes them (2.0 0.1 inf -inf nan). Any other op
+ *   renders as its lower-case name applied to its sources: name(a, b). Render never fails on a well-formed node
+ *   (only on OOM).
  *
  * Output strings are malloc'd, NUL-terminated, owned by the caller (free()). Printer and renderer walk with an
  * explicit stack (no recursion), and expand shared sub-DAGs as trees: outputs larger than UOP_TEXT_MAX_OUTPUT_B

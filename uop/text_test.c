@@ -448,6 +448,60 @@ static void test_huge_lines(void) {
   free(s);
 }
 
+/* Mutated valid texts (byte flips, deletions, truncations, token splices): never a crash; an error is a PARSE error
+ * with a position; text that still parses round-trips. */
+static void test_mutation_fuzz(void) {
+  static const char *const seeds[] = {
+      "(where (< (var a 0 10 index) 5) (% (+ (* (range 0 4) 3) (special lidx0 8)) 7) (const 3 index))",
+      "(cast float32 (max (var x -3 3 int32) (const 0 int32)))",
+      "(recip (trunc (const -2.5e3 float64)))",
+      "(& (!= (var n 0 18446744073709551615 uint64) (const 1 uint64)) true)",
+  };
+  static const char *const splices[] = {"(", ")", " ", "-", "1", "9999999999999999999999", "var", "int8", "inf",
+                                        ";", "\n", "(const", "x", "//", "true", "\x80"};
+  int parsed = 0, errors = 0, bad = 0;
+  char buf[512];
+  for (int iter = 0; iter < 4000; iter++) {
+    const char *seed = seeds[rndn(4)];
+    size_t len = strlen(seed);
+    memcpy(buf, seed, len);
+    int muts = 1 + rndn(3);
+    for (int m = 0; m < muts && len > 0; m++) {
+      size_t at = (size_t)rndn((int)len);
+      switch (rndn(4)) {
+      case 0: buf[at] = (char)(32 + rndn(95)); break;
+      case 1: memmove(buf + at, buf + at + 1, len - at - 1), len--; break;
+      case 2: len = at; break;
+      default: {
+        const char *sp = splices[rndn(16)];
+        size_t sl = strlen(sp);
+        if (len + sl >= sizeof buf) break;
+        memmove(buf + at + sl, buf + at, len - at);
+        memcpy(buf + at, sp, sl);
+        len += sl;
+      }
+      }
+    }
+    const uop *n = NULL;
+    hcq_status st = uop_parse(ctx, buf, len, &n);
+    if (st) {
+      errors++;
+      const char *msg = hcq_status_message(st);
+      int line = 0, col = 0;
+      if (hcq_status_code(st) != HCQ_CODE_PARSE || sscanf(msg, "%d:%d: ", &line, &col) != 2 || line < 1 || col < 1 ||
+          (size_t)col > len + 1) {
+        if (bad++ < 5) fprintf(stderr, "fuzz: bad error for \"%.*s\": %s\n", (int)len, buf, msg);
+      }
+      hcq_status_free(st);
+    } else {
+      parsed++;
+      if (!n || !roundtrips(n)) bad++;
+    }
+  }
+  CHECK_EQ_INT(bad, 0);
+  CHECK(parsed > 100 && errors > 1000);
+}
+
 /* ---------------------------------------------------------------------------------------------- render */
 
 static void test_render(void) {
@@ -547,6 +601,7 @@ int main(void) {
   test_roundtrip_hand_cases();
   test_roundtrip_random();
   test_errors_with_positions();
+  test_mutation_fuzz();
   test_deep_nesting();
   test_huge_lines();
   test_render();

@@ -272,20 +272,19 @@ static bool arg_canon(uop_ctx *ctx, const uop_arg *in, uop_arg *out) {
   return true;
 }
 
+/* Canonical args set only their kind's fields (the rest are zero), so equal args hash equal; the fields are folded
+ * with xor/rotate and mixed once (uop_new finalizes the whole key), keeping the hot path to a few multiplies. */
 static uint64_t arg_hash(const uop_arg *a) {
-  uint64_t h = mix(0, a->kind);
-  h = mix(h, (uint64_t)a->i);
-  h = mix(h, (uint64_t)a->i2);
-  h = mix(h, a->kind == UOP_ARG_FLOAT ? dbits(a->f) : 0);
-  h = mix(h, (uint64_t)(uintptr_t)a->str);
-  h = mix(h, (uint64_t)(uintptr_t)a->ints);
-  return mix(h, a->n);
+  if (a->kind == UOP_ARG_NONE) return 0x51afd7ed558ccdffull;
+  uint64_t h = mix(a->kind, (uint64_t)a->i);
+  uint64_t rest = (uint64_t)a->i2 ^ (a->kind == UOP_ARG_FLOAT ? dbits(a->f) : 0) ^ (uint64_t)(uintptr_t)a->str ^
+                  ((uint64_t)(uintptr_t)a->ints << 7) ^ ((uint64_t)a->n << 40);
+  return rest ? mix(h, rest) : h;
 }
 
 static uint64_t dtype_hash(uop_dtype dt) {
-  uint64_t h = mix(dt.scalar, dt.addrspace);
-  h = mix(h, dt.count);
-  if (dt.addrspace != UOP_AS_NONE) h = mix(mix(h, dt.ptr_v), (uint64_t)dt.size);
+  uint64_t h = (uint64_t)dt.scalar | (uint64_t)dt.addrspace << 8 | (uint64_t)dt.count << 16;
+  if (dt.addrspace != UOP_AS_NONE) h = mix(h | (uint64_t)dt.ptr_v << 32, (uint64_t)dt.size);
   return h;
 }
 
@@ -333,8 +332,7 @@ const uop *uop_new(uop_ctx *ctx, uop_op op, uop_dtype dtype, const uop *const *s
   uop_arg a;
   if (!arg_canon(ctx, &arg, &a)) return NULL;
   dtype = dtype_canon(dtype);
-  uint64_t h = mix(mix(op, dtype_hash(dtype)), arg_hash(&a));
-  h = mix(h, nsrc);
+  uint64_t h = mix(dtype_hash(dtype) << 8 ^ op ^ (uint64_t)nsrc << 56, arg_hash(&a));
   for (uint32_t i = 0; i < nsrc; i++) h = mix(h, (uint64_t)(uintptr_t)src[i]);
   h ^= h >> 33; /* finalize: the multiplies in mix only carry low bits upwards */
   h *= 0xc4ceb9fe1a85ec53ull;

@@ -1,0 +1,520 @@
+/* LLVM IR renderer (reference compiler.md 5.3): a linear program -> one textual LLVM IR module (LLVM 19, opaque
+ * pointers) holding one function.
+ *
+ *   llvm-cpu:  define void @NAME(ptr noalias %data0, ..., i32 %var.N, ..., i32 %core_id)
+ *              the c target's ABI, so the CPU device runs either; SPECIAL gidx0 (THREAD) is core_id.
+ *   amdgpu:*:  define amdgpu_kernel void @NAME(ptr addrspace(1) noalias %data0, ..., i32 %var.N, ...)
+ *              with the amdgcn-amd-amdhsa triple and data layout; gidxN/lidxN are llvm.amdgcn.workgroup.id.* and
+ *              llvm.amdgcn.workitem.id.*; accumulators are addrspace(5) allocas, shared memory addrspace(3) globals;
+ *              "amdgpu-flat-work-group-size"="1,<local size>".
+ *
+ * Every statement gets the SSA name %v<position>; constants are inlined as typed literals (floats as exact hex).
+ * Loops check before the first iteration (a range may be empty with a variable bound): loop_pre_K -> loop_head_K
+ * (phi, compare) -> loop_body_K ... loop_latch_K -> loop_head_K, exit to loop_exit_K. Gated loads and stores branch
+ * around the memory access, so a masked-off address is never dereferenced. Float compares are ordered (olt, oeq)
+ * except != (une), matching C and the reference interpreter; integer ops carry no wrap flags. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/cc_internal.h"
+#include "compiler/interp.h"
+#include "uop/uop_internal.h"
+
+/* amdgcn-amd-amdhsa data layout of LLVM 19 (as clang-19 --target=amdgcn-amd-amdhsa prints it): private allocas in
+ * addrspace 5 (A5), 32-bit LDS and private pointers. */
+#define AMDGPU_DATALAYOUT                                                                                          \
+  "e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32-p8:128:128-p9:192:256:256:32-" \
+  "i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-v2048:2048-n32:64-S32-A5-G1-"  \
+  "ni:7:8:9"
+
+typedef struct lr {
+  const cc_target *t;
+  bool amd;
+  uop_ptrmap str;  /* node -> char*: its SSA name or literal */
+  uop_ptrmap pos;  /* node -> position in the list */
+  char **owned;
+  size_t nowned, capowned;
+  FILE *body, *globals;
+  char *decls;     /* intrinsic declarations, one per line */
+  size_t ndecls_B;
+  FILE *decl_f;
+  hcq_status st;
+} lr;
+
+static void fail(lr *r, hcq_code code, const char *f, ...) __attribute__((format(printf, 3, 4)));
+static void fail(lr *r, hcq_code code, const char *f, ...) {
+  if (r->st) return;
+  char msg[256];
+  va_list ap;
+  va_start(ap, f);
+  vsnprintf(msg, sizeof msg, f, ap);
+  va_end(ap);
+  r->st = hcq_status_make(code, "render llvm (%s): %s", r->t->name, msg);
+}
+
+static char *fmt(lr *r, const char *f, ...) __attribute__((format(printf, 2, 3)));
+static char *fmt(lr *r, const char *f, ...) {
+  va_list ap;
+  va_start(ap, f);
+  char *s = NULL;
+  if (vasprintf(&s, f, ap) < 0) s = NULL;
+  va_end(ap);
+  if (s && r->nowned == r->capowned) {
+    size_t nc = r->capowned ? r->capowned * 2 : 64;
+    char **no = realloc(r->owned, nc * sizeof *no);
+    if (!no) {
+      free(s);
+      s = NULL;
+    } else {
+      r->owned = no;
+      r->capowned = nc;
+    }
+  }
+  if (!s) {
+    fail(r, HCQ_CODE_NOMEM, "out of memory");
+    return "?";
+  }
+  r->owned[r->nowned++] = s;
+  return s;
+}
+
+static void emit(lr *r, const char *f, ...) __attribute__((format(printf, 2, 3)));
+static void emit(lr *r, const char *f, ...) {
+  va_list ap;
+  va_start(ap, f);
+  vfprintf(r->body, f, ap);
+  va_end(ap);
+  fputc('\n', r->body);
+}
+
+/* Declare an intrinsic once. */
+static void declare(lr *r, const char *decl) {
+  fflush(r->decl_f);
+  if (r->decls && strstr(r->decls, decl)) return;
+  fprintf(r->decl_f, "%s\n", decl);
+}
+
+static const char *ty(lr *r, uop_dtype dt) {
+  if (dt.count != 1 && !uop_dt_is_ptr(dt)) {
+    fail(r, HCQ_CODE_UNSUPPORTED, "vector dtype %sx%u (vectors are not rendered yet)", uop_dt_name(dt), (unsigned)dt.count);
+    return "void";
+  }
+  switch (dt.scalar) {
+    case UOP_BOOL: return "i1";
+    case UOP_INT8: case UOP_UINT8: return "i8";
+    case UOP_INT16: case UOP_UINT16: return "i16";
+    case UOP_INT32: case UOP_UINT32: return "i32";
+    case UOP_INT64: case UOP_UINT64: case UOP_INDEX: return "i64";
+    case UOP_FLOAT16: return "half";
+    case UOP_BFLOAT16: return "bfloat";
+    case UOP_FLOAT32: return "float";
+    case UOP_FLOAT64: return "double";
+    default: fail(r, HCQ_CODE_UNSUPPORTED, "no LLVM type for dtype %s", uop_dt_name(dt)); return "void";
+  }
+}
+
+/* The pointer type of buffers, registers and shared memory. */
+static const char *ptr_ty(lr *r, uop_op base) {
+  if (!r->amd) return "ptr";
+  if (base == UOP_DEFINE_REG) return "ptr addrspace(5)";
+  if (base == UOP_DEFINE_LOCAL) return "ptr addrspace(3)";
+  return "ptr addrspace(1)";
+}
+
+static const char *ptr_of_index(lr *r, const uop *idx) {
+  if (idx->op != UOP_INDEX_OP) {
+    fail(r, HCQ_CODE_UNSUPPORTED, "LOAD/STORE of a %s (expected INDEX)", uop_op_name((uop_op)idx->op));
+    return "ptr";
+  }
+  return ptr_ty(r, (uop_op)idx->src[0]->op);
+}
+
+static const char *render_const(lr *r, const uop *n) {
+  uop_dtype dt = n->dtype;
+  if (uop_dt_is_float(dt)) {
+    double v = n->arg.kind == UOP_ARG_FLOAT ? n->arg.f : (double)n->arg.i;
+    uint64_t bits;
+    switch (dt.scalar) {
+      case UOP_FLOAT64: memcpy(&bits, &v, 8); return fmt(r, "0x%016llX", (unsigned long long)bits);
+      case UOP_FLOAT16: return fmt(r, "0xH%04X", (unsigned)cc_f32_to_f16((float)v));
+      case UOP_BFLOAT16: return fmt(r, "0xR%04X", (unsigned)cc_f32_to_bf16((float)v));
+      default: {
+        double d = (double)(float)v; /* LLVM spells a float constant as the double of the same value */
+        memcpy(&bits, &d, 8);
+        return fmt(r, "0x%016llX", (unsigned long long)bits);
+      }
+    }
+  }
+  if (uop_dt_is_bool(dt)) return n->arg.i ? "true" : "false";
+  int bits = uop_dt_bits(dt);
+  int64_t v = n->arg.i;
+  if (bits < 64) v = (int64_t)((uint64_t)v << (64 - bits)) >> (64 - bits); /* the width's two's complement */
+  return fmt(r, "%lld", (long long)v);
+}
+
+static const char *get(lr *r, const uop *n) {
+  if (n->op == UOP_CONST) return render_const(r, n);
+  uintptr_t *m = uop_ptrmap_find(&r->str, n);
+  if (!m) {
+    fail(r, HCQ_CODE_INTERNAL, "%s used before it was rendered", uop_op_name((uop_op)n->op));
+    return "?";
+  }
+  return (const char *)*m;
+}
+
+static void set(lr *r, const uop *n, const char *s) {
+  if (!uop_ptrmap_put(&r->str, n, (uintptr_t)s)) fail(r, HCQ_CODE_NOMEM, "out of memory");
+}
+
+/* "f32" etc. for intrinsic names */
+static const char *isuffix(uop_dtype dt) {
+  switch (dt.scalar) {
+    case UOP_FLOAT16: return "f16";
+    case UOP_FLOAT64: return "f64";
+    default: return "f32";
+  }
+}
+
+/* A call of a one-argument float intrinsic; bfloat goes through float. */
+static void unary_intrinsic(lr *r, const char *v, const char *name, uop_dtype dt, const char *a) {
+  const char *t = ty(r, dt);
+  if (dt.scalar == UOP_BFLOAT16) {
+    declare(r, fmt(r, "declare float @llvm.%s.f32(float)", name));
+    emit(r, "  %s.x = fpext bfloat %s to float", v, a);
+    emit(r, "  %s.y = call float @llvm.%s.f32(float %s.x)", v, name, v);
+    emit(r, "  %s = fptrunc float %s.y to bfloat", v, v);
+    return;
+  }
+  declare(r, fmt(r, "declare %s @llvm.%s.%s(%s)", t, name, isuffix(dt), t));
+  emit(r, "  %s = call %s @llvm.%s.%s(%s %s)", v, t, name, isuffix(dt), t, a);
+}
+
+static void render_cast(lr *r, const char *v, const uop *n) {
+  uop_dtype from = n->src[0]->dtype, to = n->dtype;
+  const char *a = get(r, n->src[0]), *tf = ty(r, from), *tt = ty(r, to);
+  bool ff = uop_dt_is_float(from), ft = uop_dt_is_float(to);
+  int bf = uop_dt_bits(from), bt = uop_dt_bits(to);
+  if (n->op == UOP_BITCAST) {
+    if (strcmp(tf, tt) == 0) set(r, n, a);
+    else emit(r, "  %s = bitcast %s %s to %s", v, tf, a, tt);
+    return;
+  }
+  if (strcmp(tf, tt) == 0 && uop_dt_is_bool(from) == uop_dt_is_bool(to)) { /* same width int<->uint: no-op */
+    set(r, n, a);
+    return;
+  }
+  if (uop_dt_is_bool(to)) {
+    if (ff) emit(r, "  %s = fcmp une %s %s, 0.0", v, tf, a);
+    else emit(r, "  %s = icmp ne %s %s, 0", v, tf, a);
+  } else if (ff && ft) {
+    if (bf == bt) { /* half <-> bfloat */
+      emit(r, "  %s.x = fpext %s %s to float", v, tf, a);
+      emit(r, "  %s = fptrunc float %s.x to %s", v, v, tt);
+    } else {
+      emit(r, "  %s = %s %s %s to %s", v, bf < bt ? "fpext" : "fptrunc", tf, a, tt);
+    }
+  } else if (ff) {
+    emit(r, "  %s = %s %s %s to %s", v, uop_dt_is_unsigned(to) ? "fptoui" : "fptosi", tf, a, tt);
+  } else if (ft) {
+    bool u = uop_dt_is_unsigned(from) || uop_dt_is_bool(from);
+    emit(r, "  %s = %s %s %s to %s", v, u ? "uitofp" : "sitofp", tf, a, tt);
+  } else if (bf > bt) {
+    emit(r, "  %s = trunc %s %s to %s", v, tf, a, tt);
+  } else {
+    bool u = uop_dt_is_unsigned(from) || uop_dt_is_bool(from);
+    emit(r, "  %s = %s %s %s to %s", v, u ? "zext" : "sext", tf, a, tt);
+  }
+}
+
+static void render_alu(lr *r, const char *v, const uop *n) {
+  uop_op op = (uop_op)n->op;
+  uop_dtype dt = n->dtype;
+  uop_dtype st = n->nsrc ? n->src[0]->dtype : dt; /* operand dtype (compares differ from their result) */
+  bool fl = uop_dt_is_float(st), un = uop_dt_is_unsigned(st) || uop_dt_is_bool(st);
+  const char *t = ty(r, st);
+  const char *a = n->nsrc > 0 ? get(r, n->src[0]) : "", *b = n->nsrc > 1 ? get(r, n->src[1]) : "";
+  const char *ins = NULL;
+  switch (op) {
+    case UOP_ADD: ins = fl ? "fadd" : "add"; break;
+    case UOP_SUB: ins = fl ? "fsub" : "sub"; break;
+    case UOP_MUL: ins = fl ? "fmul" : "mul"; break;
+    case UOP_FDIV: ins = "fdiv"; break;
+    case UOP_IDIV: ins = un ? "udiv" : "sdiv"; break;
+    case UOP_MOD: ins = un ? "urem" : "srem"; break;
+    case UOP_SHL: ins = "shl"; break;
+    case UOP_SHR: ins = un ? "lshr" : "ashr"; break;
+    case UOP_AND: ins = "and"; break;
+    case UOP_OR: ins = "or"; break;
+    case UOP_XOR: ins = "xor"; break;
+    case UOP_CMPLT: ins = fl ? "fcmp olt" : un ? "icmp ult" : "icmp slt"; break;
+    case UOP_CMPNE: ins = fl ? "fcmp une" : "icmp ne"; break;
+    case UOP_CMPEQ: ins = fl ? "fcmp oeq" : "icmp eq"; break;
+    default: break;
+  }
+  if (ins) {
+    if ((op == UOP_FDIV && !fl) || (fl && (op == UOP_IDIV || op == UOP_MOD || op == UOP_SHL || op == UOP_SHR ||
+                                           op == UOP_AND || op == UOP_OR || op == UOP_XOR)))
+      fail(r, HCQ_CODE_INVALID, "%s on dtype %s", uop_op_name(op), uop_dt_name(st));
+    emit(r, "  %s = %s %s %s, %s", v, ins, t, a, b);
+    return;
+  }
+  switch (op) {
+    case UOP_NEG:
+      if (fl) emit(r, "  %s = fneg %s %s", v, t, a);
+      else emit(r, "  %s = sub %s 0, %s", v, t, a);
+      return;
+    case UOP_RECIP: emit(r, "  %s = fdiv %s %s, %s", v, t, fl ? "1.0" : "1", a); return;
+    case UOP_MAX: /* (a < b) ? b : a, as C and the interpreter do */
+      emit(r, "  %s.c = %s %s %s, %s", v, fl ? "fcmp olt" : un ? "icmp ult" : "icmp slt", t, a, b);
+      emit(r, "  %s = select i1 %s.c, %s %s, %s %s", v, v, t, b, t, a);
+      return;
+    case UOP_WHERE: {
+      const char *tv = ty(r, dt);
+      emit(r, "  %s = select i1 %s, %s %s, %s %s", v, a, tv, b, tv, get(r, n->src[2]));
+      return;
+    }
+    case UOP_MULACC:
+      emit(r, "  %s.m = %s %s %s, %s", v, fl ? "fmul" : "mul", t, a, b);
+      emit(r, "  %s = %s %s %s.m, %s", v, fl ? "fadd" : "add", t, v, get(r, n->src[2]));
+      return;
+    case UOP_SQRT: case UOP_TRUNC: case UOP_EXP2: case UOP_LOG2: case UOP_SIN: {
+      if (!fl) {
+        fail(r, HCQ_CODE_INVALID, "%s on dtype %s", uop_op_name(op), uop_dt_name(st));
+        return;
+      }
+      const char *name = op == UOP_SQRT ? "sqrt" : op == UOP_TRUNC ? "trunc" : op == UOP_EXP2 ? "exp2"
+                       : op == UOP_LOG2 ? "log2" : "sin";
+      unary_intrinsic(r, v, name, dt, a);
+      return;
+    }
+    default: fail(r, HCQ_CODE_UNSUPPORTED, "cannot render %s", uop_op_name(op));
+  }
+}
+
+static void render_special(lr *r, const char *v, const uop *n) {
+  const char *nm = n->arg.str;
+  size_t len = strlen(nm);
+  char axis = len ? nm[len - 1] : '?';
+  if (axis < '0' || axis > '2' || (nm[0] != 'g' && nm[0] != 'l')) {
+    fail(r, HCQ_CODE_UNSUPPORTED, "SPECIAL %s", nm);
+    return;
+  }
+  const char *id;
+  if (!r->amd) {
+    if (nm[0] != 'g' || axis != '0') {
+      fail(r, HCQ_CODE_UNSUPPORTED, "SPECIAL %s (the CPU has only gidx0 = core_id)", nm);
+      return;
+    }
+    id = "%core_id";
+  } else {
+    const char *fn = nm[0] == 'g' ? "workgroup" : "workitem";
+    char xyz = "xyz"[axis - '0'];
+    declare(r, fmt(r, "declare i32 @llvm.amdgcn.%s.id.%c()", fn, xyz));
+    emit(r, "  %s.id = call i32 @llvm.amdgcn.%s.id.%c()", v, fn, xyz);
+    id = fmt(r, "%s.id", v);
+  }
+  if (uop_dt_bits(n->dtype) == 64) {
+    emit(r, "  %s = zext i32 %s to i64", v, id);
+    set(r, n, v);
+  } else {
+    set(r, n, id);
+  }
+}
+
+static void render_node(lr *r, const uop *n, size_t k) {
+  uop_op op = (uop_op)n->op;
+  const char *v = fmt(r, "%%v%zu", k);
+  switch (op) {
+    case UOP_DEFINE_GLOBAL: case UOP_DEFINE_VAR: return; /* parameters */
+    case UOP_SPECIAL: render_special(r, v, n); return;
+    case UOP_DEFINE_REG:
+      emit(r, "  %s = alloca [%lld x %s], align 16%s", v, (long long)(n->dtype.size > 0 ? n->dtype.size : 1),
+           ty(r, uop_dt_base_of(n->dtype)), r->amd ? ", addrspace(5)" : "");
+      set(r, n, v);
+      return;
+    case UOP_DEFINE_LOCAL: {
+      if (!r->amd) {
+        fail(r, HCQ_CODE_UNSUPPORTED, "DEFINE_LOCAL on a CPU target");
+        return;
+      }
+      const char *g = fmt(r, "@local%zu", k);
+      fprintf(r->globals, "%s = internal unnamed_addr addrspace(3) global [%lld x %s] undef, align 16\n", g,
+              (long long)(n->dtype.size > 0 ? n->dtype.size : 1), ty(r, uop_dt_base_of(n->dtype)));
+      set(r, n, g);
+      return;
+    }
+    case UOP_RANGE: {
+      const char *t = ty(r, n->dtype), *end = get(r, n->src[0]);
+      emit(r, "  br label %%loop_pre_%zu\nloop_pre_%zu:\n  br label %%loop_head_%zu\nloop_head_%zu:", k, k, k, k);
+      emit(r, "  %s = phi %s [0, %%loop_pre_%zu], [%s.next, %%loop_latch_%zu]", v, t, k, v, k);
+      emit(r, "  %s.go = icmp slt %s %s, %s", v, t, v, end);
+      emit(r, "  br i1 %s.go, label %%loop_body_%zu, label %%loop_exit_%zu\nloop_body_%zu:", v, k, k, k);
+      set(r, n, v);
+      return;
+    }
+    case UOP_ENDRANGE: {
+      const uop *rng = n->src[0];
+      uintptr_t *p = uop_ptrmap_find(&r->pos, rng);
+      if (!p || rng->op != UOP_RANGE) {
+        fail(r, HCQ_CODE_INTERNAL, "ENDRANGE of an unknown range");
+        return;
+      }
+      size_t rk = *p;
+      const char *rv = get(r, rng), *t = ty(r, rng->dtype);
+      emit(r, "  br label %%loop_latch_%zu\nloop_latch_%zu:", rk, rk);
+      emit(r, "  %s.next = add %s %s, 1", rv, t, rv);
+      emit(r, "  br label %%loop_head_%zu\nloop_exit_%zu:", rk, rk);
+      return;
+    }
+    case UOP_IF:
+      emit(r, "  br i1 %s, label %%if_%zu, label %%endif_%zu\nif_%zu:", get(r, n->src[0]), k, k, k);
+      return;
+    case UOP_ENDIF: {
+      uintptr_t *p = uop_ptrmap_find(&r->pos, n->src[0]);
+      if (!p) {
+        fail(r, HCQ_CODE_INTERNAL, "ENDIF of an unknown IF");
+        return;
+      }
+      emit(r, "  br label %%endif_%zu\nendif_%zu:", (size_t)*p, (size_t)*p);
+      return;
+    }
+    case UOP_INDEX_OP: {
+      const uop *base = n->src[0];
+      bool gated = n->nsrc >= 3;
+      /* no inbounds on a gated index: a masked-off lane may compute an address outside the buffer */
+      emit(r, "  %s = getelementptr %s%s, %s %s, %s %s", v, gated ? "" : "inbounds ", ty(r, uop_dt_base_of(n->dtype)),
+           ptr_ty(r, (uop_op)base->op), get(r, base), ty(r, n->src[1]->dtype), get(r, n->src[1]));
+      set(r, n, v);
+      return;
+    }
+    case UOP_LOAD: {
+      const uop *idx = n->src[0];
+      const char *pt = ptr_of_index(r, idx), *t = ty(r, n->dtype), *p = get(r, idx);
+      if (idx->op == UOP_INDEX_OP && idx->nsrc >= 3) {
+        const uop *alt = n->nsrc > 1 && n->src[1]->op != UOP_STORE && uop_dt_eq(n->src[1]->dtype, n->dtype) ? n->src[1] : NULL;
+        const char *alts = alt ? get(r, alt) : uop_dt_is_float(n->dtype) ? "0.0" : uop_dt_is_bool(n->dtype) ? "false" : "0";
+        emit(r, "  br label %%gate_%zu\ngate_%zu:", k, k);
+        emit(r, "  br i1 %s, label %%load_%zu, label %%loaded_%zu\nload_%zu:", get(r, idx->src[2]), k, k, k);
+        emit(r, "  %s.ld = load %s, %s %s\n  br label %%loaded_%zu\nloaded_%zu:", v, t, pt, p, k, k);
+        emit(r, "  %s = phi %s [%s.ld, %%load_%zu], [%s, %%gate_%zu]", v, t, v, k, alts, k);
+      } else {
+        emit(r, "  %s = load %s, %s %s", v, t, pt, p);
+      }
+      set(r, n, v);
+      return;
+    }
+    case UOP_STORE: {
+      const uop *idx = n->src[0], *val = n->src[1];
+      const char *pt = ptr_of_index(r, idx), *p = get(r, idx);
+      if (idx->op == UOP_INDEX_OP && idx->nsrc >= 3) {
+        emit(r, "  br i1 %s, label %%store_%zu, label %%stored_%zu\nstore_%zu:", get(r, idx->src[2]), k, k, k);
+        emit(r, "  store %s %s, %s %s\n  br label %%stored_%zu\nstored_%zu:", ty(r, val->dtype), get(r, val), pt, p, k, k);
+      } else {
+        emit(r, "  store %s %s, %s %s", ty(r, val->dtype), get(r, val), pt, p);
+      }
+      return;
+    }
+    case UOP_BARRIER:
+      if (r->amd) {
+        declare(r, "declare void @llvm.amdgcn.s.barrier()");
+        emit(r, "  fence syncscope(\"workgroup\") release\n  call void @llvm.amdgcn.s.barrier()\n"
+                "  fence syncscope(\"workgroup\") acquire");
+      }
+      return;
+    case UOP_CAST: case UOP_BITCAST:
+      render_cast(r, v, n);
+      break;
+    default:
+      if (!uop_op_is_alu(op)) {
+        fail(r, HCQ_CODE_UNSUPPORTED, "cannot render %s", uop_op_name(op));
+        return;
+      }
+      render_alu(r, v, n);
+      break;
+  }
+  if (!uop_ptrmap_find(&r->str, n)) set(r, n, v);
+}
+
+/* The product of the constant lidx sizes (1 without locals; 1024 if one is symbolic). */
+static int64_t local_size(const uop *const *list, size_t count) {
+  int64_t prod = 1;
+  for (size_t k = 0; k < count; k++)
+    if (list[k]->op == UOP_SPECIAL && list[k]->arg.str[0] == 'l') {
+      int64_t s;
+      if (!uop_const_value(list[k]->src[0], &s)) return 1024;
+      prod *= s;
+    }
+  return prod;
+}
+
+hcq_status cc_render_llvm(const cc_target *t, const char *name, const uop *const *list, size_t count, char **out_src) {
+  *out_src = NULL;
+  if (t->kind != CC_TARGET_AMDGPU && t->kind != CC_TARGET_LLVM_CPU)
+    return hcq_status_make(HCQ_CODE_INVALID, "render llvm: target %s is not an LLVM target", t->name);
+  lr r = {.t = t, .amd = t->kind == CC_TARGET_AMDGPU};
+  char *body = NULL, *globals = NULL, *out = NULL;
+  size_t body_len = 0, globals_len = 0, out_len = 0;
+  r.body = open_memstream(&body, &body_len);
+  r.globals = open_memstream(&globals, &globals_len);
+  r.decl_f = open_memstream(&r.decls, &r.ndecls_B);
+  FILE *f = open_memstream(&out, &out_len);
+  if (!r.body || !r.globals || !r.decl_f || !f) fail(&r, HCQ_CODE_NOMEM, "open_memstream failed");
+  for (size_t k = 0; k < count && !r.st; k++)
+    if (!uop_ptrmap_put(&r.pos, list[k], k)) fail(&r, HCQ_CODE_NOMEM, "out of memory");
+  if (!r.st) {
+    if (r.amd) fprintf(f, "target datalayout = \"%s\"\ntarget triple = \"amdgcn-amd-amdhsa\"\n\n", AMDGPU_DATALAYOUT);
+    /* signature: buffers by slot, then vars by name (the linearizer's order), then core_id on the CPU */
+    fprintf(f, "define %svoid @%s(", r.amd ? "amdgpu_kernel " : "", name);
+    bool first = true;
+    for (size_t k = 0; k < count && !r.st; k++) {
+      const uop *n = list[k];
+      if (n->op == UOP_DEFINE_GLOBAL) {
+        const char *p = fmt(&r, "%%data%lld", (long long)n->arg.i);
+        fprintf(f, "%s%s noalias %s", first ? "" : ", ", ptr_ty(&r, UOP_DEFINE_GLOBAL), p);
+        set(&r, n, p);
+        first = false;
+      } else if (n->op == UOP_DEFINE_VAR) {
+        const char *p = fmt(&r, "%%var.%s", n->arg.str);
+        fprintf(f, "%si32 %s", first ? "" : ", ", p);
+        first = false;
+        if (uop_dt_bits(n->dtype) == 64) { /* 64-bit index math: widen once at entry */
+          const char *w = fmt(&r, "%%var.%s.64", n->arg.str);
+          emit(&r, "  %s = sext i32 %s to i64", w, p);
+          p = w;
+        }
+        set(&r, n, p);
+      }
+    }
+    if (!r.amd) fprintf(f, "%si32 %%core_id", first ? "" : ", ");
+    fprintf(f, ") #0 {\nentry:\n");
+  }
+  for (size_t k = 0; k < count && !r.st; k++) render_node(&r, list[k], k);
+  if (r.body) fclose(r.body);
+  if (r.globals) fclose(r.globals);
+  if (r.decl_f) fclose(r.decl_f);
+  if (!r.st) {
+    fputs(body ? body : "", f);
+    fputs("  ret void\n}\n\n", f);
+    fputs(globals ? globals : "", f);
+    fputs(r.decls ? r.decls : "", f);
+    fprintf(f, "\nattributes #0 = { nounwind \"no-builtins\" \"no-trapping-math\"=\"true\"");
+    if (r.amd) fprintf(f, " \"amdgpu-flat-work-group-size\"=\"1,%lld\"", (long long)local_size(list, count));
+    fprintf(f, " }\n");
+  }
+  if (f) fclose(f);
+  free(body);
+  free(globals);
+  free(r.decls);
+  for (size_t i = 0; i < r.nowned; i++) free(r.owned[i]);
+  free(r.owned);
+  uop_ptrmap_free(&r.str);
+  uop_ptrmap_free(&r.pos);
+  if (r.st) {
+    free(out);
+    return r.st;
+  }
+  *out_src = out;
+  return HCQ_OK;
+}

@@ -1,0 +1,65 @@
+/* cpu_device: the CPU as an hcq device. The queue core's word format (hcq/README.md) is decoded at submit into
+ * commands for the worker pool (cpu/cpu_pool.h):
+ *   EXEC      -> the kernel called with the argument buffer's u64 buffer addresses then u32 values (sign-extended,
+ *                as the renderer's `int` parameters read them), core_id 0..global[0]-1 (reference runtime.md 3.3);
+ *                the arguments are copied at submit, so the argument memory may be patched again right after.
+ *   COPY      -> memcpy, split over the pool's threads;
+ *   SIGNAL / WAIT / TIMESTAMP -> the pool's commands (a WAIT gives up after the device's wait timeout);
+ *   BARRIER, NOP -> nothing: the pool runs commands strictly in order.
+ * A malformed list (bad header, unknown program handle, gy/gz != 1) is rejected whole; nothing is queued.
+ *
+ * Memory (buffers, signal pages, kernel arguments) is cpu_alloc'd: va == host address.
+ * Programs: a relocatable object or linked image (cpu/cpu_elf.h) loaded with our loader; the kernel is the symbol
+ * with the program's name. The handle for hcq_queue_exec is cpu_device_program_handle().
+ *
+ * Faults: while a kernel runs on a worker, SIGSEGV/SIGBUS/SIGFPE/SIGILL are caught (sigsetjmp per call): that
+ * core_id stops, the rest of the command and the later commands still run, and the device records
+ * "kernel NAME faulted (SIGSEGV) at ADDR, core_id N" — collect it with cpu_device_take_error(). A fault outside a
+ * kernel call gets the previous disposition (normally: the process dies as usual). Not covered: a kernel that
+ * overflows its stack (no alternate signal stack on the workers), or one that corrupts memory without faulting.
+ */
+#ifndef HCQ_CPU_DEVICE_H
+#define HCQ_CPU_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cpu/cpu_pool.h"
+#include "hcq/device.h"
+#include "hcq/status.h"
+
+typedef struct cpu_device cpu_device;
+typedef struct cpu_device_program cpu_device_program;
+
+/* threads <= 0: $HCQ_CPU_THREADS, else the number of online cores. The hcq device is named "CPU:0". */
+hcq_status cpu_device_create(int threads, cpu_device **out_dev);
+/* Waits for queued work (bounded by the wait timeout), unloads programs, frees everything. NULL is a no-op. */
+void cpu_device_destroy(cpu_device *dev);
+
+hcq_device *cpu_device_hcq(cpu_device *dev);
+int cpu_device_threads(const cpu_device *dev);
+cpu_pool *cpu_device_pool(cpu_device *dev); /* for host work on the same threads (bench baselines) */
+/* How long a queued WAIT command waits before it gives up and records HCQ_CODE_TIMEOUT (default 30000). */
+void cpu_device_set_wait_timeout(cpu_device *dev, uint32_t timeout_ms);
+
+/* Device memory (zeroed). Errors name the size. */
+hcq_status cpu_device_alloc(cpu_device *dev, size_t size_B, hcq_mem *out_mem);
+void cpu_device_free(cpu_device *dev, hcq_mem *mem);
+
+/* Load an ELF object/image and find the kernel `name` in it. The program stays valid until destroyed or the
+ * device is destroyed; destroy it only after the commands that use it completed. */
+hcq_status cpu_device_load(cpu_device *dev, const void *elf, size_t size_B, const char *name,
+                           cpu_device_program **out_prog);
+/* Use a function already in this process as a kernel (tests, bench baselines). */
+hcq_status cpu_device_wrap(cpu_device *dev, void *fn, const char *name, cpu_device_program **out_prog);
+void cpu_device_program_destroy(cpu_device_program *prog);
+uint64_t cpu_device_program_handle(const cpu_device_program *prog);
+void *cpu_device_program_fn(const cpu_device_program *prog);
+
+/* The first error recorded by queued commands since the last call (kernel faults, WAIT timeouts), or OK.
+ * The caller frees it. */
+hcq_status cpu_device_take_error(cpu_device *dev);
+/* Commands decoded since creation (for tests). */
+uint64_t cpu_device_commands(const cpu_device *dev);
+
+#endif

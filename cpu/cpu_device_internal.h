@@ -1,0 +1,34 @@
+/* Shared between cpu_device.c and cpu_device_fault.c. */
+#ifndef HCQ_CPU_DEVICE_INTERNAL_H
+#define HCQ_CPU_DEVICE_INTERNAL_H
+
+#include <stdio.h>
+
+#include "cpu/cpu_device.h"
+#include "cpu/cpu_kernel.h"
+
+#define CPU_DEVICE_NAME_MAX 64
+
+/* The context of one EXEC or COPY command, alive until the pool finished it. */
+typedef struct cpu_work {
+  cpu_device *dev;
+  const char *name; /* kernel name (the program outlives its commands) */
+  union {
+    cpu_kernel_args exec;
+    struct {
+      void *dst;
+      const void *src;
+      size_t size_B;
+      int parts;
+    } copy;
+  };
+} cpu_work;
+
+/* The pool task of an EXEC: runs the kernel for core_id with faults caught (cpu_device_fault.c). */
+void cpu_device_exec_task(void *ctx, int core_id);
+void cpu_device_record_error(cpu_device *dev, hcq_status st);
+/* Process-wide SIGSEGV/SIGBUS/SIGFPE/SIGILL handlers, reference counted per device. */
+hcq_status cpu_device_faults_install(void);
+void cpu_device_faults_uninstall(void);
+
+#endif

@@ -1,0 +1,404 @@
+/* cpu_image: reading kernel images and evaluating their launch expressions. Freestanding-friendly: no allocation,
+ * no stdio; only memcpy/memcmp/memset/strlen and hcq_status_make. */
+#include "cpu/cpu_image.h"
+
+#include <elf.h>
+#include <string.h>
+
+static uint32_t rd32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+static uint64_t rd64(const uint8_t *p) { return rd32(p) | (uint64_t)rd32(p + 4) << 32; }
+
+uint64_t cpu_image_checksum(const uint8_t *spec, size_t spec_B, const uint8_t *elf, size_t elf_B) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < spec_B; i++) h = (h ^ spec[i]) * 0x100000001b3ull;
+  for (size_t i = 0; i < elf_B; i++) h = (h ^ elf[i]) * 0x100000001b3ull;
+  return h;
+}
+
+static const struct {
+  const char *name;
+  uint16_t machine;
+} arches[] = {{"x86_64", EM_X86_64}, {"aarch64", EM_AARCH64}, {"armhf", EM_ARM}};
+
+uint16_t cpu_image_machine_of(const char *arch) {
+  for (size_t i = 0; i < sizeof arches / sizeof *arches; i++)
+    if (strcmp(arch, arches[i].name) == 0) return arches[i].machine;
+  return 0;
+}
+
+const char *cpu_image_arch_name(uint16_t machine) {
+  for (size_t i = 0; i < sizeof arches / sizeof *arches; i++)
+    if (arches[i].machine == machine) return arches[i].name;
+  return "?";
+}
+
+/* ------------------------------------------------------------------------------------------------ spec text */
+
+typedef struct line_reader {
+  const char *p, *end;
+  int lineno;
+  const char *tok[6];
+  size_t toklen[6];
+  int ntok;
+  const char *rest; /* text after the second token (for "global D EXPR") */
+  size_t restlen;
+} line_reader;
+
+/* Split the next line at single spaces. Returns false at the end of the text. */
+static bool next_line(line_reader *r) {
+  if (r->p >= r->end) return false;
+  const char *s = r->p, *e = memchr(s, '\n', (size_t)(r->end - s));
+  if (!e) e = r->end;
+  r->p = e < r->end ? e + 1 : e;
+  r->lineno++;
+  r->ntok = 0;
+  r->rest = NULL;
+  r->restlen = 0;
+  const char *q = s;
+  while (q < e && r->ntok < 6) {
+    while (q < e && *q == ' ') q++;
+    if (q >= e) break;
+    if (r->ntok == 2) {
+      r->rest = q;
+      r->restlen = (size_t)(e - q);
+    }
+    const char *t = q;
+    while (q < e && *q != ' ') q++;
+    r->tok[r->ntok] = t;
+    r->toklen[r->ntok++] = (size_t)(q - t);
+  }
+  return true;
+}
+
+static bool tok_is(const line_reader *r, int i, const char *word) {
+  return i < r->ntok && r->toklen[i] == strlen(word) && memcmp(r->tok[i], word, r->toklen[i]) == 0;
+}
+
+static bool tok_copy(const line_reader *r, int i, char *dst, size_t cap) {
+  if (i >= r->ntok || r->toklen[i] == 0 || r->toklen[i] >= cap) return false;
+  memcpy(dst, r->tok[i], r->toklen[i]);
+  dst[r->toklen[i]] = 0;
+  return true;
+}
+
+static bool tok_int(const line_reader *r, int i, int64_t *out) {
+  if (i >= r->ntok || r->toklen[i] == 0 || r->toklen[i] > 18) return false;
+  int64_t v = 0;
+  for (size_t k = 0; k < r->toklen[i]; k++) {
+    char c = r->tok[i][k];
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  *out = v;
+  return true;
+}
+
+static bool valid_text(const uint8_t *s, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (s[i] == 0 || (s[i] < 0x20 && s[i] != '\n') || s[i] >= 0x7f) return false;
+  return true;
+}
+
+static hcq_status spec_error(const line_reader *r, const char *what) {
+  return hcq_status_make(HCQ_CODE_INVALID, "kernel image spec line %d: %s", r->lineno, what);
+}
+
+static hcq_status parse_spec(const uint8_t *text, size_t n, cpu_image_spec *sp) {
+  memset(sp, 0, sizeof *sp);
+  for (int d = 0; d < 3; d++) memcpy(sp->global[d], "1", 2);
+  if (!valid_text(text, n)) return hcq_status_make(HCQ_CODE_INVALID, "kernel image spec is not printable ASCII text");
+  line_reader r = {.p = (const char *)text, .end = (const char *)text + n};
+  if (!next_line(&r) || !tok_is(&r, 0, "hcq-kernel-spec") || !tok_is(&r, 1, "1") || r.ntok != 2)
+    return spec_error(&r, "expected 'hcq-kernel-spec 1'");
+  bool have_end = false;
+  while (!have_end && next_line(&r)) {
+    if (r.ntok == 0) continue;
+    if (tok_is(&r, 0, "name")) {
+      if (r.ntok != 2 || !tok_copy(&r, 1, sp->name, sizeof sp->name)) return spec_error(&r, "bad 'name NAME'");
+    } else if (tok_is(&r, 0, "arch")) {
+      if (r.ntok != 2 || !tok_copy(&r, 1, sp->arch, sizeof sp->arch) || !cpu_image_machine_of(sp->arch))
+        return spec_error(&r, "bad 'arch x86_64|aarch64|armhf'");
+    } else if (tok_is(&r, 0, "buf")) {
+      if (sp->nbufs >= CPU_IMAGE_MAX_BUFS) return spec_error(&r, "too many buffers");
+      cpu_image_buf *b = &sp->bufs[sp->nbufs];
+      int64_t slot;
+      if (r.ntok != 5 || !tok_int(&r, 1, &slot) || slot != (int64_t)sp->nbufs || !tok_copy(&r, 2, b->dtype, sizeof b->dtype) ||
+          !tok_int(&r, 3, &b->size) || b->size <= 0)
+        return spec_error(&r, "bad 'buf SLOT DTYPE ELEMENTS r|w|rw' (slots in order from 0, size > 0)");
+      b->slot = (int)slot;
+      if (tok_is(&r, 4, "r")) b->read = true;
+      else if (tok_is(&r, 4, "w")) b->written = true;
+      else if (tok_is(&r, 4, "rw")) b->read = b->written = true;
+      else return spec_error(&r, "buffer access must be r, w or rw");
+      sp->nbufs++;
+    } else if (tok_is(&r, 0, "var")) {
+      if (sp->nvars >= CPU_IMAGE_MAX_VARS) return spec_error(&r, "too many vars");
+      if (r.ntok != 2 || !tok_copy(&r, 1, sp->vars[sp->nvars], CPU_IMAGE_NAME_B)) return spec_error(&r, "bad 'var NAME'");
+      sp->nvars++;
+    } else if (tok_is(&r, 0, "global")) {
+      int64_t d;
+      if (r.ntok < 3 || !tok_int(&r, 1, &d) || d > 2 || r.restlen == 0 || r.restlen >= CPU_IMAGE_EXPR_B)
+        return spec_error(&r, "bad 'global DIM EXPR' (DIM 0..2)");
+      memcpy(sp->global[d], r.rest, r.restlen);
+      sp->global[d][r.restlen] = 0;
+    } else if (tok_is(&r, 0, "end")) {
+      have_end = true;
+    } else {
+      return spec_error(&r, "unknown keyword");
+    }
+  }
+  if (!have_end) return hcq_status_make(HCQ_CODE_INVALID, "kernel image spec: missing 'end' line (truncated?)");
+  if (!sp->name[0] || !sp->arch[0]) return hcq_status_make(HCQ_CODE_INVALID, "kernel image spec: needs 'name' and 'arch'");
+  /* every launch expression must evaluate with all vars = 1 (syntax and names checked before anything runs) */
+  int64_t ones[CPU_IMAGE_MAX_VARS], v;
+  for (size_t i = 0; i < CPU_IMAGE_MAX_VARS; i++) ones[i] = 1;
+  for (int d = 0; d < 3; d++) {
+    hcq_status st = cpu_image_eval(sp, sp->global[d], ones, &v);
+    if (st) return hcq_status_annotate(st, "kernel image spec: global %d", d);
+  }
+  return HCQ_OK;
+}
+
+hcq_status cpu_image_parse(const void *data, size_t size_B, cpu_image *out) {
+  if (!data || !out) return hcq_status_make(HCQ_CODE_INVALID, "cpu_image_parse: NULL argument");
+  memset(out, 0, sizeof *out);
+  const uint8_t *p = data;
+  if (size_B < 8 || memcmp(p, CPU_IMAGE_MAGIC, 8) != 0)
+    return hcq_status_make(HCQ_CODE_INVALID, "not an hcq kernel image (bad magic, %zu bytes)", size_B);
+  if (size_B < CPU_IMAGE_HEADER_B)
+    return hcq_status_make(HCQ_CODE_INVALID, "truncated kernel image header (%zu of %u bytes)", size_B, CPU_IMAGE_HEADER_B);
+  uint32_t version = rd32(p + 8), spec_B = rd32(p + 16), header_B = rd32(p + 20);
+  uint16_t machine = (uint16_t)(p[12] | p[13] << 8);
+  uint64_t elf_off = rd64(p + 24), elf_B = rd64(p + 32), sum = rd64(p + 40);
+  if (version != CPU_IMAGE_VERSION)
+    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel image version %u is not supported (this build reads %u)", version,
+                           CPU_IMAGE_VERSION);
+  if (header_B != CPU_IMAGE_HEADER_B || spec_B > CPU_IMAGE_MAX_SPEC_B || elf_off < CPU_IMAGE_HEADER_B + (uint64_t)spec_B ||
+      elf_off > size_B || elf_B != size_B - elf_off || elf_B == 0)
+    return hcq_status_make(HCQ_CODE_INVALID,
+                           "kernel image sizes do not add up (header %u, spec %u, ELF %llu at %llu, file %zu bytes): truncated?",
+                           header_B, spec_B, (unsigned long long)elf_B, (unsigned long long)elf_off, size_B);
+  const uint8_t *spec = p + CPU_IMAGE_HEADER_B;
+  for (uint64_t i = CPU_IMAGE_HEADER_B + (uint64_t)spec_B; i < elf_off; i++)
+    if (p[i]) return hcq_status_make(HCQ_CODE_INVALID, "kernel image padding byte %llu is not zero: the file is corrupt",
+                                     (unsigned long long)i);
+  if (cpu_image_checksum(spec, spec_B, p + elf_off, (size_t)elf_B) != sum)
+    return hcq_status_make(HCQ_CODE_INVALID, "kernel image checksum mismatch: the file is corrupt");
+  HCQ_TRY(parse_spec(spec, spec_B, &out->spec));
+  if (cpu_image_machine_of(out->spec.arch) != machine)
+    return hcq_status_make(HCQ_CODE_INVALID, "kernel image header says %s but its spec says %s",
+                           cpu_image_arch_name(machine), out->spec.arch);
+  out->machine = machine;
+  out->elf = p + elf_off;
+  out->elf_size_B = (size_t)elf_B;
+  return HCQ_OK;
+}
+
+hcq_status cpu_image_check_host(const cpu_image *img, uint16_t host_machine) {
+  if (img->machine != host_machine)
+    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel image '%s' is built for %s; this machine is %s", img->spec.name,
+                           cpu_image_arch_name(img->machine), cpu_image_arch_name(host_machine));
+  return HCQ_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------ expressions */
+
+typedef struct expr_parser {
+  const char *s;
+  const cpu_image_spec *spec;
+  const int64_t *vals;
+  hcq_status err;
+  int depth;
+} expr_parser;
+
+static void skip_ws(expr_parser *e) {
+  while (*e->s == ' ') e->s++;
+}
+
+static int64_t fail(expr_parser *e, const char *what) {
+  if (!e->err) e->err = hcq_status_make(HCQ_CODE_INVALID, "launch expression: %s at '%.20s'", what, e->s);
+  return 0;
+}
+
+static int64_t parse_sum(expr_parser *e);
+
+static int64_t parse_atom(expr_parser *e) {
+  skip_ws(e);
+  if (++e->depth > 64) return fail(e, "nested too deeply");
+  int64_t v = 0;
+  char c = *e->s;
+  if (c == '(') {
+    e->s++;
+    v = parse_sum(e);
+    skip_ws(e);
+    if (*e->s != ')') return fail(e, "expected ')'");
+    e->s++;
+  } else if (c == '-') {
+    e->s++;
+    v = (int64_t)(0 - (uint64_t)parse_atom(e));
+  } else if (c >= '0' && c <= '9') {
+    int n = 0;
+    while (*e->s >= '0' && *e->s <= '9') {
+      if (++n > 18) return fail(e, "number too long");
+      v = v * 10 + (*e->s++ - '0');
+    }
+  } else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_') {
+    const char *start = e->s;
+    while ((*e->s >= 'a' && *e->s <= 'z') || (*e->s >= 'A' && *e->s <= 'Z') || (*e->s >= '0' && *e->s <= '9') || *e->s == '_')
+      e->s++;
+    size_t n = (size_t)(e->s - start);
+    skip_ws(e);
+    bool is_max = n == 3 && memcmp(start, "max", 3) == 0, is_min = n == 3 && memcmp(start, "min", 3) == 0;
+    if ((is_max || is_min) && *e->s == '(') {
+      e->s++;
+      int64_t a = parse_sum(e);
+      skip_ws(e);
+      if (*e->s != ',') return fail(e, "expected ',' in max/min");
+      e->s++;
+      int64_t b = parse_sum(e);
+      skip_ws(e);
+      if (*e->s != ')') return fail(e, "expected ')' after max/min");
+      e->s++;
+      v = is_max ? (a > b ? a : b) : (a < b ? a : b);
+    } else {
+      size_t i = 0;
+      while (i < e->spec->nvars && !(strlen(e->spec->vars[i]) == n && memcmp(e->spec->vars[i], start, n) == 0)) i++;
+      if (i == e->spec->nvars) {
+        e->s = start;
+        return fail(e, "unknown variable");
+      }
+      v = e->vals[i];
+    }
+  } else {
+    return fail(e, "unexpected character");
+  }
+  e->depth--;
+  return v;
+}
+
+static int64_t parse_product(expr_parser *e) {
+  int64_t v = parse_atom(e);
+  for (;;) {
+    skip_ws(e);
+    char c = *e->s;
+    if (c != '*' && c != '/' && c != '%') return v;
+    e->s += (c == '/' && e->s[1] == '/') ? 2 : 1;
+    int64_t r = parse_atom(e);
+    if (e->err) return 0;
+    if (c == '*') v = (int64_t)((uint64_t)v * (uint64_t)r);
+    else if (r == 0) return fail(e, "division by zero");
+    else if (r == -1) v = c == '%' ? 0 : (int64_t)(0 - (uint64_t)v);
+    else if (c == '/') {
+      int64_t q = v / r; /* floor division (// of the reference) */
+      v = (q * r != v && ((v < 0) != (r < 0))) ? q - 1 : q;
+    } else {
+      v = v % r;
+    }
+  }
+}
+
+static int64_t parse_sum(expr_parser *e) {
+  int64_t v = parse_product(e);
+  for (;;) {
+    skip_ws(e);
+    char c = *e->s;
+    if (c != '+' && c != '-') return v;
+    e->s++;
+    int64_t r = parse_product(e);
+    v = (int64_t)(c == '+' ? (uint64_t)v + (uint64_t)r : (uint64_t)v - (uint64_t)r);
+  }
+}
+
+hcq_status cpu_image_eval(const cpu_image_spec *spec, const char *expr, const int64_t *var_values, int64_t *out) {
+  if (!spec || !expr || !out || (spec->nvars && !var_values))
+    return hcq_status_make(HCQ_CODE_INVALID, "cpu_image_eval: NULL argument");
+  expr_parser e = {.s = expr, .spec = spec, .vals = var_values};
+  int64_t v = parse_sum(&e);
+  skip_ws(&e);
+  if (!e.err && *e.s) fail(&e, "trailing text");
+  if (e.err) return e.err;
+  *out = v;
+  return HCQ_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------ spec writer */
+
+typedef struct out_buf {
+  char *p;
+  size_t cap, len;
+  bool bad;
+} out_buf;
+
+static void put(out_buf *o, const char *s) {
+  size_t n = strlen(s);
+  if (o->len + n + 1 > o->cap) {
+    o->bad = true;
+    return;
+  }
+  memcpy(o->p + o->len, s, n + 1);
+  o->len += n;
+}
+
+static void put_int(out_buf *o, int64_t v) {
+  char tmp[24];
+  int i = 23;
+  tmp[i] = 0;
+  uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  do tmp[--i] = (char)('0' + u % 10); while ((u /= 10) && i > 1);
+  if (v < 0) tmp[--i] = '-';
+  put(o, tmp + i);
+}
+
+/* A token: non-empty, no spaces, printable. */
+static bool word_ok(const char *s) {
+  if (!*s) return false;
+  for (; *s; s++)
+    if (*s <= ' ' || *s >= 0x7f) return false;
+  return true;
+}
+
+static bool expr_ok(const char *s) {
+  if (!*s || strlen(s) >= CPU_IMAGE_EXPR_B) return false;
+  for (; *s; s++)
+    if (*s < ' ' || *s >= 0x7f) return false;
+  return true;
+}
+
+long cpu_image_spec_format(const cpu_image_spec *sp, char *buf, size_t cap) {
+  out_buf o = {.p = buf, .cap = cap};
+  if (!sp || !buf || cap == 0 || sp->nbufs > CPU_IMAGE_MAX_BUFS || sp->nvars > CPU_IMAGE_MAX_VARS || !word_ok(sp->name) ||
+      !cpu_image_machine_of(sp->arch))
+    return -1;
+  put(&o, "hcq-kernel-spec 1\nname ");
+  put(&o, sp->name);
+  put(&o, "\narch ");
+  put(&o, sp->arch);
+  put(&o, "\n");
+  for (size_t i = 0; i < sp->nbufs; i++) {
+    const cpu_image_buf *b = &sp->bufs[i];
+    if (!word_ok(b->dtype) || b->size <= 0 || (!b->read && !b->written)) return -1;
+    put(&o, "buf ");
+    put_int(&o, (int64_t)i);
+    put(&o, " ");
+    put(&o, b->dtype);
+    put(&o, " ");
+    put_int(&o, b->size);
+    put(&o, b->read && b->written ? " rw\n" : b->read ? " r\n" : " w\n");
+  }
+  for (size_t i = 0; i < sp->nvars; i++) {
+    if (!word_ok(sp->vars[i])) return -1;
+    put(&o, "var ");
+    put(&o, sp->vars[i]);
+    put(&o, "\n");
+  }
+  for (int d = 0; d < 3; d++) {
+    if (!expr_ok(sp->global[d])) return -1;
+    put(&o, "global ");
+    put_int(&o, d);
+    put(&o, " ");
+    put(&o, sp->global[d]);
+    put(&o, "\n");
+  }
+  put(&o, "end\n");
+  return o.bad ? -1 : (long)o.len;
+}

@@ -1,0 +1,230 @@
+/* End to end on the CPU device: every example kernel (every .uop file in examples/) parsed, compiled by the pipeline (heuristic
+ * opts and --noopt), loaded by our ELF loader and run through an hcq queue on a device with a random thread count
+ * (1..4, fixed seed), compared with the reference interpreter. Kernels whose buffers exceed 2 MiB (16 MiB with a
+ * variable, which runs 777 iterations) are compiled but not run; the >2^31-element one is only compiled.
+ * Then the error paths (unparsable kernel with file:line:col, a buffer larger than memory, a WAIT that times out
+ * followed by a normal run) and `hcq bench --quick --json` in-process: every line verified with the fields the
+ * main job promises. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hcq/testing.h"
+#include "tools/krun.h"
+#include "tools/verbs.h"
+
+#define RUN_LIMIT_B ((size_t)2 << 20)
+#define RUN_LIMIT_VAR_B ((size_t)16 << 20)
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static int rand_threads(void) {
+  rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+  return 1 + (int)((rng >> 33) % 4);
+}
+
+static int cmp_s(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void run_example(const char *path, bool noopt) {
+  int threads = rand_threads();
+  cpu_device *dev = NULL;
+  CHECK_OK(cpu_device_create(threads, &dev));
+  if (!dev) return;
+  krun k = {0};
+  cc_kbuf *host = NULL;
+  size_t nhost = 0;
+  cc_options o = {.noopt = noopt};
+  hcq_status st = krun_compile_file(&k, path, &o, threads);
+  if (st) {
+    fprintf(stderr, "%s: %s\n", path, hcq_status_message(st));
+    CHECK(!"compile");
+    hcq_status_free(st);
+    goto done;
+  }
+  CHECK_OK(cc_kernel_buffers(k.sink, &host, &nhost));
+  size_t total = 0;
+  for (size_t i = 0; i < nhost; i++) total += host[i].size_B;
+  if (total > (k.prog->nvars ? RUN_LIMIT_VAR_B : RUN_LIMIT_B)) {
+    printf("%-30s %-6s compiled, not run (%zu MiB of buffers)\n", path, noopt ? "noopt" : "heur", total >> 20);
+    goto done;
+  }
+  CHECK_OK(krun_setup(&k, dev));
+  uop_var_val vv[8];
+  size_t nv = 0;
+  for (size_t v = 0; v < k.prog->nvars && nv < 8; v++) {
+    int64_t lo = k.var_nodes[v]->arg.i, hi = k.var_nodes[v]->arg.i2, x = hi < 777 ? hi : 777;
+    vv[nv++] = (uop_var_val){k.prog->var_names[v], x < lo ? lo : x};
+  }
+  CHECK_OK(krun_set_vars(&k, vv, nv));
+  krun_fill(&k, 7);
+  CHECK_OK(cc_kbufs_alloc_fill(host, nhost, 7));
+  CHECK_OK(krun_exec(&k, 30000, NULL));
+  krun_cmp cmp = {0};
+  CHECK_OK(krun_check_interp(&k, host, nhost, 1e-4, 1e-5, &cmp));
+  char *ot = krun_opts_text(&k);
+  printf("%-30s %-6s %d threads, opts [%s]: %zu elements, %zu mismatches, max abs err %.3g\n", path,
+         noopt ? "noopt" : "heur", threads, ot ? ot : "", cmp.checked, cmp.mismatches, cmp.max_abs);
+  free(ot);
+  CHECK(cmp.checked > 0);
+  CHECK_EQ_INT(cmp.mismatches, 0);
+done:
+  if (host) cc_kbufs_free(host, nhost);
+  krun_free(&k);
+  cpu_device_destroy(dev);
+}
+
+static void test_examples(void) {
+  DIR *d = opendir("examples");
+  CHECK(d != NULL);
+  char *names[256];
+  int count = 0;
+  for (struct dirent *e; d && (e = readdir(d)) && count < 256;) {
+    size_t l = strlen(e->d_name);
+    if (l > 4 && strcmp(e->d_name + l - 4, ".uop") == 0) names[count++] = strdup(e->d_name);
+  }
+  if (d) closedir(d);
+  qsort(names, (size_t)count, sizeof *names, cmp_s);
+  CHECK(count >= 10);
+  for (int i = 0; i < count; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "examples/%s", names[i]);
+    run_example(path, false);
+    run_example(path, true);
+    free(names[i]);
+  }
+}
+
+static void test_errors(const char *dir) {
+  /* unparsable kernel: the error names file:line:col */
+  char path[256];
+  snprintf(path, sizeof path, "%s/bad.uop", dir);
+  FILE *f = fopen(path, "w");
+  CHECK(f != NULL);
+  if (!f) return;
+  fputs("(kernel bad\n  (let out (buf 0 float32 16))\n  (sink (store (index out 0) (+ 1.0 ))))\n", f);
+  fclose(f);
+  krun k = {0};
+  hcq_status st = krun_compile_file(&k, path, NULL, 1);
+  CHECK(hcq_status_code(st) == HCQ_CODE_PARSE || hcq_status_code(st) == HCQ_CODE_INVALID);
+  char want[300];
+  snprintf(want, sizeof want, "%s:3:", path);
+  CHECK(strstr(hcq_status_message(st), want) != NULL);
+  hcq_status_free(st);
+  krun_free(&k);
+  char *argv1[] = {"run", path, NULL};
+  CHECK_EQ_INT(hcq_verb_run(2, argv1), 1);
+
+  /* a buffer larger than memory (4 TiB): a clear error, nothing allocated */
+  cpu_device *dev = NULL;
+  CHECK_OK(cpu_device_create(2, &dev));
+  if (!dev) return;
+  const char *huge = "(kernel huge (let out (buf 0 float32 1099511627776)) (let r (range 0 1099511627776 loop))"
+                     " (sink (store (index out r) 1.0 r)))";
+  CHECK_OK(krun_compile_text(&k, huge, &(cc_options){.noopt = true}, 2));
+  CHECK_ERR(krun_setup(&k, dev), HCQ_CODE_NOMEM, "MiB of memory are available");
+  krun_free(&k);
+  snprintf(path, sizeof path, "%s/huge.uop", dir);
+  f = fopen(path, "w");
+  if (f) {
+    fputs(huge, f);
+    fclose(f);
+  }
+  char *argv2[] = {"run", "--noopt", path, NULL};
+  CHECK_EQ_INT(hcq_verb_run(3, argv2), 1);
+
+  /* a WAIT on a signal nobody sets: HCQ_CODE_TIMEOUT, then the device runs the next kernel normally */
+  hcq_device *hd = cpu_device_hcq(dev);
+  hcq_signal *never = NULL;
+  CHECK_OK(hcq_signal_create(hd, "never", 0, &never));
+  cpu_device_set_wait_timeout(dev, 30);
+  hcq_queue *q = NULL;
+  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_wait(q, hcq_imm(never->va), hcq_imm(1)));
+  uint64_t v = hcq_timeline_next(hd);
+  CHECK_OK(hcq_queue_signal(q, hcq_imm(hd->timeline->va), hcq_imm(v)));
+  CHECK_OK(hcq_queue_submit(q, hd, NULL, 0));
+  CHECK_OK(hcq_signal_wait(hd->timeline, v, 5000));
+  CHECK_ERR(cpu_device_take_error(dev), HCQ_CODE_TIMEOUT, "waited 30 ms");
+  hcq_queue_destroy(q);
+  hcq_signal_destroy(never);
+  CHECK_OK(krun_compile_file(&k, "examples/add.uop", NULL, 2));
+  CHECK_OK(krun_setup(&k, dev));
+  krun_fill(&k, 3);
+  CHECK_OK(krun_exec(&k, 5000, NULL));
+  const float *o = krun_buf(&k, 0)->data, *a = krun_buf(&k, 1)->data, *b = krun_buf(&k, 2)->data;
+  int bad = 0;
+  for (int i = 0; i < 4096; i++) bad += o[i] != a[i] + b[i];
+  CHECK_EQ_INT(bad, 0);
+  krun_free(&k);
+  cpu_device_destroy(dev);
+}
+
+static const char *const required_names[] = {"add", "saxpy", "sum", "softmax", "matmul_512", "matmul_1024",
+                                              "matmul_2048", "transpose", "launch", "graph_replay",
+                                              "compile_pipeline", "compile_external"};
+#define NREQ (sizeof required_names / sizeof required_names[0])
+
+static void test_bench(const char *dir) {
+  char out_path[256];
+  snprintf(out_path, sizeof out_path, "%s/bench.jsonl", dir);
+  fflush(stdout);
+  int saved = dup(1), fd = open(out_path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+  CHECK(saved >= 0 && fd >= 0);
+  if (saved < 0 || fd < 0) return;
+  dup2(fd, 1);
+  close(fd);
+  char *argv[] = {"bench", "--quick", "--json", "--threads", "2", NULL};
+  int rc = hcq_verb_bench(5, argv);
+  fflush(stdout);
+  dup2(saved, 1);
+  close(saved);
+  CHECK_EQ_INT(rc, 0);
+  FILE *f = fopen(out_path, "r");
+  CHECK(f != NULL);
+  if (!f) return;
+  char line[4096];
+  bool seen[NREQ] = {0};
+  int lines = 0;
+  while (fgets(line, sizeof line, f)) {
+    lines++;
+    fputs(line, stdout);
+    CHECK(line[0] == '{' && strstr(line, "}\n"));
+    CHECK(strstr(line, "\"verified\":true") != NULL);
+    CHECK(strstr(line, "\"threads\":2") != NULL);
+    static const char *const fields[] = {"\"name\":\"", "\"metric\":\"", "\"value\":", "\"baseline\":",
+                                         "\"baseline_value\":", "\"ratio\":"};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) CHECK(strstr(line, fields[i]) != NULL);
+    CHECK(strstr(line, "\"metric\":\"GB/s\"") || strstr(line, "\"metric\":\"GFLOP/s\"") ||
+          strstr(line, "\"metric\":\"us\""));
+    /* baseline null <=> ratio null */
+    CHECK((strstr(line, "\"baseline\":null") != NULL) == (strstr(line, "\"ratio\":null") != NULL));
+    for (size_t i = 0; i < NREQ; i++) {
+      char key[64];
+      snprintf(key, sizeof key, "\"name\":\"%s\",", required_names[i]);
+      if (strstr(line, key)) seen[i] = true;
+    }
+    const char *v = strstr(line, "\"value\":");
+    CHECK(v && strtod(v + 8, NULL) > 0);
+  }
+  fclose(f);
+  CHECK_EQ_INT(lines, (int)NREQ);
+  for (size_t i = 0; i < NREQ; i++) {
+    if (!seen[i]) fprintf(stderr, "bench result %s missing\n", required_names[i]);
+    CHECK(seen[i]);
+  }
+}
+
+int main(void) {
+  char dir[] = "/tmp/hcq-cpu-e2e-XXXXXX";
+  if (!mkdtemp(dir)) return 1;
+  setenv("XDG_CACHE_HOME", dir, 1);
+  if (system("command -v cc >/dev/null 2>&1") != 0) TEST_SKIP("no C compiler (install gcc)");
+  test_examples();
+  test_errors(dir);
+  test_bench(dir);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+  return testing_summary("cpu_e2e_test");
+}

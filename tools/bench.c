@@ -1,0 +1,598 @@
+/* hcq bench [--dev cpu] [--json] [--quick] [--threads N] [--only NAME[,NAME...]]: the main job.
+ *
+ * A fixed suite of kernels compiled by the compiler (c target, hand-coded heuristic) and run on the CPU device
+ * through hcq queues. Every result is verified against a direct C reference (in full, or on a sample of rows /
+ * entries for the large reductions and matmuls). Baselines are measured in the same run on the same threads:
+ * elementwise kernels against the best of two STREAM loops (plain and non-temporal stores), matmul against
+ * OpenBLAS sgemm (dlopen'd; null when not installed), launch overhead against the worker pool's own round trip.
+ * --quick uses small sizes (tests). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/toolchain.h"
+#include "hcq/graph.h"
+#include "tools/bench_base.h"
+#include "tools/krun.h"
+#include "tools/verbs.h"
+
+typedef struct bres {
+  const char *name, *metric;
+  char size[32];
+  double value;
+  const char *baseline; /* NULL: none */
+  double baseline_value;
+  bool verified;
+  char opts[160];
+  double compile_ms, run_ms;
+  char note[160];
+} bres;
+
+typedef struct bench {
+  cpu_device *dev;
+  int threads;
+  bool quick, json;
+  double budget_s; /* time per kernel for repetitions */
+  bres *res;
+  size_t nres, cap;
+  int failures;
+} bench;
+
+static bres *new_result(bench *b, const char *name, const char *metric) {
+  if (b->nres == b->cap) {
+    size_t cap = b->cap ? 2 * b->cap : 16;
+    bres *r = realloc(b->res, cap * sizeof *r);
+    if (!r) return NULL;
+    b->res = r;
+    b->cap = cap;
+  }
+  bres *r = &b->res[b->nres++];
+  memset(r, 0, sizeof *r);
+  r->name = name;
+  r->metric = metric;
+  return r;
+}
+
+static int cmp_double(const void *x, const void *y) {
+  double a = *(const double *)x, c = *(const double *)y;
+  return a < c ? -1 : a > c;
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return v[n / 2];
+}
+
+/* ------------------------------------------------------------------------------------------------ kernels */
+
+static char *fmt_kernel(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt_kernel(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *s = NULL;
+  if (vasprintf(&s, fmt, ap) < 0) s = NULL;
+  va_end(ap);
+  return s;
+}
+
+static char *k_add(long n) {
+  return fmt_kernel("(kernel add (let out (buf 0 float32 %ld)) (let a (buf 1 float32 %ld)) (let b (buf 2 float32 %ld))"
+                    " (let r0 (range 0 %ld loop))"
+                    " (sink (store (index out r0) (+ (load (index a r0)) (load (index b r0))) r0)))",
+                    n, n, n, n);
+}
+static char *k_saxpy(long n) {
+  return fmt_kernel("(kernel saxpy (let y (buf 0 float32 %ld)) (let x (buf 1 float32 %ld)) (let n (var n 1 %ld index))"
+                    " (let r0 (range 0 n loop)) (let yi (index y r0))"
+                    " (sink (store yi (+ (* (load (index x r0)) 2.5) (load yi)) r0)))",
+                    n, n, n);
+}
+static char *k_sum(long n) {
+  return fmt_kernel("(kernel sum (let out (buf 0 float32 1)) (let x (buf 1 float32 %ld))"
+                    " (let r (range 1000 %ld reduce)) (sink (store (index out 0) (reduce add (load (index x r)) r))))",
+                    n, n);
+}
+static char *k_softmax(long rows, long cols) {
+  return fmt_kernel(
+      "(kernel softmax (let out (buf 0 float32 %ld)) (let x (buf 1 float32 %ld))"
+      " (let r0 (range 0 %ld loop)) (let r1 (range 1 %ld loop))"
+      " (let r1001 (range 1001 %ld reduce)) (let r1002 (range 1002 %ld reduce)) (let row (* r0 %ld))"
+      " (let negmax (* (reduce max (load (index x (+ row r1001))) r1001) -1.0))"
+      " (let sum (reduce add (exp2 (* (+ (load (index x (+ row r1002))) negmax) 1.442695)) r1002))"
+      " (sink (store (index out (+ row r1)) (* (exp2 (* (+ (load (index x (+ row r1))) negmax) 1.442695))"
+      " (recip sum)) r0 r1)))",
+      rows * cols, rows * cols, rows, cols, cols, cols, cols);
+}
+static char *k_matmul(long n) {
+  return fmt_kernel("(kernel matmul (let c (buf 0 float32 %ld)) (let a (buf 1 float32 %ld)) (let b (buf 2 float32 %ld))"
+                    " (let r0 (range 0 %ld loop)) (let r1 (range 1 %ld loop)) (let k (range 1002 %ld reduce))"
+                    " (sink (store (index c (+ (* r0 %ld) r1))"
+                    " (reduce add (* (load (index a (+ (* r0 %ld) k))) (load (index b (+ (* k %ld) r1)))) k) r0 r1)))",
+                    n * n, n * n, n * n, n, n, n, n, n, n);
+}
+static char *k_transpose(long n) {
+  return fmt_kernel("(kernel transpose (let out (buf 0 float32 %ld)) (let x (buf 1 float32 %ld))"
+                    " (let r0 (range 0 %ld loop)) (let r1 (range 1 %ld loop))"
+                    " (sink (store (index out (+ (* r1 %ld) r0)) (load (index x (+ (* r0 %ld) r1))) r0 r1)))",
+                    n * n, n * n, n, n, n, n);
+}
+static const char *k_inc = "(kernel inc (let out (buf 0 float32 1))"
+                           " (sink (store (index out 0) (+ (load (index out 0)) 1.0))))";
+
+/* ------------------------------------------------------------------------------------------------ running */
+
+/* Compile + set up + fill; fills r's compile/opts fields. */
+static hcq_status prepare(bench *b, krun *k, const char *text, bres *r) {
+  if (!text) return hcq_status_make(HCQ_CODE_NOMEM, "kernel text");
+  HCQ_TRY(krun_compile_text(k, text, NULL, b->threads));
+  HCQ_TRY(krun_setup(k, b->dev));
+  krun_fill(k, 11);
+  r->compile_ms = k->compile_ms;
+  char *o = krun_opts_text(k);
+  snprintf(r->opts, sizeof r->opts, "%s", o && *o ? o : "-");
+  free(o);
+  return HCQ_OK;
+}
+
+/* After the first (verified) run: repeat within the time budget, median kernel time in ms. */
+static hcq_status time_runs(bench *b, krun *k, double first_ms, double *out_ms) {
+  int reps = first_ms > 0 ? (int)(b->budget_s * 1000 / first_ms) : 10;
+  reps = reps < 1 ? 1 : reps > 15 ? 15 : reps;
+  double t[16];
+  for (int i = 0; i < reps; i++) HCQ_TRY(krun_exec(k, 120000, &t[i]));
+  *out_ms = median(t, reps);
+  return HCQ_OK;
+}
+
+static float *f32(krun *k, int slot) { return (float *)krun_buf(k, slot)->data; }
+
+static bool close_to(double got, double want, double rel, double abs) { return fabs(got - want) <= rel * fabs(want) + abs; }
+
+/* STREAM baseline: best of plain and non-temporal stores; copy when b is NULL. */
+static hcq_status stream_baseline(bench *b, bres *r, float *c, const float *x, const float *y, size_t n,
+                                  double bytes) {
+  double plain, nt;
+  HCQ_TRY(bench_stream(cpu_device_pool(b->dev), b->threads, c, x, y, n, false, 3, &plain));
+  HCQ_TRY(bench_stream(cpu_device_pool(b->dev), b->threads, c, x, y, n, true, 3, &nt));
+  bool nt_wins = nt < plain;
+  r->baseline = y ? (nt_wins ? "stream_add_nt" : "stream_add") : (nt_wins ? "stream_copy_nt" : "stream_copy");
+  r->baseline_value = bytes / (nt_wins ? nt : plain) / 1e9;
+  return HCQ_OK;
+}
+
+static hcq_status bench_add(bench *b, long n) {
+  bres *r = new_result(b, "add", "GB/s");
+  if (!r) return hcq_status_make(HCQ_CODE_NOMEM, "result");
+  krun k = {0};
+  char *text = k_add(n);
+  snprintf(r->size, sizeof r->size, "%ld", n);
+  hcq_status st = prepare(b, &k, text, r);
+  double ms = 0;
+  if (!st) st = krun_exec(&k, 120000, &ms);
+  if (!st) {
+    const float *o = f32(&k, 0), *x = f32(&k, 1), *y = f32(&k, 2);
+    size_t bad = 0;
+    for (long i = 0; i < n; i++) bad += o[i] != x[i] + y[i];
+    r->verified = bad == 0;
+    st = time_runs(b, &k, ms, &r->run_ms);
+  }
+  double bytes = 3.0 * 4 * (double)n;
+  if (!st) r->value = bytes / (r->run_ms / 1e3) / 1e9;
+  if (!st) st = stream_baseline(b, r, f32(&k, 0), f32(&k, 1), f32(&k, 2), (size_t)n, bytes);
+  krun_free(&k);
+  free(text);
+  return st;
+}
+
+static hcq_status bench_saxpy(bench *b, long n) {
+  bres *r = new_result(b, "saxpy", "GB/s");
+  if (!r) return hcq_status_make(HCQ_CODE_NOMEM, "result");
+  krun k = {0};
+  char *text = k_saxpy(n);
+  float *y0 = malloc((size_t)n * 4);
+  snprintf(r->size, sizeof r->size, "%ld", n);
+  hcq_status st = y0 ? prepare(b, &k, text, r) : hcq_status_make(HCQ_CODE_NOMEM, "saxpy copy");
+  long run_n = n - 3; /* a length that is not a multiple of any vector width */
+  if (!st) st = krun_set_vars(&k, &(uop_var_val){"n", run_n}, 1);
+  double ms = 0;
+  if (!st) {
+    memcpy(y0, f32(&k, 0), (size_t)n * 4);
+    st = krun_exec(&k, 120000, &ms);
+  }
+  if (!st) {
+    const float *y = f32(&k, 0), *x = f32(&k, 1);
+    size_t bad = 0;
+    for (long i = 0; i < n; i++) bad += !close_to(y[i], i < run_n ? 2.5 * x[i] + y0[i] : y0[i], 1e-6, 0);
+    r->verified = bad == 0;
+    st = time_runs(b, &k, ms, &r->run_ms);
+  }
+  double bytes = 3.0 * 4 * (double)run_n;
+  if (!st) r->value = bytes / (r->run_ms / 1e3) / 1e9;
+  if (!st) st = stream_baseline(b, r, y0, f32(&k, 1), f32(&k, 0), (size_t)run_n, bytes);
+  krun_free(&k);
+  free(text);
+  free(y0);
+  return st;
+}
+
+static hcq_status bench_sum(bench *b, long n) {
+  bres *r = new_result(b, "sum", "GB/s");
+  if (!r) return hcq_status_make(HCQ_CODE_NOMEM, "result");
+  krun k = {0};
+  char *text = k_sum(n);
+  snprintf(r->size, sizeof r->size, "%ld", n);
+  hcq_status st = prepare(b, &k, text, r);
+  double ms = 0;
+  if (!st) st = krun_exec(&k, 120000, &ms);
+  if (!st) {
+    const float *x = f32(&k, 1);
+    double want = 0, mag = 0;
+    for (long i = 0; i < n; i++) want += x[i], mag += fabs(x[i]);
+    r->verified = close_to(f32(&k, 0)[0], want, 0, 1e-6 * mag + 1e-6);
+    st = time_runs(b, &k, ms, &r->run_ms);
+  }
+  if (!st) r->value = 4.0 * (double)n / (r->run_ms / 1e3) / 1e9;
+  snprintf(r->note, sizeof r->note, "no baseline");
+  krun_free(&k);
+  free(text);
+  return st;
+}
+
+static hcq_status bench_softmax(bench *b, long rows, long cols) {
+  bres *r = new_result(b, "softmax", "GB/s");
+  if (!r) return hcq_status_make(HCQ_CODE_NOMEM, "result");
+  krun k = {0};
+  char *text = k_softmax(rows, cols);
+  snprintf(r->size, sizeof r->size, "%ldx%ld", rows, cols);
+  hcq_status st = prepare(b, &k, text, r);
+  double ms = 0;
+  if (!st) st = krun_exec(&k, 120000, &ms);
+  if (!st) {
+    const float *o = f32(&k, 0), *x = f32(&k, 1);
+    size_t bad = 0;
+    long step = rows > 64 ? rows / 64 : 1; /* 64 sampled rows */
+    for (long row = 0; row < rows; row += step) {
+      const float *xr = x + row * cols;
+      double mx = -INFINITY, s = 0;
+      for (long j = 0; j < cols; j++) mx = xr[j] > mx ? xr[j] : mx;
+      for (long j = 0; j < cols; j++) s += exp(xr[j] - mx);
+      for (long j = 0; j < cols; j++) bad += !close_to(o[row * cols + j], exp(xr[j] - mx) / s, 1e-4, 1e-7);
+    }
+    r->verified = bad == 0;
+    st = time_runs(b, &k, ms, &r->run_ms);
+  }
+  if (!st) r->value = 8.0 * (double)(rows * cols) / (r->run_ms / 1e3) / 1e9;
+  snprintf(r->note, sizeof r->note, "bytes = read x + write out");
+  krun_free(&k);
+  free(text);
+  return st;
+}
+
+static hcq_status bench_matmul(bench *b, const char *name, long n) {
+  bres *r = new_result(b, name, "GFLOP/s");
+  if (!r) return hcq_status_make(HCQ_CODE_NOMEM, "result");
+  krun k = {0};
+  char *text = k_matmul(n);
+  snprintf(r->size, sizeof r->size, "%ldx%ld", n, n);
+  hcq_status st = prepare(b, &k, text, r);
+  double ms = 0;
+  if (!st) st = krun_exec(&k, 120000, &ms);
+  if (!st) {
+    const float *c = f32(&k, 0), *a = f32(&k, 1), *bb = f32(&k, 2);
+    size_t bad = 0;
+    uint64_t s = 12345;
+    for (int t = 0; t < 512; t++) { /* sampled entries */
+      s = s * 6364136223846793005ull + 1442695040888963407ull;
+      long i = (long)((s >> 33) % (uint64_t)n), j = (long)((s >> 13) % (uint64_t)n);
+      double want = 0;
+      for (long q = 0; q < n; q++) want += (double)a[i * n + q] * bb[q * n + j];
+      bad += !close_to(c[i * n + j], want, 1e-5, 1e-4);
+    }
+    r->verified = bad == 0;
+    st = time_runs(b, &k, ms, &r->run_ms);
+  }
+  double flop = 2.0 * (double)n * n * n;
+  if (!st) r->value = flop / (r->run_ms / 1e3) / 1e9;
+  if (!st) {
+    bool have = false;
+    double s = 0;
+    float *c2 = malloc((size_t)(n * n) * 4);
+    if (!c2) st = hcq_status_make(HCQ_CODE_NOMEM, "sgemm output");
+    if (!st) st = bench_openblas_sgemm(b->threads, (int)n, f32(&k, 1), f32(&k, 2), c2, n >= 2048 ? 1 : 3, &have, &s);
+    if (!st && have) {
+      r->baseline = "openblas_sgemm";
+      r->baseline_value = flop / s / 1e9;
+      size_t bad = 0;
+      for (long i = 0; i < n * n; i += 97) bad += !close_to(c2[i], f32(&k, 0)[i], 1e-5, 1e-4);
+      if (bad) snprintf(r->note, sizeof r->note, "openblas disagrees on %zu sampled entries", bad);
+    } else if (!st) {
+      snprintf(r->note, sizeof r->note, "baseline null: libopenblas.so.0 not found (apt-get install libopenblas0)");
+    }
+    free(c2);
+  }
+  krun_free(&k);
+  free(text);
+  return st;
+}
+
+static hcq_status bench_transpose(bench *b, long n) {
+  bres *r = new_result(b, "transpose", "GB/s");
+  if (!r) return hcq_status_make(HCQ_CODE_NOMEM, "result");
+  krun k = {0};
+  char *text = k_transpose(n);
+  snprintf(r->size, sizeof r->size, "%ldx%ld", n, n);
+  hcq_status st = prepare(b, &k, text, r);
+  double ms = 0;
+  if (!st) st = krun_exec(&k, 120000, &ms);
+  if (!st) {
+    const float *o = f32(&k, 0), *x = f32(&k, 1);
+    size_t bad = 0;
+    for (long i = 0; i < n; i++)
+      for (long j = 0; j < n; j++) bad += o[j * n + i] != x[i * n + j];
+    r->verified = bad == 0;
+    st = time_runs(b, &k, ms, &r->run_ms);
+  }
+  double bytes = 2.0 * 4 * (double)(n * n);
+  if (!st) r->value = bytes / (r->run_ms / 1e3) / 1e9;
+  if (!st) {
+    float *tmp = NULL;
+    hcq_mem m = {0};
+    st = cpu_device_alloc(b->dev, (size_t)(n * n) * 4, &m);
+    tmp = m.host;
+    if (!st) st = stream_baseline(b, r, tmp, f32(&k, 1), NULL, (size_t)(n * n), bytes);
+    cpu_device_free(b->dev, &m);
+  }
+  krun_free(&k);
+  free(text);
+  return st;
+}
+
+/* Launch overhead: submit -> timeline signal of a one-element kernel, median in us; the pool's own round trip is
+ * the baseline (what the queue layer adds on top). */
+static hcq_status bench_launch(bench *b) {
+  bres *r = new_result(b, "launch", "us");
+  if (!r) return hcq_status_make(HCQ_CODE_NOMEM, "result");
+  krun k = {0};
+  snprintf(r->size, sizeof r->size, "1");
+  hcq_status st = prepare(b, &k, k_inc, r);
+  int reps = b->quick ? 200 : 2000;
+  double *t = calloc((size_t)reps, sizeof *t);
+  if (!st && !t) st = hcq_status_make(HCQ_CODE_NOMEM, "times");
+  if (!st) f32(&k, 0)[0] = 0;
+  for (int i = 0; !st && i < reps; i++) {
+    uint64_t t0 = hcq_now_ns();
+    st = krun_exec(&k, 10000, NULL);
+    t[i] = (double)(hcq_now_ns() - t0) / 1e3;
+  }
+  if (!st) {
+    r->verified = f32(&k, 0)[0] == (float)reps;
+    r->value = median(t, reps);
+    r->run_ms = r->value / 1e3;
+    st = bench_pool_roundtrip(cpu_device_pool(b->dev), 1, reps, &r->baseline_value);
+    r->baseline = "pool_roundtrip";
+  }
+  free(t);
+  krun_free(&k);
+  return st;
+}
+
+/* Graph replay: 100 one-element kernels recorded once in an hcq_graph; per-kernel cost of a replay in us. */
+static hcq_status bench_graph(bench *b) {
+  enum { KERNELS = 100 };
+  bres *r = new_result(b, "graph_replay", "us");
+  if (!r) return hcq_status_make(HCQ_CODE_NOMEM, "result");
+  krun k = {0};
+  snprintf(r->size, sizeof r->size, "%d kernels", KERNELS);
+  hcq_status st = prepare(b, &k, k_inc, r);
+  hcq_graph *g = NULL;
+  hcq_queue *q = NULL;
+  hcq_device *hd = cpu_device_hcq(b->dev);
+  if (!st) st = hcq_graph_create(k.ctx, &g);
+  if (!st) st = hcq_graph_queue(g, hd, HCQ_QUEUE_COMPUTE, &q);
+  const uop *buf0 = g ? hcq_graph_var(g, "buf0") : NULL;
+  for (int i = 0; !st && i < KERNELS; i++) {
+    hcq_args a;
+    st = hcq_graph_args(g, hd, 0, 1, 0, &a);
+    hcq_val bufs[1] = {hcq_sym(buf0)};
+    if (!st) st = hcq_args_bind(&a, q, NULL, bufs, NULL);
+    hcq_val one[3] = {hcq_imm(1), hcq_imm(1), hcq_imm(1)};
+    if (!st) st = hcq_queue_exec(q, hcq_imm(cpu_device_program_handle(k.dprog)), &a, one, one);
+  }
+  if (!st) st = hcq_graph_finalize(g);
+  int reps = b->quick ? 30 : 300;
+  double *t = calloc((size_t)reps, sizeof *t);
+  if (!st && !t) st = hcq_status_make(HCQ_CODE_NOMEM, "times");
+  if (!st) f32(&k, 0)[0] = 0;
+  uop_var_val vv[1] = {{"buf0", (int64_t)k.mems[0].va}};
+  for (int i = 0; !st && i < reps; i++) {
+    uint64_t t0 = hcq_now_ns();
+    st = hcq_graph_replay(g, vv, 1, 10000);
+    if (!st) st = hcq_graph_wait(g, 10000);
+    t[i] = (double)(hcq_now_ns() - t0) / 1e3 / KERNELS;
+  }
+  if (!st) st = cpu_device_take_error(b->dev);
+  if (!st) {
+    r->verified = f32(&k, 0)[0] == (float)(reps * KERNELS);
+    r->value = median(t, reps);
+    r->run_ms = r->value * KERNELS / 1e3;
+    snprintf(r->note, sizeof r->note, "per kernel, replay of %d execs", KERNELS);
+  }
+  free(t);
+  hcq_graph_destroy(g);
+  krun_free(&k);
+  return st;
+}
+
+/* Compile times of the matmul kernel: the pipeline (AST -> C, median of 5) and the external compiler (cache off). */
+static hcq_status bench_compile(bench *b) {
+  bres *rp = new_result(b, "compile_pipeline", "us");
+  bres *re = new_result(b, "compile_external", "us");
+  if (!rp || !re) return hcq_status_make(HCQ_CODE_NOMEM, "result");
+  char *text = k_matmul(512);
+  snprintf(rp->size, sizeof rp->size, "matmul 512");
+  snprintf(re->size, sizeof re->size, "matmul 512");
+  hcq_status st = text ? HCQ_OK : hcq_status_make(HCQ_CODE_NOMEM, "text");
+  double tp[5], te[3];
+  const char *old = getenv("HCQ_CACHE");
+  char *saved = old ? strdup(old) : NULL;
+  for (int i = 0; !st && i < 5; i++) {
+    krun k = {0};
+    cc_options o = {0};
+    st = krun_compile_text(&k, text, &o, b->threads); /* warms the cache; pipeline_ms is measured each time */
+    if (!st) {
+      tp[i] = k.prog->pipeline_ms * 1e3;
+      char *ot = krun_opts_text(&k);
+      snprintf(rp->opts, sizeof rp->opts, "%s", ot && *ot ? ot : "-");
+      snprintf(re->opts, sizeof re->opts, "%s", rp->opts);
+      free(ot);
+    }
+    if (!st && i < 3) {
+      setenv("HCQ_CACHE", "0", 1);
+      uint64_t t0 = hcq_now_ns();
+      free(k.prog->binary);
+      k.prog->binary = NULL;
+      st = cc_compile_binary(&k.target, k.prog);
+      te[i] = (double)(hcq_now_ns() - t0) / 1e3;
+      if (saved) setenv("HCQ_CACHE", saved, 1);
+      else unsetenv("HCQ_CACHE");
+      re->verified = !st && k.prog->binary && k.prog->binary_size_B > 0;
+    }
+    rp->verified = !st && k.prog->source && k.prog->source[0];
+    krun_free(&k);
+  }
+  if (!st) {
+    rp->value = median(tp, 5);
+    re->value = median(te, 3);
+    rp->compile_ms = rp->value / 1e3;
+    re->compile_ms = re->value / 1e3;
+    snprintf(re->note, sizeof re->note, "%s, cache off", cc_toolchain_cc());
+  }
+  free(saved);
+  free(text);
+  return st;
+}
+
+/* ------------------------------------------------------------------------------------------------ output */
+
+static void print_json(const bench *b, const bres *r) {
+  printf("{\"name\":\"%s\",\"metric\":\"%s\",\"value\":%.6g,\"baseline\":", r->name, r->metric, r->value);
+  if (r->baseline) printf("\"%s\",\"baseline_value\":%.6g,\"ratio\":%.4g", r->baseline, r->baseline_value,
+                          r->baseline_value > 0 ? r->value / r->baseline_value : 0.0);
+  else printf("null,\"baseline_value\":null,\"ratio\":null");
+  printf(",\"verified\":%s,\"threads\":%d,\"size\":\"%s\",\"opts\":\"%s\",\"compile_ms\":%.3f,\"run_ms\":%.4f,"
+         "\"quick\":%s,\"note\":\"%s\"}\n",
+         r->verified ? "true" : "false", b->threads, r->size, r->opts, r->compile_ms, r->run_ms,
+         b->quick ? "true" : "false", r->note);
+  fflush(stdout);
+}
+
+static void print_table(const bench *b) {
+  printf("hcq bench on CPU:0, %d threads%s\n", b->threads, b->quick ? " (quick sizes)" : "");
+  printf("%-17s %-11s %-34s %9s %10s %10s %-8s %-15s %9s %6s %s\n", "kernel", "size", "opts", "compile", "run ms",
+         "value", "metric", "baseline", "base", "ratio", "ok");
+  for (size_t i = 0; i < b->nres; i++) {
+    const bres *r = &b->res[i];
+    char base[32] = "-", ratio[16] = "-";
+    if (r->baseline) {
+      snprintf(base, sizeof base, "%.2f", r->baseline_value);
+      snprintf(ratio, sizeof ratio, "%.2f", r->baseline_value > 0 ? r->value / r->baseline_value : 0.0);
+    }
+    printf("%-17s %-11s %-34.34s %9.1f %10.3f %10.2f %-8s %-15s %9s %6s %s%s%s\n", r->name, r->size, r->opts,
+           r->compile_ms, r->run_ms, r->value, r->metric, r->baseline ? r->baseline : "null", base, ratio,
+           r->verified ? "yes" : "NO", r->note[0] ? "  " : "", r->note);
+  }
+}
+
+static bool wanted(const char *only, const char *name) {
+  if (!only) return true;
+  size_t n = strlen(name);
+  for (const char *p = only; *p;) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len == n && !strncmp(p, name, n)) return true;
+    if (!e) break;
+    p = e + 1;
+  }
+  return false;
+}
+
+int hcq_verb_bench(int argc, char **argv) {
+  bench b = {0};
+  const char *devname = "cpu", *only = NULL;
+  int threads = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      printf("usage: hcq bench [--dev cpu] [--json] [--quick] [--threads N] [--only NAME,...]\n"
+             "  results: add saxpy sum softmax matmul_512 matmul_1024 matmul_2048 transpose launch graph_replay\n"
+             "           compile_pipeline compile_external (each verified; baselines measured in the same run)\n");
+      return 0;
+    } else if (!strcmp(a, "--dev") && i + 1 < argc) devname = argv[++i];
+    else if (!strcmp(a, "--json")) b.json = true;
+    else if (!strcmp(a, "--quick")) b.quick = true;
+    else if (!strcmp(a, "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
+    else if (!strcmp(a, "--only") && i + 1 < argc) only = argv[++i];
+    else {
+      fprintf(stderr, "hcq bench: unexpected argument '%s'\n", a);
+      return 2;
+    }
+  }
+  if (strcmp(devname, "cpu") != 0 && strcmp(devname, "CPU") != 0 && strcmp(devname, "CPU:0") != 0) {
+    fprintf(stderr, "hcq bench: unknown device '%s' (available: cpu)\n", devname);
+    return 2;
+  }
+  hcq_status st = cpu_device_create(threads, &b.dev);
+  if (st) {
+    fprintf(stderr, "hcq bench: %s\n", hcq_status_message(st));
+    hcq_status_free(st);
+    return 1;
+  }
+  b.threads = cpu_device_threads(b.dev);
+  b.budget_s = b.quick ? 0.02 : 0.4;
+  bool q = b.quick;
+  struct step {
+    const char *name;
+    int kind;
+    long n, m;
+  } steps[] = {
+      {"add", 0, q ? 1 << 18 : 1 << 24, 0},     {"saxpy", 1, q ? 1 << 18 : 1 << 24, 0},
+      {"sum", 2, q ? 1 << 18 : 1 << 24, 0},     {"softmax", 3, q ? 64 : 4096, q ? 256 : 1024},
+      {"matmul_512", 4, q ? 64 : 512, 0},       {"matmul_1024", 4, q ? 96 : 1024, 0},
+      {"matmul_2048", 4, q ? 128 : 2048, 0},    {"transpose", 5, q ? 256 : 4096, 0},
+      {"launch", 6, 0, 0},                      {"graph_replay", 7, 0, 0},
+      {"compile_pipeline", 8, 0, 0},
+  };
+  int rc = 0;
+  for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+    const struct step *s = &steps[i];
+    if (!wanted(only, s->name) && !(s->kind == 8 && wanted(only, "compile_external"))) continue;
+    size_t before = b.nres;
+    switch (s->kind) {
+      case 0: st = bench_add(&b, s->n); break;
+      case 1: st = bench_saxpy(&b, s->n); break;
+      case 2: st = bench_sum(&b, s->n); break;
+      case 3: st = bench_softmax(&b, s->n, s->m); break;
+      case 4: st = bench_matmul(&b, s->name, s->n); break;
+      case 5: st = bench_transpose(&b, s->n); break;
+      case 6: st = bench_launch(&b); break;
+      case 7: st = bench_graph(&b); break;
+      default: st = bench_compile(&b); break;
+    }
+    if (st) {
+      fprintf(stderr, "hcq bench: %s: %s\n", s->name, hcq_status_message(st));
+      hcq_status_free(st);
+      for (size_t r = before; r < b.nres; r++) b.res[r].verified = false;
+      rc = 1;
+    }
+    for (size_t r = before; r < b.nres; r++) {
+      if (!b.res[r].verified) rc = 1;
+      if (b.json) print_json(&b, &b.res[r]);
+    }
+  }
+  if (!b.json) print_table(&b);
+  cpu_device_destroy(b.dev);
+  free(b.res);
+  return rc;
+}

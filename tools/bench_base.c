@@ -1,0 +1,125 @@
+/* Baselines of `hcq bench`: see bench_base.h. */
+#include "tools/bench_base.h"
+
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+typedef struct stream_job {
+  float *c;
+  const float *a, *b;
+  size_t n;
+  int parts;
+  bool nt;
+} stream_job;
+
+/* Plain loops the C compiler vectorizes; the non-temporal variant writes 4 floats at a time past the cache. */
+static void stream_task(void *ctx, int core_id) {
+  const stream_job *j = ctx;
+  size_t per = (j->n + (size_t)j->parts - 1) / (size_t)j->parts;
+  per = (per + 63) & ~(size_t)63; /* 256-byte chunks keep every chunk 16-byte aligned */
+  size_t lo = (size_t)core_id * per, hi = lo + per < j->n ? lo + per : j->n;
+  if (lo >= hi) return;
+  float *restrict c = j->c;
+  const float *restrict a = j->a, *restrict b = j->b;
+#if defined(__x86_64__)
+  if (j->nt) {
+    size_t i = lo;
+    if (b)
+      for (; i + 4 <= hi; i += 4) _mm_stream_ps(c + i, _mm_add_ps(_mm_load_ps(a + i), _mm_load_ps(b + i)));
+    else
+      for (; i + 4 <= hi; i += 4) _mm_stream_ps(c + i, _mm_load_ps(a + i));
+    for (; i < hi; i++) c[i] = b ? a[i] + b[i] : a[i];
+    _mm_sfence();
+    return;
+  }
+#endif
+  if (b)
+    for (size_t i = lo; i < hi; i++) c[i] = a[i] + b[i];
+  else
+    for (size_t i = lo; i < hi; i++) c[i] = a[i];
+}
+
+static hcq_status pool_run(cpu_pool *pool, int threads, cpu_task_fn fn, void *ctx, double *out_s) {
+  cpu_cmd cmd = {.kind = CPU_CMD_EXEC, .threads = threads, .fn = fn, .ctx = ctx};
+  uint64_t seq = 0, t0 = cpu_now_ns();
+  HCQ_TRY(cpu_pool_submit(pool, &cmd, 1, &seq));
+  HCQ_TRY(cpu_pool_wait(pool, seq, 60000));
+  *out_s = (double)(cpu_now_ns() - t0) / 1e9;
+  return HCQ_OK;
+}
+
+hcq_status bench_stream(cpu_pool *pool, int threads, float *c, const float *a, const float *b, size_t n, bool nt,
+                        int reps, double *out_s) {
+  if (((uintptr_t)c | (uintptr_t)a | (uintptr_t)b) % 16)
+    return hcq_status_make(HCQ_CODE_INVALID, "bench_stream: buffers must be 16-byte aligned");
+  stream_job j = {c, a, b, n, threads < 1 ? 1 : threads, nt};
+  double best = 0;
+  for (int r = 0; r < reps; r++) {
+    double s;
+    HCQ_TRY(pool_run(pool, j.parts, stream_task, &j, &s));
+    if (r == 0 || s < best) best = s;
+  }
+  *out_s = best;
+  return HCQ_OK;
+}
+
+static void empty_task(void *ctx, int core_id) {
+  (void)ctx;
+  (void)core_id;
+}
+
+static int cmp_double(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return a < b ? -1 : a > b;
+}
+
+hcq_status bench_pool_roundtrip(cpu_pool *pool, int threads, int reps, double *out_us) {
+  double *t = calloc((size_t)reps, sizeof *t);
+  if (!t) return hcq_status_make(HCQ_CODE_NOMEM, "bench_pool_roundtrip");
+  hcq_status st = HCQ_OK;
+  for (int r = 0; !st && r < reps; r++) st = pool_run(pool, threads, empty_task, NULL, &t[r]);
+  if (!st) {
+    qsort(t, (size_t)reps, sizeof *t, cmp_double);
+    *out_us = t[reps / 2] * 1e6;
+  }
+  free(t);
+  return st;
+}
+
+typedef void (*sgemm_fn)(int order, int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
+                         const float *b, int ldb, float beta, float *c, int ldc);
+typedef void (*set_threads_fn)(int);
+
+hcq_status bench_openblas_sgemm(int threads, int n, const float *a, const float *b, float *c, int reps,
+                                bool *out_available, double *out_s) {
+  *out_available = false;
+  void *lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return HCQ_OK;
+  sgemm_fn sgemm;
+  set_threads_fn set_threads;
+  *(void **)&sgemm = dlsym(lib, "cblas_sgemm");
+  *(void **)&set_threads = dlsym(lib, "openblas_set_num_threads");
+  if (!sgemm) {
+    dlclose(lib);
+    return HCQ_OK;
+  }
+  if (set_threads) set_threads(threads);
+  enum { ROW_MAJOR = 101, NO_TRANS = 111 };
+  double best = 0;
+  for (int r = 0; r <= reps; r++) { /* r == 0 warms up (thread start, page faults) */
+    uint64_t t0 = cpu_now_ns();
+    sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+    double s = (double)(cpu_now_ns() - t0) / 1e9;
+    if (r == 1 || (r > 1 && s < best)) best = s;
+  }
+  /* The library stays loaded: OpenBLAS's threads do not survive dlclose well. */
+  *out_available = true;
+  *out_s = best;
+  return HCQ_OK;
+}

@@ -1,0 +1,24 @@
+/* Baselines for `hcq bench`, measured in the same run on the same worker threads: STREAM-style add and copy loops
+ * (plain stores and non-temporal stores) and OpenBLAS sgemm loaded at run time with dlopen (never linked). */
+#ifndef HCQ_TOOLS_BENCH_BASE_H
+#define HCQ_TOOLS_BENCH_BASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cpu/cpu_pool.h"
+#include "hcq/status.h"
+
+/* c[i] = a[i] + b[i] (or c[i] = a[i] when b is NULL) over n floats, split over `threads` core_ids of the pool.
+ * Best of `reps` runs, in seconds; nt selects non-temporal stores (x86_64; plain stores elsewhere). */
+hcq_status bench_stream(cpu_pool *pool, int threads, float *c, const float *a, const float *b, size_t n, bool nt,
+                        int reps, double *out_s);
+/* The pool's own round trip: one empty EXEC with `threads` ids, submit to completion, median of reps, in us. */
+hcq_status bench_pool_roundtrip(cpu_pool *pool, int threads, int reps, double *out_us);
+
+/* OpenBLAS: c = a * b, row-major n x n float32. *out_available false (and no error) when libopenblas.so.0 or its
+ * cblas_sgemm cannot be loaded. Best of reps, in seconds, with openblas_set_num_threads(threads) when present. */
+hcq_status bench_openblas_sgemm(int threads, int n, const float *a, const float *b, float *c, int reps,
+                                bool *out_available, double *out_s);
+
+#endif

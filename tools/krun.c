@@ -1,0 +1,272 @@
+/* krun: see krun.h. */
+#include "tools/krun.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compiler/kernel_text.h"
+#include "cpu/cpu_kernel.h"
+
+#define TLW_NAME "__hcq_timeline_wait"
+#define TLS_NAME "__hcq_timeline_signal"
+
+static double now_ms(void) { return (double)hcq_now_ns() / 1e6; }
+
+static hcq_status compile(krun *k, const cc_options *o, int threads) {
+  HCQ_TRY(cc_target_get("c", threads, &k->target));
+  cc_options def = {0};
+  double t0 = now_ms();
+  HCQ_TRY(cc_compile_source(k->ctx, k->sink, &k->target, o ? o : &def, &k->prog));
+  HCQ_TRY(cc_compile_binary(&k->target, k->prog));
+  k->compile_ms = now_ms() - t0;
+  return HCQ_OK;
+}
+
+hcq_status krun_compile_file(krun *k, const char *path, const cc_options *o, int threads) {
+  memset(k, 0, sizeof *k);
+  HCQ_TRY(uop_ctx_create(&k->ctx));
+  HCQ_TRY(cc_kernel_parse_file(k->ctx, path, &k->sink));
+  return compile(k, o, threads);
+}
+
+hcq_status krun_compile_text(krun *k, const char *text, const cc_options *o, int threads) {
+  memset(k, 0, sizeof *k);
+  HCQ_TRY(uop_ctx_create(&k->ctx));
+  HCQ_TRY(cc_kernel_parse(k->ctx, text, strlen(text), "<bench>", &k->sink));
+  return compile(k, o, threads);
+}
+
+size_t krun_mem_available_B(void) {
+  FILE *f = fopen("/proc/meminfo", "r");
+  if (f) {
+    char line[256];
+    unsigned long long kb;
+    while (fgets(line, sizeof line, f))
+      if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+        fclose(f);
+        return (size_t)kb * 1024;
+      }
+    fclose(f);
+  }
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? (size_t)pages * (size_t)page : 0;
+}
+
+static const uop *find_var(krun *k, const char *name) {
+  const uop **nodes;
+  size_t n;
+  if (uop_toposort(k->ctx, k->sink, &nodes, &n)) return NULL;
+  for (size_t i = 0; i < n; i++)
+    if (nodes[i]->op == UOP_DEFINE_VAR && strcmp(nodes[i]->arg.str, name) == 0) return nodes[i];
+  return NULL;
+}
+
+static hcq_val val_of(const uop *n) {
+  int64_t v;
+  if (!n) return hcq_imm(1);
+  if (uop_const_value(n, &v)) return hcq_imm((uint64_t)v);
+  return hcq_sym(n);
+}
+
+hcq_status krun_setup(krun *k, cpu_device *dev) {
+  cc_program *p = k->prog;
+  k->dev = dev;
+  hcq_device *hd = cpu_device_hcq(dev);
+  HCQ_TRY(cc_kernel_buffers(k->sink, &k->bufs, &k->nbufs));
+  size_t total = 0;
+  for (size_t i = 0; i < k->nbufs; i++) total += k->bufs[i].size_B;
+  size_t avail = krun_mem_available_B();
+  if (avail && total > avail / 10 * 9) {
+    size_t big = 0;
+    for (size_t i = 1; i < k->nbufs; i++)
+      if (k->bufs[i].size_B > k->bufs[big].size_B) big = i;
+    return hcq_status_make(HCQ_CODE_NOMEM,
+                           "kernel %s needs %zu MiB of buffers (slot %d alone is %zu MiB), only %zu MiB of memory "
+                           "are available",
+                           p->name, total >> 20, k->bufs[big].slot, k->bufs[big].size_B >> 20, avail >> 20);
+  }
+  k->mems = calloc(k->nbufs ? k->nbufs : 1, sizeof *k->mems);
+  k->var_nodes = calloc(p->nvars + 1, sizeof *k->var_nodes);
+  k->vv = calloc(p->nvars + 2, sizeof *k->vv);
+  if (!k->mems || !k->var_nodes || !k->vv) return hcq_status_make(HCQ_CODE_NOMEM, "krun %s", p->name);
+  for (size_t i = 0; i < k->nbufs; i++) {
+    HCQ_TRY(hcq_status_annotate(cpu_device_alloc(dev, k->bufs[i].size_B, &k->mems[i]), "buffer slot %d of %s",
+                                k->bufs[i].slot, p->name));
+    k->bufs[i].data = k->mems[i].host;
+  }
+  for (size_t v = 0; v < p->nvars; v++) {
+    k->var_nodes[v] = find_var(k, p->var_names[v]);
+    if (!k->var_nodes[v])
+      return hcq_status_make(HCQ_CODE_INTERNAL, "kernel %s: variable %s not in the AST", p->name, p->var_names[v]);
+    k->vv[v] = (uop_var_val){p->var_names[v], k->var_nodes[v]->arg.i2};
+  }
+  k->vv[p->nvars] = (uop_var_val){TLW_NAME, 0};
+  k->vv[p->nvars + 1] = (uop_var_val){TLS_NAME, 0};
+  HCQ_TRY(cpu_device_load(dev, p->binary, p->binary_size_B, p->name, &k->dprog));
+  /* kernel arguments: buffers in slot order (the renderer's data0..), then the variables */
+  uint32_t nslots = 0;
+  for (size_t i = 0; i < k->nbufs; i++)
+    if ((uint32_t)k->bufs[i].slot + 1 > nslots) nslots = (uint32_t)k->bufs[i].slot + 1;
+  if (nslots != k->nbufs)
+    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s: buffer slots are not 0..%zu", p->name, k->nbufs - 1);
+  HCQ_TRY(cpu_device_alloc(dev, hcq_args_size_B(0, nslots, (uint32_t)p->nvars), &k->argm));
+  HCQ_TRY(hcq_args_init(&k->args, k->argm.host, k->argm.va, k->argm.size_B, 0, nslots, (uint32_t)p->nvars));
+  hcq_val bufv[CPU_KERNEL_MAX_ARGS], varv[CPU_KERNEL_MAX_ARGS];
+  if (nslots + p->nvars > CPU_KERNEL_MAX_ARGS)
+    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s has too many arguments", p->name);
+  for (size_t i = 0; i < k->nbufs; i++) bufv[k->bufs[i].slot] = hcq_imm(k->mems[i].va);
+  for (size_t v = 0; v < p->nvars; v++) varv[v] = hcq_sym(k->var_nodes[v]);
+  HCQ_TRY(hcq_queue_create(HCQ_QUEUE_COMPUTE, &k->q));
+  HCQ_TRY(hcq_args_bind(&k->args, k->q, NULL, bufv, varv));
+  HCQ_TRY(hcq_signal_create(hd, "t0", 0, &k->ts0));
+  HCQ_TRY(hcq_signal_create(hd, "t1", 0, &k->ts1));
+  const uop *tlw = uop_var(k->ctx, TLW_NAME, 0, INT64_MAX, uop_dt(UOP_INDEX));
+  const uop *tls = uop_var(k->ctx, TLS_NAME, 0, INT64_MAX, uop_dt(UOP_INDEX));
+  if (!tlw || !tls) return hcq_status_make(HCQ_CODE_NOMEM, "krun variables");
+  hcq_val g[3], l[3] = {hcq_imm(1), hcq_imm(1), hcq_imm(1)};
+  for (int d = 0; d < 3; d++) g[d] = val_of(p->global_size[d]);
+  HCQ_TRY(hcq_queue_wait(k->q, hcq_imm(hd->timeline->va), hcq_sym(tlw)));
+  HCQ_TRY(hcq_queue_timestamp(k->q, hcq_imm(k->ts0->va)));
+  HCQ_TRY(hcq_queue_exec(k->q, hcq_imm(cpu_device_program_handle(k->dprog)), &k->args, g, l));
+  HCQ_TRY(hcq_queue_timestamp(k->q, hcq_imm(k->ts1->va)));
+  HCQ_TRY(hcq_queue_signal(k->q, hcq_imm(hd->timeline->va), hcq_sym(tls)));
+  return HCQ_OK;
+}
+
+void krun_fill(krun *k, uint64_t seed) {
+  for (size_t i = 0; i < k->nbufs; i++)
+    cc_fill_buffer(k->bufs[i].data, k->bufs[i].dtype, k->bufs[i].nelems, seed + (uint64_t)k->bufs[i].slot);
+}
+
+hcq_status krun_set_vars(krun *k, const uop_var_val *vars, size_t n) {
+  for (size_t v = 0; v < k->prog->nvars; v++) {
+    const uop *node = k->var_nodes[v];
+    bool found = false;
+    for (size_t i = 0; i < n; i++) {
+      if (strcmp(vars[i].name, k->prog->var_names[v]) != 0) continue;
+      if (vars[i].value < node->arg.i || vars[i].value > node->arg.i2)
+        return hcq_status_make(HCQ_CODE_INVALID, "variable %s=%lld is outside its range %lld..%lld", vars[i].name,
+                               (long long)vars[i].value, (long long)node->arg.i, (long long)node->arg.i2);
+      k->vv[v].value = vars[i].value;
+      found = true;
+    }
+    if (!found)
+      return hcq_status_make(HCQ_CODE_NOT_FOUND, "kernel %s needs variable %s (%lld..%lld)", k->prog->name,
+                             k->prog->var_names[v], (long long)node->arg.i, (long long)node->arg.i2);
+  }
+  return HCQ_OK;
+}
+
+hcq_status krun_exec(krun *k, uint32_t timeout_ms, double *out_ms) {
+  hcq_device *hd = cpu_device_hcq(k->dev);
+  size_t nv = k->prog->nvars;
+  uint64_t last = hcq_timeline_last(hd), next = hcq_timeline_next(hd);
+  if (next == 0) return hcq_status_make(HCQ_CODE_INTERNAL, "timeline exhausted");
+  k->vv[nv].value = (int64_t)last;
+  k->vv[nv + 1].value = (int64_t)next;
+  HCQ_TRY(hcq_queue_submit(k->q, hd, k->vv, nv + 2));
+  HCQ_TRY(hcq_status_annotate(hcq_signal_wait(hd->timeline, next, timeout_ms), "running %s", k->prog->name));
+  HCQ_TRY(cpu_device_take_error(k->dev));
+  if (out_ms) *out_ms = (double)(hcq_signal_timestamp_ns(k->ts1) - hcq_signal_timestamp_ns(k->ts0)) / 1e6;
+  return HCQ_OK;
+}
+
+cc_kbuf *krun_buf(krun *k, int slot) {
+  for (size_t i = 0; i < k->nbufs; i++)
+    if (k->bufs[i].slot == slot) return &k->bufs[i];
+  return NULL;
+}
+
+char *krun_opts_text(const krun *k) {
+  size_t cap = 16 + (k->prog ? k->prog->napplied_opts : 0) * 32, len = 0;
+  char *s = calloc(1, cap);
+  if (!s || !k->prog) return s;
+  for (size_t i = 0; i < k->prog->napplied_opts; i++) {
+    const cc_opt *o = &k->prog->applied_opts[i];
+    len += (size_t)snprintf(s + len, cap - len, "%s%s:%d:%lld", i ? "," : "", cc_opt_name(o->op), o->axis,
+                            (long long)o->amount);
+  }
+  return s;
+}
+
+void krun_free(krun *k) {
+  if (!k) return;
+  hcq_queue_destroy(k->q);
+  hcq_signal_destroy(k->ts0);
+  hcq_signal_destroy(k->ts1);
+  if (k->dev) {
+    for (size_t i = 0; i < k->nbufs; i++) cpu_device_free(k->dev, &k->mems[i]);
+    cpu_device_free(k->dev, &k->argm);
+  }
+  cpu_device_program_destroy(k->dprog);
+  free(k->bufs);
+  free(k->mems);
+  free(k->var_nodes);
+  free(k->vv);
+  cc_program_free(k->prog);
+  uop_ctx_destroy(k->ctx);
+  memset(k, 0, sizeof *k);
+}
+
+static double elem_f(const void *d, uop_dtype dt, int64_t i) {
+  switch (dt.scalar) {
+    case UOP_FLOAT32: return ((const float *)d)[i];
+    case UOP_FLOAT64: return ((const double *)d)[i];
+    case UOP_FLOAT16: return cc_f16_to_f32(((const uint16_t *)d)[i]);
+    case UOP_BFLOAT16: return cc_bf16_to_f32(((const uint16_t *)d)[i]);
+    default: return 0;
+  }
+}
+
+void krun_compare(const void *got, const void *want, uop_dtype dt, int64_t nelems, double rel, double abs,
+                  krun_cmp *acc) {
+  size_t item = (size_t)uop_dt_itemsize_B(dt);
+  bool is_float = uop_dt_is_float(dt);
+  for (int64_t i = 0; i < nelems; i++) {
+    acc->checked++;
+    bool bad;
+    if (is_float) {
+      double g = elem_f(got, dt, i), w = elem_f(want, dt, i);
+      if (isnan(g) || isnan(w)) {
+        bad = isnan(g) != isnan(w);
+      } else {
+        double e = fabs(g - w), r = w != 0 ? e / fabs(w) : (e != 0 ? INFINITY : 0);
+        if (e > acc->max_abs) acc->max_abs = e;
+        if (r > acc->max_rel && isfinite(r)) acc->max_rel = r;
+        bad = !(e <= rel * fabs(w) + abs);
+      }
+    } else {
+      bad = memcmp((const uint8_t *)got + (size_t)i * item, (const uint8_t *)want + (size_t)i * item, item) != 0;
+    }
+    if (bad) {
+      if (acc->mismatches == 0) acc->first_bad = i;
+      acc->mismatches++;
+    }
+  }
+}
+
+hcq_status krun_check_interp(krun *k, cc_kbuf *host, size_t nhost, double rel, double abs, krun_cmp *out) {
+  memset(out, 0, sizeof *out);
+  out->first_bad = -1;
+  if (nhost != k->nbufs) return hcq_status_make(HCQ_CODE_INTERNAL, "krun_check_interp: buffer count");
+  void **ptrs = calloc(nhost + 1, sizeof *ptrs);
+  size_t *sizes = calloc(nhost + 1, sizeof *sizes);
+  hcq_status st = HCQ_OK;
+  if (!ptrs || !sizes) st = hcq_status_make(HCQ_CODE_NOMEM, "krun_check_interp");
+  for (size_t i = 0; !st && i < nhost; i++) {
+    if (host[i].slot < 0 || (size_t)host[i].slot >= nhost) st = hcq_status_make(HCQ_CODE_INTERNAL, "slot");
+    else {
+      ptrs[host[i].slot] = host[i].data;
+      sizes[host[i].slot] = host[i].size_B;
+    }
+  }
+  if (!st) st = cc_interp_run(k->sink, ptrs, sizes, nhost, k->vv, k->prog->nvars);
+  for (size_t i = 0; !st && i < nhost; i++)
+    krun_compare(k->bufs[i].data, host[i].data, host[i].dtype, host[i].nelems, rel, abs, out);
+  free(ptrs);
+  free(sizes);
+  return hcq_status_annotate(st, "reference interpreter");
+}

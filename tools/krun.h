@@ -1,0 +1,77 @@
+/* krun: one kernel compiled for the c target and run on the CPU device through an hcq queue. Shared by
+ * `hcq run`, `hcq bench` and the end-to-end tests.
+ *
+ * The queue is recorded once: wait(timeline, TLW) · timestamp(t0) · exec · timestamp(t1) · signal(timeline, TLS),
+ * where TLW/TLS (the timeline values), the kernel's variables and a symbolic launch size are variables of the
+ * submit, so every krun_exec is one hcq_queue_submit with var_vals by name. */
+#ifndef HCQ_TOOLS_KRUN_H
+#define HCQ_TOOLS_KRUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "compiler/compiler.h"
+#include "compiler/interp.h"
+#include "cpu/cpu_device.h"
+#include "hcq/args.h"
+#include "hcq/queue.h"
+#include "hcq/signal.h"
+
+typedef struct krun {
+  uop_ctx *ctx;
+  const uop *sink;
+  cc_target target;
+  cc_program *prog;
+  /* device side (krun_setup) */
+  cpu_device *dev; /* borrowed */
+  cpu_device_program *dprog;
+  cc_kbuf *bufs; /* data = device memory (host view) */
+  hcq_mem *mems;
+  size_t nbufs;
+  hcq_mem argm;
+  hcq_args args;
+  hcq_queue *q;
+  hcq_signal *ts0, *ts1;
+  const uop **var_nodes; /* DEFINE_VAR per prog->var_names entry */
+  uop_var_val *vv;       /* prog->nvars kernel values + the two timeline values */
+  double compile_ms;     /* pipeline + external */
+} krun;
+
+/* Parse (file or text) and compile: opts NULL + noopt false = the heuristic. threads: the c target's
+ * global_max[0] (the THREAD opt's limit). */
+hcq_status krun_compile_file(krun *k, const char *path, const cc_options *o, int threads);
+hcq_status krun_compile_text(krun *k, const char *text, const cc_options *o, int threads);
+/* Load on dev, allocate buffers (zeroed), record the queue. Total buffer bytes beyond the available memory is
+ * HCQ_CODE_NOMEM naming the sizes. */
+hcq_status krun_setup(krun *k, cpu_device *dev);
+/* Fill every buffer deterministically (cc_fill_buffer, seed + slot). */
+void krun_fill(krun *k, uint64_t seed);
+/* Set the kernel variables by name (every prog->var_names entry must be given; values checked against the
+ * variable's range). */
+hcq_status krun_set_vars(krun *k, const uop_var_val *vars, size_t n);
+/* Submit and wait (timeout_ms); *out_ms (optional) gets the kernel time from the device timestamps. Errors the
+ * device recorded (a kernel fault) are returned. */
+hcq_status krun_exec(krun *k, uint32_t timeout_ms, double *out_ms);
+/* The buffer of a slot, or NULL. */
+cc_kbuf *krun_buf(krun *k, int slot);
+/* "UPCAST:0:4,THREAD:0:2" of the applied opts (malloc'd; "" for none). */
+char *krun_opts_text(const krun *k);
+void krun_free(krun *k);
+
+/* Compare got with want element-wise: ints exactly, floats |got-want| <= rel*|want| + abs (NaN == NaN).
+ * Reports the mismatches and the largest absolute / relative float error. */
+typedef struct krun_cmp {
+  size_t checked, mismatches;
+  double max_abs, max_rel;
+  int64_t first_bad; /* -1 */
+} krun_cmp;
+void krun_compare(const void *got, const void *want, uop_dtype dt, int64_t nelems, double rel, double abs,
+                  krun_cmp *acc);
+/* Run the reference interpreter on host copies of `inputs` (same slots/sizes as k->bufs) and compare every
+ * buffer with the device's. */
+hcq_status krun_check_interp(krun *k, cc_kbuf *host, size_t nhost, double rel, double abs, krun_cmp *out);
+
+/* Available memory in bytes (MemAvailable, else physical pages), 0 if unknown. */
+size_t krun_mem_available_B(void);
+
+#endif

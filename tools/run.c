@@ -1,0 +1,233 @@
+/* hcq run [--dev cpu] [--var NAME=VAL]... [--opts O | --noopt] [--check] [--in SLOT=FILE]... [--out SLOT=FILE]...
+ *         [--threads N] [--seed S] [--repeat R] [--timeout-ms T] FILE.uop
+ * Compiles a kernel for the c target, runs it on the CPU device through an hcq queue, optionally checks it against
+ * the reference interpreter, and prints the time and throughput. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/krun.h"
+#include "tools/verbs.h"
+
+#define MAX_ITEMS 32
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: hcq run [--dev cpu] [--var NAME=VALUE]... [--opts 'UPCAST:0:4,...' | --noopt] [--check]\n"
+          "               [--in SLOT=FILE]... [--out SLOT=FILE]... [--threads N] [--seed S] [--repeat R]\n"
+          "               [--timeout-ms T] FILE.uop\n"
+          "  Compiles FILE for the c target, fills the buffers deterministically (or from raw little-endian files\n"
+          "  with --in), runs it on the CPU device through an hcq queue and prints the kernel time (median of R\n"
+          "  runs) and the throughput over all buffer bytes. --check compares every buffer with the reference\n"
+          "  interpreter (integers exactly, floats within 1e-4 relative + 1e-5 absolute). Variables default to\n"
+          "  their maximum. --threads: worker threads (default $HCQ_CPU_THREADS or the number of cores).\n");
+}
+
+typedef struct slot_file {
+  int slot;
+  const char *path;
+} slot_file;
+
+static bool parse_slot_file(const char *s, slot_file *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end != '=' || v < 0 || v > 1000 || !end[1]) return false;
+  out->slot = (int)v;
+  out->path = end + 1;
+  return true;
+}
+
+static hcq_status read_input(krun *k, const slot_file *in) {
+  cc_kbuf *b = krun_buf(k, in->slot);
+  if (!b) return hcq_status_make(HCQ_CODE_INVALID, "--in %d=%s: the kernel has no buffer slot %d", in->slot, in->path, in->slot);
+  FILE *f = fopen(in->path, "rb");
+  if (!f) return hcq_status_make(HCQ_CODE_IO, "--in %d=%s: cannot open: %s", in->slot, in->path, strerror(errno));
+  hcq_status st = HCQ_OK;
+  long size = -1;
+  if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
+  if (size < 0 || fseek(f, 0, SEEK_SET) != 0) st = hcq_status_make(HCQ_CODE_IO, "--in %s: cannot size the file", in->path);
+  else if ((size_t)size != b->size_B)
+    st = hcq_status_make(HCQ_CODE_INVALID, "--in %d=%s: the file has %ld bytes, buffer slot %d holds %zu", in->slot,
+                         in->path, size, in->slot, b->size_B);
+  else if (b->size_B && fread(b->data, 1, b->size_B, f) != b->size_B)
+    st = hcq_status_make(HCQ_CODE_IO, "--in %s: short read", in->path);
+  fclose(f);
+  return st;
+}
+
+static hcq_status write_output(krun *k, const slot_file *o) {
+  cc_kbuf *b = krun_buf(k, o->slot);
+  if (!b) return hcq_status_make(HCQ_CODE_INVALID, "--out %d=%s: the kernel has no buffer slot %d", o->slot, o->path, o->slot);
+  FILE *f = fopen(o->path, "wb");
+  if (!f) return hcq_status_make(HCQ_CODE_IO, "--out %d=%s: cannot create: %s", o->slot, o->path, strerror(errno));
+  bool ok = fwrite(b->data, 1, b->size_B, f) == b->size_B;
+  ok &= fclose(f) == 0;
+  return ok ? HCQ_OK : hcq_status_make(HCQ_CODE_IO, "--out %s: write failed", o->path);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+int hcq_verb_run(int argc, char **argv) {
+  const char *file = NULL, *opts_text = NULL, *devname = "cpu";
+  bool noopt = false, check = false;
+  int threads = 0, repeat = 1;
+  long long seed = 7, timeout_ms = 30000;
+  uop_var_val vars[MAX_ITEMS];
+  char *var_names[MAX_ITEMS];
+  size_t nvars = 0;
+  slot_file ins[MAX_ITEMS], outs[MAX_ITEMS];
+  size_t nins = 0, nouts = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    bool has = i + 1 < argc;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(a, "--dev") && has) devname = argv[++i];
+    else if (!strcmp(a, "--opts") && has) opts_text = argv[++i];
+    else if (!strcmp(a, "--noopt")) noopt = true;
+    else if (!strcmp(a, "--check")) check = true;
+    else if (!strcmp(a, "--threads") && has) threads = atoi(argv[++i]);
+    else if (!strcmp(a, "--repeat") && has) repeat = atoi(argv[++i]);
+    else if (!strcmp(a, "--seed") && has) seed = atoll(argv[++i]);
+    else if (!strcmp(a, "--timeout-ms") && has) timeout_ms = atoll(argv[++i]);
+    else if (!strcmp(a, "--var") && has) {
+      const char *s = argv[++i], *eq = strchr(s, '=');
+      char *end;
+      if (!eq || eq == s || nvars == MAX_ITEMS) {
+        fprintf(stderr, "hcq run: --var wants NAME=VALUE, got '%s'\n", s);
+        return 2;
+      }
+      errno = 0;
+      long long v = strtoll(eq + 1, &end, 0);
+      if (errno || end == eq + 1 || *end) {
+        fprintf(stderr, "hcq run: --var %s: '%s' is not an integer\n", s, eq + 1);
+        return 2;
+      }
+      var_names[nvars] = strndup(s, (size_t)(eq - s));
+      vars[nvars] = (uop_var_val){var_names[nvars], v};
+      nvars++;
+    } else if ((!strcmp(a, "--in") || !strcmp(a, "--out")) && has) {
+      bool is_in = a[2] == 'i';
+      slot_file sf;
+      if (!parse_slot_file(argv[++i], &sf) || (is_in ? nins : nouts) == MAX_ITEMS) {
+        fprintf(stderr, "hcq run: %s wants SLOT=FILE, got '%s'\n", a, argv[i]);
+        return 2;
+      }
+      if (is_in) ins[nins++] = sf;
+      else outs[nouts++] = sf;
+    } else if (a[0] != '-' && !file) file = a;
+    else {
+      fprintf(stderr, "hcq run: unexpected argument '%s'\n", a);
+      usage(stderr);
+      return 2;
+    }
+  }
+  int rc = 1;
+  if (!file || (noopt && opts_text) || repeat < 1 || threads < 0 || timeout_ms < 1 || timeout_ms > UINT32_MAX) {
+    if (noopt && opts_text) fprintf(stderr, "hcq run: --opts and --noopt exclude each other\n");
+    else usage(stderr);
+    rc = 2;
+    goto free_names;
+  }
+  if (strcmp(devname, "cpu") != 0 && strcmp(devname, "CPU") != 0 && strcmp(devname, "CPU:0") != 0) {
+    fprintf(stderr, "hcq run: unknown device '%s' (available: cpu)\n", devname);
+    rc = 2;
+    goto free_names;
+  }
+
+  krun k = {0};
+  cpu_device *dev = NULL;
+  cc_opt *opts = NULL;
+  size_t nopts = 0;
+  cc_kbuf *host = NULL;
+  size_t nhost = 0;
+  double *times = calloc((size_t)repeat, sizeof *times);
+  hcq_status st = times ? HCQ_OK : hcq_status_make(HCQ_CODE_NOMEM, "times");
+  if (!st && opts_text) st = cc_opts_parse(opts_text, &opts, &nopts);
+  if (!st) st = cpu_device_create(threads, &dev);
+  if (!st) {
+    cc_options o = {.opts = opts, .nopts = nopts, .noopt = noopt};
+    st = krun_compile_file(&k, file, &o, cpu_device_threads(dev));
+  }
+  if (!st) st = krun_setup(&k, dev);
+  if (!st) {
+    /* variables: given ones, the rest at their maximum */
+    uop_var_val all[MAX_ITEMS * 2];
+    size_t nall = 0;
+    for (size_t i = 0; i < nvars; i++) {
+      bool used = false;
+      for (size_t v = 0; v < k.prog->nvars; v++) used |= !strcmp(k.prog->var_names[v], vars[i].name);
+      if (!used) fprintf(stderr, "hcq run: note: kernel %s has no variable %s\n", k.prog->name, vars[i].name);
+      all[nall++] = vars[i];
+    }
+    for (size_t v = 0; v < k.prog->nvars && nall < MAX_ITEMS * 2; v++) {
+      bool given = false;
+      for (size_t i = 0; i < nvars; i++) given |= !strcmp(k.prog->var_names[v], vars[i].name);
+      if (!given) {
+        all[nall++] = (uop_var_val){k.prog->var_names[v], k.var_nodes[v]->arg.i2};
+        fprintf(stderr, "hcq run: %s=%lld (its maximum; set it with --var)\n", k.prog->var_names[v],
+                (long long)k.var_nodes[v]->arg.i2);
+      }
+    }
+    st = krun_set_vars(&k, all, nall);
+  }
+  if (!st) {
+    krun_fill(&k, (uint64_t)seed);
+    for (size_t i = 0; !st && i < nins; i++) st = read_input(&k, &ins[i]);
+  }
+  if (!st && check) {
+    /* host copies of the inputs for the interpreter */
+    st = cc_kernel_buffers(k.sink, &host, &nhost);
+    for (size_t i = 0; !st && i < nhost; i++) {
+      host[i].data = malloc(host[i].size_B ? host[i].size_B : 1);
+      if (!host[i].data) st = hcq_status_make(HCQ_CODE_NOMEM, "host copy of buffer slot %d (%zu bytes)", host[i].slot, host[i].size_B);
+      else memcpy(host[i].data, krun_buf(&k, host[i].slot)->data, host[i].size_B);
+    }
+  }
+  for (int r = 0; !st && r < repeat; r++) {
+    /* repeated runs start from the same inputs only when the kernel does not read what it writes; the first run's
+     * outputs are what --out and --check see */
+    st = krun_exec(&k, (uint32_t)timeout_ms, &times[r]);
+    if (r == 0 && !st) {
+      for (size_t i = 0; !st && i < nouts; i++) st = write_output(&k, &outs[i]);
+      if (!st && check) {
+        krun_cmp cmp;
+        st = krun_check_interp(&k, host, nhost, 1e-4, 1e-5, &cmp);
+        if (!st) {
+          printf("check: %zu elements, %zu mismatches, max abs error %.3g, max rel error %.3g: %s\n", cmp.checked,
+                 cmp.mismatches, cmp.max_abs, cmp.max_rel, cmp.mismatches ? "FAILED" : "ok");
+          if (cmp.mismatches) st = hcq_status_make(HCQ_CODE_INVALID, "kernel %s differs from the reference interpreter "
+                                                   "(first mismatch at element %lld)", k.prog->name, (long long)cmp.first_bad);
+        }
+      }
+    }
+  }
+  if (!st) {
+    qsort(times, (size_t)repeat, sizeof *times, cmp_double);
+    double ms = times[repeat / 2];
+    size_t bytes = 0;
+    for (size_t i = 0; i < k.nbufs; i++) bytes += k.bufs[i].size_B;
+    char *ot = krun_opts_text(&k);
+    printf("%s: %d threads, opts [%s], compile %.1f ms, run %.3f ms%s, %.2f GB/s over %zu buffer bytes\n",
+           k.prog->name, cpu_device_threads(dev), ot ? ot : "", k.compile_ms, ms, repeat > 1 ? " (median)" : "",
+           ms > 0 ? (double)bytes / (ms * 1e6) : 0.0, bytes);
+    free(ot);
+    rc = 0;
+  }
+  if (st) fprintf(stderr, "hcq run: %s\n", hcq_status_message(st));
+  hcq_status_free(st);
+  if (host) cc_kbufs_free(host, nhost);
+  krun_free(&k);
+  cpu_device_destroy(dev);
+  free(opts);
+  free(times);
+free_names:
+  for (size_t i = 0; i < nvars; i++) free(var_names[i]);
+  return rc;
+}

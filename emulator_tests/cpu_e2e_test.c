@@ -115,6 +115,35 @@ static void test_errors(const char *dir) {
   char *argv1[] = {"run", path, NULL};
   CHECK_EQ_INT(hcq_verb_run(2, argv1), 1);
 
+  /* --in / --out: raw little-endian files; a size mismatch names the slot and both sizes */
+  char in1[256], in2[256], outp[256], bad_in[256];
+  snprintf(in1, sizeof in1, "%s/a.bin", dir);
+  snprintf(in2, sizeof in2, "%s/b.bin", dir);
+  snprintf(outp, sizeof outp, "%s/out.bin", dir);
+  snprintf(bad_in, sizeof bad_in, "%s/short.bin", dir);
+  static float fa[4096], fb[4096], fo[4096];
+  for (int i = 0; i < 4096; i++) fa[i] = (float)i * 0.5f, fb[i] = (float)(4096 - i);
+  FILE *fw = fopen(in1, "wb");
+  if (fw) fwrite(fa, 4, 4096, fw), fclose(fw);
+  fw = fopen(in2, "wb");
+  if (fw) fwrite(fb, 4, 4096, fw), fclose(fw);
+  fw = fopen(bad_in, "wb");
+  if (fw) fwrite(fb, 4, 100, fw), fclose(fw);
+  char a1[300], a2[300], a3[300];
+  snprintf(a1, sizeof a1, "1=%s", in1);
+  snprintf(a2, sizeof a2, "2=%s", in2);
+  snprintf(a3, sizeof a3, "0=%s", outp);
+  char *argv_io[] = {"run", "--check", "--in", a1, "--in", a2, "--out", a3, "examples/add.uop", NULL};
+  CHECK_EQ_INT(hcq_verb_run(9, argv_io), 0);
+  FILE *fr = fopen(outp, "rb");
+  CHECK(fr && fread(fo, 4, 4096, fr) == 4096 && fgetc(fr) == EOF);
+  if (fr) fclose(fr);
+  int wrong = 0;
+  for (int i = 0; i < 4096; i++) wrong += fo[i] != fa[i] + fb[i];
+  CHECK_EQ_INT(wrong, 0);
+  snprintf(a2, sizeof a2, "2=%s", bad_in);
+  CHECK_EQ_INT(hcq_verb_run(9, argv_io), 1); /* "the file has 400 bytes, buffer slot 2 holds 16384" */
+
   /* a buffer larger than memory (4 TiB): a clear error, nothing allocated */
   cpu_device *dev = NULL;
   CHECK_OK(cpu_device_create(2, &dev));

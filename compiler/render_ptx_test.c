@@ -8,7 +8,8 @@
  *   then assembled by the real ptxas through cc_compile_binary (a cubin is an ELF file: checked by its magic).
  * - Hand-written kernels for what the examples do not reach: every dtype class (float16, bfloat16, bool, uint8,
  *   int64, float64), casts, bitcasts, shifts, gated loads with an alternative value, a loop whose trip count may
- *   be zero, and the .approx transcendentals of a target that lists EXP2/LOG2/SIN.
+ *   be zero, and the .approx transcendentals of a target that lists EXP2/LOG2/SIN; and a hand-built linear program
+ *   with a shared buffer, a barrier, an IF block and an int64 loop (ops the pipeline does not produce yet).
  * Without ptxas the structural checks still run, then the test reports SKIPPED loudly and exits 77. */
 #include <dirent.h>
 #include <stdio.h>
@@ -283,6 +284,61 @@ static void test_approx(void) {
   uop_ctx_destroy(ctx);
 }
 
+/* The renderer on a hand-built linear program with what the pipeline does not produce yet: a shared buffer
+ * (DEFINE_LOCAL) written, a barrier, read back reversed, an IF block, and an int64 loop counter. */
+static void test_shared_if_loop64(void) {
+  uop_ctx *ctx = NULL;
+  CHECK_OK(uop_ctx_create(&ctx));
+  if (!ctx) return;
+  uop_dtype f32 = uop_dt(UOP_FLOAT32), i32 = uop_dt(UOP_INT32), i64 = uop_dt(UOP_INT64), v = uop_dt(UOP_VOID);
+  uop_arg none = uop_arg_none();
+  const uop *g = uop_new(ctx, UOP_DEFINE_GLOBAL, uop_dt_ptr(f32, UOP_AS_GLOBAL, 64), NULL, 0, uop_arg_int(0));
+  const uop *loc = uop_new(ctx, UOP_DEFINE_LOCAL, uop_dt_ptr(f32, UOP_AS_LOCAL, 64), NULL, 0, uop_arg_int(0));
+  const uop *c64 = uop_const_int(ctx, i32, 64);
+  const uop *lid = uop_new(ctx, UOP_SPECIAL, i32, &c64, 1, uop_arg_str(ctx, "lidx0"));
+  const uop *li = uop_new(ctx, UOP_INDEX_OP, loc->dtype, (const uop *[]){loc, lid}, 2, none);
+  const uop *val = uop_cast(ctx, f32, lid);
+  const uop *st1 = uop_new(ctx, UOP_STORE, v, (const uop *[]){li, val}, 2, none);
+  const uop *bar = uop_new(ctx, UOP_BARRIER, v, &st1, 1, none);
+  const uop *rev = uop_alu2(ctx, UOP_SUB, uop_const_int(ctx, i32, 63), lid);
+  const uop *li2 = uop_new(ctx, UOP_INDEX_OP, loc->dtype, (const uop *[]){loc, rev}, 2, none);
+  const uop *ld = uop_new(ctx, UOP_LOAD, f32, (const uop *[]){li2, bar}, 2, none);
+  const uop *cond = uop_alu2(ctx, UOP_CMPLT, lid, uop_const_int(ctx, i32, 32));
+  const uop *iff = uop_new(ctx, UOP_IF, v, &cond, 1, none);
+  const uop *gi = uop_new(ctx, UOP_INDEX_OP, g->dtype, (const uop *[]){g, lid}, 2, none);
+  const uop *st2 = uop_new(ctx, UOP_STORE, v, (const uop *[]){gi, ld}, 2, none);
+  const uop *endif = uop_new(ctx, UOP_ENDIF, v, &iff, 1, none);
+  const uop *rng = uop_new(ctx, UOP_RANGE, i64, (const uop *[]){uop_const_int(ctx, i64, 4)}, 1,
+                           uop_arg_range(0, UOP_AXIS_LOOP));
+  const uop *gi3 = uop_new(ctx, UOP_INDEX_OP, g->dtype, (const uop *[]){g, rng}, 2, none);
+  const uop *st3 = uop_new(ctx, UOP_STORE, v, (const uop *[]){gi3, uop_const_float(ctx, f32, 1.0), rng}, 3, none);
+  const uop *endr = uop_new(ctx, UOP_ENDRANGE, v, &rng, 1, none);
+  const uop *list[] = {g, loc, lid, li, val, st1, bar, rev, li2, ld, cond, iff, gi, st2, endif, rng, gi3, st3, endr};
+  cc_target t;
+  CHECK_OK(cc_target_get("ptx:sm_90", 0, &t));
+  char *src = NULL;
+  CHECK_OK(cc_render_ptx(&t, "shared_k", list, sizeof list / sizeof list[0], &src));
+  if (src) {
+    CHECK(strstr(src, ".shared .align 16 .b8 local0[256];") != NULL);
+    CHECK(strstr(src, "st.shared.f32") != NULL);
+    CHECK(strstr(src, "ld.shared.f32") != NULL);
+    CHECK(strstr(src, "bar.sync 0;") != NULL);
+    CHECK(strstr(src, "bar.sync") < strstr(src, "ld.shared")); /* the read waits for every write */
+    CHECK(strstr(src, "mov.u32 %r0, %tid.x;") != NULL);
+    CHECK(strstr(src, ".maxntid 64, 1, 1") != NULL);
+    CHECK(strstr(src, " bra ENDIF_0;") != NULL && strstr(src, "\nENDIF_0:\n") != NULL);
+    CHECK(strstr(src, "setp.ge.s64") != NULL);      /* the int64 loop counts in 64 bits */
+    CHECK(strstr(src, "add.s64 %rd") != NULL);
+    CHECK(strstr(src, "0f3F800000") != NULL);       /* 1.0f */
+    check_loops(src, "shared_k");
+    cc_program p = {.source = src, .name = (char *)"shared_k"};
+    check_assembles(&t, &p, "shared_k");
+    free(p.binary);
+  }
+  free(src);
+  uop_ctx_destroy(ctx);
+}
+
 static void test_isa_versions(void) {
   /* first PTX ISA version per target (PTX ISA release notes; LLVM NVPTX.td agrees), floored at 7.5 */
   CHECK_EQ_STR(cc_ptx_isa_version("sm_70"), "7.5");
@@ -320,6 +376,7 @@ int main(void) {
   test_zoo();
   test_zero_trip();
   test_approx();
+  test_shared_if_loop64();
   int rc = testing_summary("render_ptx");
   if (rc == 0 && !have_ptxas) {
     fprintf(stderr, "\n*** SKIPPED: ptxas not found: the PTX was checked structurally but not assembled ***\n\n");

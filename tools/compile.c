@@ -11,8 +11,10 @@
 static void usage(FILE *f) {
   fprintf(f, "usage: hcq compile --target T [--opts 'UPCAST:0:4,...' | --noopt] [--dump-passes] [--threads N] "
              "FILE.uop [-o OUT]\n"
-             "  targets: c, c:x86_64, c:aarch64, c:armhf (ptx:*, amdgpu:*, llvm-cpu: renderer not implemented yet)\n"
-             "  prints the source; with -o writes the compiled object (cached in $XDG_CACHE_HOME/hcq)\n");
+             "  targets: c, c:x86_64, c:aarch64, c:armhf, llvm-cpu, ptx:sm_80, ptx:sm_90, amdgpu:gfx1100,\n"
+             "           amdgpu:gfx90a, amdgpu:gfx942, amdgpu:gfx1201\n"
+             "  prints the source; with -o writes the compiled object (ptx: a cubin from ptxas; cached in "
+             "$XDG_CACHE_HOME/hcq)\n");
 }
 
 static void dump_to_stderr(void *user, const char *pass, const char *text) {

@@ -172,6 +172,7 @@ static const char ZOO[] =
     "(kernel zoo\n"
     "  (let h (buf 0 float16 64)) (let bf (buf 1 bfloat16 64)) (let m (buf 2 bool 64)) (let u8 (buf 3 uint8 64))\n"
     "  (let d (buf 4 float64 64)) (let q (buf 5 int64 64)) (let x (buf 6 float32 64)) (let w (buf 7 int32 64))\n"
+    "  (let s8 (buf 8 int8 64))\n"
     "  (let r0 (range 0 64 loop))\n"
     "  (let v (load (index x r0)))\n"
     "  (let c (< v 0.5))\n"
@@ -180,6 +181,7 @@ static const char ZOO[] =
     "    (store (index bf r0) (+ (cast bfloat16 (/ v 3.0)) (load (index bf r0))) r0)\n"
     "    (store (index m r0) (^ c (load (index m r0))) r0)\n"
     "    (store (index u8 r0) (+ (load (index u8 r0)) (cast uint8 v)) r0)\n"
+    "    (store (index s8 r0) (where (< (load (index s8 r0)) (const -2 int8)) (const -100 int8) (const 7 int8)) r0)\n"
     "    (store (index d r0) (+ (sqrt (cast float64 v)) (exp2 (load (index d r0)))) r0)\n"
     "    (store (index q r0) (<< (cast int64 v) (const 3 int64)) r0)\n"
     "    (store (index w r0) (+ (>> (bitcast int32 v) (const 1 int32))\n"
@@ -207,6 +209,11 @@ static void test_zoo(void) {
       CHECK(strstr(s, "cvt.rzi.s64.f32") != NULL);   /* float -> int truncates toward zero */
       CHECK(strstr(s, "cvt.rzi.u16.f32") != NULL);
       CHECK(strstr(s, "cvt.u16.u8") != NULL);        /* uint8 re-wrapped after the add */
+      /* int8 constants are sign-extended to their 16-bit register: -2 is 0xFFFE (0xFE would compare as 254) */
+      CHECK(strstr(s, ", 0xFFFE;") != NULL);
+      CHECK(strstr(s, ", 0xFF9C;") != NULL);
+      CHECK(strstr(s, "setp.lt.s16") != NULL);
+      CHECK(strstr(s, "ld.global.s8") != NULL);
       CHECK(strstr(s, "ld.global.u8") != NULL);      /* bool and uint8 are bytes in memory */
       CHECK(strstr(s, "st.global.u8") != NULL);
       CHECK(strstr(s, "xor.pred") != NULL);
@@ -339,6 +346,53 @@ static void test_shared_if_loop64(void) {
   uop_ctx_destroy(ctx);
 }
 
+/* cc_compile_binary for ptx goes through the cache: the second build of the same PTX is a hit with the same cubin;
+ * a bad ptxas path is a clear error. */
+static void test_cache_and_errors(void) {
+  char dir[] = "/tmp/hcq-ptx-cache-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  setenv("XDG_CACHE_HOME", dir, 1);
+  unsetenv("HCQ_CACHE");
+  uop_ctx *ctx = NULL;
+  const uop *sink = NULL;
+  cc_target t;
+  cc_program *p = build(ZERO_TRIP, "ptx:sm_80", 0, &ctx, &sink, &t);
+  if (p && have_ptxas) {
+    cc_cache_stats s0 = cc_cache_get_stats();
+    CHECK_OK(cc_compile_binary(&t, p));
+    uint8_t *first = p->binary ? malloc(p->binary_size_B) : NULL;
+    size_t first_size = p->binary_size_B;
+    if (first) memcpy(first, p->binary, first_size);
+    CHECK_OK(cc_compile_binary(&t, p));
+    cc_cache_stats s1 = cc_cache_get_stats();
+    CHECK_EQ_INT(s1.misses - s0.misses, 1);
+    CHECK_EQ_INT(s1.hits - s0.hits, 1);
+    CHECK(first && p->binary_size_B == first_size && memcmp(first, p->binary, first_size) == 0);
+    CHECK(p->external_ms == 0); /* served from the cache */
+    free(first);
+  }
+  if (p) {
+    setenv("HCQ_PTXAS", "/nonexistent/ptxas", 1);
+    CHECK_ERR(cc_compile_binary(&t, p), HCQ_CODE_UNSUPPORTED, "/nonexistent/ptxas");
+    unsetenv("HCQ_PTXAS");
+  }
+  if (p && have_ptxas) { /* ptxas rejects broken PTX: the error carries its message */
+    setenv("HCQ_CACHE", "0", 1);
+    char *bad = strdup(p->source);
+    char *entry = bad ? strstr(bad, "ret;") : NULL;
+    if (entry) memcpy(entry, "rxt;", 4);
+    free(p->source);
+    p->source = bad;
+    CHECK_ERR(cc_compile_binary(&t, p), HCQ_CODE_INVALID, "ptxas failed");
+  }
+  cc_program_free(p);
+  uop_ctx_destroy(ctx);
+  setenv("HCQ_CACHE", "0", 1);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  CHECK(system(cmd) == 0);
+}
+
 static void test_isa_versions(void) {
   /* first PTX ISA version per target (PTX ISA release notes; LLVM NVPTX.td agrees), floored at 7.5 */
   CHECK_EQ_STR(cc_ptx_isa_version("sm_70"), "7.5");
@@ -377,6 +431,7 @@ int main(void) {
   test_zero_trip();
   test_approx();
   test_shared_if_loop64();
+  test_cache_and_errors();
   int rc = testing_summary("render_ptx");
   if (rc == 0 && !have_ptxas) {
     fprintf(stderr, "\n*** SKIPPED: ptxas not found: the PTX was checked structurally but not assembled ***\n\n");

@@ -242,7 +242,8 @@ static const char *imm(pr *r, uop_dtype dt, int64_t i, double f) {
     }
     case UOP_BOOL: return i ? "1" : "0";
     default: {
-      int bits = uop_dt_bits(dt);
+      /* 8-bit ints live sign- or zero-extended in 16-bit registers: their constants too (i is already extended) */
+      int bits = is_8bit(dt) ? 16 : uop_dt_bits(dt);
       uint64_t u = (uint64_t)i;
       if (bits < 64) u &= ((uint64_t)1 << bits) - 1;
       return fmt(r, "0x%llX", (unsigned long long)u);

@@ -8,7 +8,8 @@
  *   then assembled by the real ptxas through cc_compile_binary (a cubin is an ELF file: checked by its magic).
  * - Hand-written kernels for what the examples do not reach: every dtype class (float16, bfloat16, bool, uint8,
  *   int64, float64), casts, bitcasts, shifts, gated loads with an alternative value, a loop whose trip count may
- *   be zero, and the .approx transcendentals of a target that lists EXP2/LOG2/SIN.
+ *   be zero, and the .approx transcendentals of a target that lists EXP2/LOG2/SIN; and a hand-built linear program
+ *   with a shared buffer, a barrier, an IF block and an int64 loop (ops the pipeline does not produce yet).
  * Without ptxas the structural checks still run, then the test reports SKIPPED loudly and exits 77. */
 #include <dirent.h>
 #include <stdio.h>
@@ -171,6 +172,7 @@ static const char ZOO[] =
     "(kernel zoo\n"
     "  (let h (buf 0 float16 64)) (let bf (buf 1 bfloat16 64)) (let m (buf 2 bool 64)) (let u8 (buf 3 uint8 64))\n"
     "  (let d (buf 4 float64 64)) (let q (buf 5 int64 64)) (let x (buf 6 float32 64)) (let w (buf 7 int32 64))\n"
+    "  (let s8 (buf 8 int8 64))\n"
     "  (let r0 (range 0 64 loop))\n"
     "  (let v (load (index x r0)))\n"
     "  (let c (< v 0.5))\n"
@@ -179,6 +181,7 @@ static const char ZOO[] =
     "    (store (index bf r0) (+ (cast bfloat16 (/ v 3.0)) (load (index bf r0))) r0)\n"
     "    (store (index m r0) (^ c (load (index m r0))) r0)\n"
     "    (store (index u8 r0) (+ (load (index u8 r0)) (cast uint8 v)) r0)\n"
+    "    (store (index s8 r0) (where (< (load (index s8 r0)) (const -2 int8)) (const -100 int8) (const 7 int8)) r0)\n"
     "    (store (index d r0) (+ (sqrt (cast float64 v)) (exp2 (load (index d r0)))) r0)\n"
     "    (store (index q r0) (<< (cast int64 v) (const 3 int64)) r0)\n"
     "    (store (index w r0) (+ (>> (bitcast int32 v) (const 1 int32))\n"
@@ -206,6 +209,11 @@ static void test_zoo(void) {
       CHECK(strstr(s, "cvt.rzi.s64.f32") != NULL);   /* float -> int truncates toward zero */
       CHECK(strstr(s, "cvt.rzi.u16.f32") != NULL);
       CHECK(strstr(s, "cvt.u16.u8") != NULL);        /* uint8 re-wrapped after the add */
+      /* int8 constants are sign-extended to their 16-bit register: -2 is 0xFFFE (0xFE would compare as 254) */
+      CHECK(strstr(s, ", 0xFFFE;") != NULL);
+      CHECK(strstr(s, ", 0xFF9C;") != NULL);
+      CHECK(strstr(s, "setp.lt.s16") != NULL);
+      CHECK(strstr(s, "ld.global.s8") != NULL);
       CHECK(strstr(s, "ld.global.u8") != NULL);      /* bool and uint8 are bytes in memory */
       CHECK(strstr(s, "st.global.u8") != NULL);
       CHECK(strstr(s, "xor.pred") != NULL);
@@ -283,6 +291,108 @@ static void test_approx(void) {
   uop_ctx_destroy(ctx);
 }
 
+/* The renderer on a hand-built linear program with what the pipeline does not produce yet: a shared buffer
+ * (DEFINE_LOCAL) written, a barrier, read back reversed, an IF block, and an int64 loop counter. */
+static void test_shared_if_loop64(void) {
+  uop_ctx *ctx = NULL;
+  CHECK_OK(uop_ctx_create(&ctx));
+  if (!ctx) return;
+  uop_dtype f32 = uop_dt(UOP_FLOAT32), i32 = uop_dt(UOP_INT32), i64 = uop_dt(UOP_INT64), v = uop_dt(UOP_VOID);
+  uop_arg none = uop_arg_none();
+  const uop *g = uop_new(ctx, UOP_DEFINE_GLOBAL, uop_dt_ptr(f32, UOP_AS_GLOBAL, 64), NULL, 0, uop_arg_int(0));
+  const uop *loc = uop_new(ctx, UOP_DEFINE_LOCAL, uop_dt_ptr(f32, UOP_AS_LOCAL, 64), NULL, 0, uop_arg_int(0));
+  const uop *c64 = uop_const_int(ctx, i32, 64);
+  const uop *lid = uop_new(ctx, UOP_SPECIAL, i32, &c64, 1, uop_arg_str(ctx, "lidx0"));
+  const uop *li = uop_new(ctx, UOP_INDEX_OP, loc->dtype, (const uop *[]){loc, lid}, 2, none);
+  const uop *val = uop_cast(ctx, f32, lid);
+  const uop *st1 = uop_new(ctx, UOP_STORE, v, (const uop *[]){li, val}, 2, none);
+  const uop *bar = uop_new(ctx, UOP_BARRIER, v, &st1, 1, none);
+  const uop *rev = uop_alu2(ctx, UOP_SUB, uop_const_int(ctx, i32, 63), lid);
+  const uop *li2 = uop_new(ctx, UOP_INDEX_OP, loc->dtype, (const uop *[]){loc, rev}, 2, none);
+  const uop *ld = uop_new(ctx, UOP_LOAD, f32, (const uop *[]){li2, bar}, 2, none);
+  const uop *cond = uop_alu2(ctx, UOP_CMPLT, lid, uop_const_int(ctx, i32, 32));
+  const uop *iff = uop_new(ctx, UOP_IF, v, &cond, 1, none);
+  const uop *gi = uop_new(ctx, UOP_INDEX_OP, g->dtype, (const uop *[]){g, lid}, 2, none);
+  const uop *st2 = uop_new(ctx, UOP_STORE, v, (const uop *[]){gi, ld}, 2, none);
+  const uop *endif = uop_new(ctx, UOP_ENDIF, v, &iff, 1, none);
+  const uop *rng = uop_new(ctx, UOP_RANGE, i64, (const uop *[]){uop_const_int(ctx, i64, 4)}, 1,
+                           uop_arg_range(0, UOP_AXIS_LOOP));
+  const uop *gi3 = uop_new(ctx, UOP_INDEX_OP, g->dtype, (const uop *[]){g, rng}, 2, none);
+  const uop *st3 = uop_new(ctx, UOP_STORE, v, (const uop *[]){gi3, uop_const_float(ctx, f32, 1.0), rng}, 3, none);
+  const uop *endr = uop_new(ctx, UOP_ENDRANGE, v, &rng, 1, none);
+  const uop *list[] = {g, loc, lid, li, val, st1, bar, rev, li2, ld, cond, iff, gi, st2, endif, rng, gi3, st3, endr};
+  cc_target t;
+  CHECK_OK(cc_target_get("ptx:sm_90", 0, &t));
+  char *src = NULL;
+  CHECK_OK(cc_render_ptx(&t, "shared_k", list, sizeof list / sizeof list[0], &src));
+  if (src) {
+    CHECK(strstr(src, ".shared .align 16 .b8 local0[256];") != NULL);
+    CHECK(strstr(src, "st.shared.f32") != NULL);
+    CHECK(strstr(src, "ld.shared.f32") != NULL);
+    CHECK(strstr(src, "bar.sync 0;") != NULL);
+    CHECK(strstr(src, "bar.sync") < strstr(src, "ld.shared")); /* the read waits for every write */
+    CHECK(strstr(src, "mov.u32 %r0, %tid.x;") != NULL);
+    CHECK(strstr(src, ".maxntid 64, 1, 1") != NULL);
+    CHECK(strstr(src, " bra ENDIF_0;") != NULL && strstr(src, "\nENDIF_0:\n") != NULL);
+    CHECK(strstr(src, "setp.ge.s64") != NULL);      /* the int64 loop counts in 64 bits */
+    CHECK(strstr(src, "add.s64 %rd") != NULL);
+    CHECK(strstr(src, "0f3F800000") != NULL);       /* 1.0f */
+    check_loops(src, "shared_k");
+    cc_program p = {.source = src, .name = (char *)"shared_k"};
+    check_assembles(&t, &p, "shared_k");
+    free(p.binary);
+  }
+  free(src);
+  uop_ctx_destroy(ctx);
+}
+
+/* cc_compile_binary for ptx goes through the cache: the second build of the same PTX is a hit with the same cubin;
+ * a bad ptxas path is a clear error. */
+static void test_cache_and_errors(void) {
+  char dir[] = "/tmp/hcq-ptx-cache-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  setenv("XDG_CACHE_HOME", dir, 1);
+  unsetenv("HCQ_CACHE");
+  uop_ctx *ctx = NULL;
+  const uop *sink = NULL;
+  cc_target t;
+  cc_program *p = build(ZERO_TRIP, "ptx:sm_80", 0, &ctx, &sink, &t);
+  if (p && have_ptxas) {
+    cc_cache_stats s0 = cc_cache_get_stats();
+    CHECK_OK(cc_compile_binary(&t, p));
+    uint8_t *first = p->binary ? malloc(p->binary_size_B) : NULL;
+    size_t first_size = p->binary_size_B;
+    if (first) memcpy(first, p->binary, first_size);
+    CHECK_OK(cc_compile_binary(&t, p));
+    cc_cache_stats s1 = cc_cache_get_stats();
+    CHECK_EQ_INT(s1.misses - s0.misses, 1);
+    CHECK_EQ_INT(s1.hits - s0.hits, 1);
+    CHECK(first && p->binary_size_B == first_size && memcmp(first, p->binary, first_size) == 0);
+    CHECK(p->external_ms == 0); /* served from the cache */
+    free(first);
+  }
+  if (p) {
+    setenv("HCQ_PTXAS", "/nonexistent/ptxas", 1);
+    CHECK_ERR(cc_compile_binary(&t, p), HCQ_CODE_UNSUPPORTED, "/nonexistent/ptxas");
+    unsetenv("HCQ_PTXAS");
+  }
+  if (p && have_ptxas) { /* ptxas rejects broken PTX: the error carries its message */
+    setenv("HCQ_CACHE", "0", 1);
+    char *bad = strdup(p->source);
+    char *entry = bad ? strstr(bad, "ret;") : NULL;
+    if (entry) memcpy(entry, "rxt;", 4);
+    free(p->source);
+    p->source = bad;
+    CHECK_ERR(cc_compile_binary(&t, p), HCQ_CODE_INVALID, "ptxas failed");
+  }
+  cc_program_free(p);
+  uop_ctx_destroy(ctx);
+  setenv("HCQ_CACHE", "0", 1);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  CHECK(system(cmd) == 0);
+}
+
 static void test_isa_versions(void) {
   /* first PTX ISA version per target (PTX ISA release notes; LLVM NVPTX.td agrees), floored at 7.5 */
   CHECK_EQ_STR(cc_ptx_isa_version("sm_70"), "7.5");
@@ -320,6 +430,8 @@ int main(void) {
   test_zoo();
   test_zero_trip();
   test_approx();
+  test_shared_if_loop64();
+  test_cache_and_errors();
   int rc = testing_summary("render_ptx");
   if (rc == 0 && !have_ptxas) {
     fprintf(stderr, "\n*** SKIPPED: ptxas not found: the PTX was checked structurally but not assembled ***\n\n");

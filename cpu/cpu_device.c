@@ -325,6 +325,13 @@ hcq_status cpu_device_take_error(cpu_device *dev) {
   return st ? st : cpu_pool_take_error(dev->pool);
 }
 
+hcq_status cpu_device_signal_wait(cpu_device *dev, const hcq_signal *sig, uint64_t target, uint32_t timeout_ms) {
+  (void)dev;
+  if (!sig) return hcq_status_make(HCQ_CODE_INVALID, "cpu_device_signal_wait: NULL signal");
+  return hcq_status_annotate(cpu_signal_wait((const uint64_t *)(uintptr_t)&sig->mem->value, target, timeout_ms),
+                             "signal '%s'", sig->name);
+}
+
 hcq_status cpu_device_alloc(cpu_device *dev, size_t size_B, hcq_mem *out_mem) {
   if (!dev || !out_mem) return hcq_status_make(HCQ_CODE_INVALID, "cpu_device_alloc: NULL argument");
   memset(out_mem, 0, sizeof *out_mem);

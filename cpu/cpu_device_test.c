@@ -125,6 +125,8 @@ static void test_wait_timeout(fixture *f) {
   CHECK_OK(hcq_signal_wait(after, 3, 5000));
   CHECK(hcq_now_ns() - t0 >= 45000000u);
   CHECK_ERR(cpu_device_take_error(f->dev), HCQ_CODE_TIMEOUT, "waited 50 ms");
+  CHECK_ERR(cpu_device_signal_wait(f->dev, never, 1, 10), HCQ_CODE_TIMEOUT, "signal 'never'");
+  CHECK_OK(cpu_device_signal_wait(f->dev, after, 3, 10));
   CHECK_OK(cpu_device_take_error(f->dev));
   cpu_device_set_wait_timeout(f->dev, 30000);
   hcq_queue_destroy(q);

@@ -2,6 +2,8 @@
  * opts and --noopt), loaded by our ELF loader and run through an hcq queue on a device with a random thread count
  * (1..4, fixed seed), compared with the reference interpreter. Kernels whose buffers exceed 2 MiB (16 MiB with a
  * variable, which runs 777 iterations) are compiled but not run; the >2^31-element one is only compiled.
+ * Random shapes of elementwise, row-reduce and matmul kernels go the same way (the compiler's own kernel fuzzer,
+ * compiler/opt_fuzz_test.c, is test-local and not exposed).
  * Then the error paths (unparsable kernel with file:line:col, a buffer larger than memory, a WAIT that times out
  * followed by a normal run) and `hcq bench --quick --json` in-process: every line verified with the fields the
  * main job promises. */
@@ -95,6 +97,69 @@ static void test_examples(void) {
   }
 }
 
+/* Random shapes (sizes that are not multiples of any vector width or thread count) through the heuristic and the
+ * device with random thread counts, against the interpreter. */
+static void run_text(const char *text, int threads) {
+  cpu_device *dev = NULL;
+  CHECK_OK(cpu_device_create(threads, &dev));
+  krun k = {0};
+  cc_kbuf *host = NULL;
+  size_t nhost = 0;
+  hcq_status st = krun_compile_text(&k, text, NULL, threads);
+  if (!st) st = krun_setup(&k, dev);
+  if (!st) st = cc_kernel_buffers(k.sink, &host, &nhost);
+  if (!st) st = cc_kbufs_alloc_fill(host, nhost, 5);
+  if (!st) {
+    krun_fill(&k, 5);
+    st = krun_exec(&k, 30000, NULL);
+  }
+  krun_cmp cmp = {0};
+  if (!st) st = krun_check_interp(&k, host, nhost, 1e-4, 1e-5, &cmp);
+  if (st || cmp.mismatches) {
+    char *ot = krun_opts_text(&k);
+    fprintf(stderr, "random kernel (%d threads, opts [%s]) failed: %s\n%s\n", threads, ot ? ot : "",
+            st ? hcq_status_message(st) : "mismatch", text);
+    free(ot);
+  }
+  CHECK_OK(st);
+  CHECK_EQ_INT(cmp.mismatches, 0);
+  if (host) cc_kbufs_free(host, nhost);
+  krun_free(&k);
+  cpu_device_destroy(dev);
+}
+
+static long rnd(long n) {
+  rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+  return 1 + (long)((rng >> 33) % (uint64_t)n);
+}
+
+static void test_random_shapes(void) {
+  char text[1024];
+  for (int i = 0; i < 8; i++) {
+    long n = rnd(5000);
+    snprintf(text, sizeof text,
+             "(kernel ew (let o (buf 0 float32 %ld)) (let a (buf 1 float32 %ld)) (let b (buf 2 float32 %ld))"
+             " (let r (range 0 %ld loop)) (sink (store (index o r) (+ (* (load (index a r)) (load (index b r))) 0.5) r)))",
+             n, n, n, n);
+    run_text(text, rand_threads());
+    long rows = rnd(70), cols = rnd(300);
+    snprintf(text, sizeof text,
+             "(kernel red (let o (buf 0 float32 %ld)) (let x (buf 1 float32 %ld)) (let r0 (range 0 %ld loop))"
+             " (let r1 (range 1001 %ld reduce)) (sink (store (index o r0) (reduce %s (load (index x (+ (* r0 %ld) r1)))"
+             " r1) r0)))",
+             rows, rows * cols, rows, cols, i % 2 ? "max" : "add", cols);
+    run_text(text, rand_threads());
+    long m = rnd(40), nn = rnd(40), kk = rnd(40);
+    snprintf(text, sizeof text,
+             "(kernel mm (let c (buf 0 float32 %ld)) (let a (buf 1 float32 %ld)) (let b (buf 2 float32 %ld))"
+             " (let r0 (range 0 %ld loop)) (let r1 (range 1 %ld loop)) (let k (range 1002 %ld reduce))"
+             " (sink (store (index c (+ (* r0 %ld) r1)) (reduce add (* (load (index a (+ (* r0 %ld) k)))"
+             " (load (index b (+ (* k %ld) r1)))) k) r0 r1)))",
+             m * nn, m * kk, kk * nn, m, nn, kk, nn, kk, nn);
+    run_text(text, rand_threads());
+  }
+}
+
 static void test_errors(const char *dir) {
   /* unparsable kernel: the error names file:line:col */
   char path[256];
@@ -114,6 +179,35 @@ static void test_errors(const char *dir) {
   krun_free(&k);
   char *argv1[] = {"run", path, NULL};
   CHECK_EQ_INT(hcq_verb_run(2, argv1), 1);
+
+  /* --in / --out: raw little-endian files; a size mismatch names the slot and both sizes */
+  char in1[256], in2[256], outp[256], bad_in[256];
+  snprintf(in1, sizeof in1, "%s/a.bin", dir);
+  snprintf(in2, sizeof in2, "%s/b.bin", dir);
+  snprintf(outp, sizeof outp, "%s/out.bin", dir);
+  snprintf(bad_in, sizeof bad_in, "%s/short.bin", dir);
+  static float fa[4096], fb[4096], fo[4096];
+  for (int i = 0; i < 4096; i++) fa[i] = (float)i * 0.5f, fb[i] = (float)(4096 - i);
+  FILE *fw = fopen(in1, "wb");
+  if (fw) fwrite(fa, 4, 4096, fw), fclose(fw);
+  fw = fopen(in2, "wb");
+  if (fw) fwrite(fb, 4, 4096, fw), fclose(fw);
+  fw = fopen(bad_in, "wb");
+  if (fw) fwrite(fb, 4, 100, fw), fclose(fw);
+  char a1[300], a2[300], a3[300];
+  snprintf(a1, sizeof a1, "1=%s", in1);
+  snprintf(a2, sizeof a2, "2=%s", in2);
+  snprintf(a3, sizeof a3, "0=%s", outp);
+  char *argv_io[] = {"run", "--check", "--in", a1, "--in", a2, "--out", a3, "examples/add.uop", NULL};
+  CHECK_EQ_INT(hcq_verb_run(9, argv_io), 0);
+  FILE *fr = fopen(outp, "rb");
+  CHECK(fr && fread(fo, 4, 4096, fr) == 4096 && fgetc(fr) == EOF);
+  if (fr) fclose(fr);
+  int wrong = 0;
+  for (int i = 0; i < 4096; i++) wrong += fo[i] != fa[i] + fb[i];
+  CHECK_EQ_INT(wrong, 0);
+  snprintf(a2, sizeof a2, "2=%s", bad_in);
+  CHECK_EQ_INT(hcq_verb_run(9, argv_io), 1); /* "the file has 400 bytes, buffer slot 2 holds 16384" */
 
   /* a buffer larger than memory (4 TiB): a clear error, nothing allocated */
   cpu_device *dev = NULL;
@@ -221,6 +315,7 @@ int main(void) {
   setenv("XDG_CACHE_HOME", dir, 1);
   if (system("command -v cc >/dev/null 2>&1") != 0) TEST_SKIP("no C compiler (install gcc)");
   test_examples();
+  test_random_shapes();
   test_errors(dir);
   test_bench(dir);
   char cmd[128];

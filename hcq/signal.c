@@ -1,6 +1,8 @@
 /* Signal slots (a free-list pool over backend signal pages) and bounded waits. */
 #include "hcq/signal.h"
 
+#include <sched.h>
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -113,8 +115,11 @@ hcq_status hcq_signal_wait(const hcq_signal *sig, uint64_t target, uint32_t time
                              "signal '%s' (va 0x%" PRIx64 ") did not reach %" PRIu64 " within %u ms (value %" PRIu64 ")",
                              sig->name, sig->va, target, timeout_ms, v);
     if (now - start < spin_ns) {
+      /* After a short pure spin, give the core away each round: on an oversubscribed machine the thread that will
+       * set the signal may be waiting for this very core. */
+      if (now - start > 2000) sched_yield();
 #if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
+      else __builtin_ia32_pause();
 #endif
       continue;
     }

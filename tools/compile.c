@@ -6,13 +6,17 @@
 
 #include "compiler/compiler.h"
 #include "compiler/kernel_text.h"
+#include "tools/aot.h"
 #include "tools/verbs.h"
 
 static void usage(FILE *f) {
   fprintf(f, "usage: hcq compile --target T [--opts 'UPCAST:0:4,...' | --noopt] [--dump-passes] [--threads N] "
              "FILE.uop [-o OUT]\n"
-             "  targets: c, c:x86_64, c:aarch64, c:armhf (ptx:*, amdgpu:*, llvm-cpu: renderer not implemented yet)\n"
-             "  prints the source; with -o writes the compiled object (cached in $XDG_CACHE_HOME/hcq)\n");
+             "  targets: c, c:x86_64, c:aarch64, c:armhf, llvm-cpu, ptx:sm_80, ptx:sm_90, amdgpu:gfx1100,\n"
+             "           amdgpu:gfx90a, amdgpu:gfx942, amdgpu:gfx1201\n"
+             "  prints the source; with -o writes the compiled object (ptx: a cubin from ptxas; cached in "
+             "$XDG_CACHE_HOME/hcq)\n"
+             "  --arch x86_64|aarch64 (target c) with -o: write a kernel image for `hcq run --image` instead\n");
 }
 
 static void dump_to_stderr(void *user, const char *pass, const char *text) {
@@ -23,7 +27,8 @@ static void dump_to_stderr(void *user, const char *pass, const char *text) {
 }
 
 int hcq_verb_compile(int argc, char **argv) {
-  const char *target = "c", *opts_text = NULL, *file = NULL, *out_path = NULL;
+  const char *target = "c", *opts_text = NULL, *file = NULL, *out_path = NULL, *arch = NULL;
+  char arch_target[32];
   bool noopt = false, dump = false;
   int threads = 0;
   for (int i = 1; i < argc; i++) {
@@ -37,6 +42,7 @@ int hcq_verb_compile(int argc, char **argv) {
     else if (strcmp(a, "--noopt") == 0) noopt = true;
     else if (strcmp(a, "--dump-passes") == 0) dump = true;
     else if (strcmp(a, "-o") == 0 && i + 1 < argc) out_path = argv[++i];
+    else if (strcmp(a, "--arch") == 0 && i + 1 < argc) arch = argv[++i];
     else if (a[0] != '-' && !file) file = a;
     else {
       fprintf(stderr, "hcq compile: unexpected argument '%s'\n", a);
@@ -51,6 +57,15 @@ int hcq_verb_compile(int argc, char **argv) {
   if (noopt && opts_text) {
     fprintf(stderr, "hcq compile: --opts and --noopt exclude each other\n");
     return 2;
+  }
+  if (arch) {
+    /* a kernel image: the c target for that arch */
+    snprintf(arch_target, sizeof arch_target, "c:%s", arch);
+    if ((strcmp(target, "c") != 0 && strcmp(target, arch_target) != 0) || !out_path) {
+      fprintf(stderr, "hcq compile: --arch %s writes a kernel image: it needs --target c and -o FILE.img\n", arch);
+      return 2;
+    }
+    target = arch_target;
   }
   int rc = 1;
   uop_ctx *ctx = NULL;
@@ -71,7 +86,10 @@ int hcq_verb_compile(int argc, char **argv) {
     fputs(prog->source, stdout);
     rc = 0;
   }
-  if (!st && out_path) {
+  if (!st && arch) {
+    st = aot_write_image(prog, arch, out_path);
+    if (!st) rc = 0;
+  } else if (!st && out_path) {
     st = cc_compile_binary(&t, prog);
     if (!st) {
       FILE *f = fopen(out_path, "wb");

@@ -168,7 +168,7 @@ hcq_status krun_exec(krun *k, uint32_t timeout_ms, double *out_ms) {
   k->vv[nv].value = (int64_t)last;
   k->vv[nv + 1].value = (int64_t)next;
   HCQ_TRY(hcq_queue_submit(k->q, hd, k->vv, nv + 2));
-  HCQ_TRY(hcq_status_annotate(hcq_signal_wait(hd->timeline, next, timeout_ms), "running %s", k->prog->name));
+  HCQ_TRY(hcq_status_annotate(cpu_device_signal_wait(k->dev, hd->timeline, next, timeout_ms), "running %s", k->prog->name));
   HCQ_TRY(cpu_device_take_error(k->dev));
   if (out_ms) *out_ms = (double)(hcq_signal_timestamp_ns(k->ts1) - hcq_signal_timestamp_ns(k->ts0)) / 1e6;
   return HCQ_OK;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/aot.h"
 #include "tools/krun.h"
 #include "tools/verbs.h"
 
@@ -17,6 +18,7 @@ static void usage(FILE *f) {
           "usage: hcq run [--dev cpu] [--var NAME=VALUE]... [--opts 'UPCAST:0:4,...' | --noopt] [--check]\n"
           "               [--in SLOT=FILE]... [--out SLOT=FILE]... [--threads N] [--seed S] [--repeat R]\n"
           "               [--timeout-ms T] FILE.uop\n"
+          "       hcq run --image K.img [--var NAME=VALUE]... [--out SLOT=FILE]... (see hcq run --image K --help)\n"
           "  Compiles FILE for the c target, fills the buffers deterministically (or from raw little-endian files\n"
           "  with --in), runs it on the CPU device through an hcq queue and prints the kernel time (median of R\n"
           "  runs) and the throughput over all buffer bytes. --check compares every buffer with the reference\n"
@@ -73,6 +75,8 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 int hcq_verb_run(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--image")) return aot_run_main(argc, argv); /* a kernel image: tools/aot_run.c */
   const char *file = NULL, *opts_text = NULL, *devname = "cpu";
   bool noopt = false, check = false;
   int threads = 0, repeat = 1;

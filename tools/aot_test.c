@@ -1,0 +1,181 @@
+/* Tests of kernel images through the verbs: `hcq compile --arch HOST -o k.img examples/saxpy.uop`, then
+ * `hcq run --image k.img --var n=N --out 0=y.bin` with no compiler reachable (HCQ_CC=/nonexistent), comparing y
+ * with saxpy computed here in plain C from the same deterministic inputs. A corrupt image and an image for another
+ * architecture are refused (cpu_image_parse / cpu_image_check_host messages, and the verb's exit status 1).
+ * With aarch64-linux-gnu-gcc present an aarch64 image is also built on an x86_64 host and checked structurally.
+ * Under linker_scripts/cross_run_tests.sh (qemu-user) the host arch is aarch64, so the first part builds and runs
+ * an aarch64 image there. */
+#include <elf.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compiler/interp.h"
+#include "cpu/cpu_image.h"
+#include "hcq/testing.h"
+#include "tools/verbs.h"
+
+#if defined(__x86_64__)
+#define HOST_ARCH "x86_64"
+#define OTHER_ARCH "aarch64"
+#define HOST_EM EM_X86_64
+#else
+#define HOST_ARCH "aarch64"
+#define OTHER_ARCH "x86_64"
+#define HOST_EM EM_AARCH64
+#endif
+
+#define N_ELEMS 1048576 /* examples/saxpy.uop */
+
+static int verb(int (*fn)(int, char **), const char **args) {
+  int argc = 0;
+  while (args[argc]) argc++;
+  return fn(argc, (char **)args);
+}
+
+static uint8_t *slurp(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t *b = malloc((size_t)size + 1);
+  *n = b && fread(b, 1, (size_t)size, f) == (size_t)size ? (size_t)size : 0;
+  fclose(f);
+  return b;
+}
+
+static void spit(const char *path, const uint8_t *b, size_t n) {
+  FILE *f = fopen(path, "wb");
+  CHECK(f && fwrite(b, 1, n, f) == n);
+  if (f) fclose(f);
+}
+
+int main(void) {
+  char dir[] = "/tmp/hcq_aot_test_XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  char img_path[128], out_path[128], bad_path[128], other_path[128];
+  snprintf(img_path, sizeof img_path, "%s/saxpy.img", dir);
+  snprintf(out_path, sizeof out_path, "%s/y.bin", dir);
+  snprintf(bad_path, sizeof bad_path, "%s/corrupt.img", dir);
+  snprintf(other_path, sizeof other_path, "%s/other.img", dir);
+
+  /* 1. compile an image for this machine */
+  const char *compile[] = {"compile", "--target", "c", "--arch", HOST_ARCH, "-o", img_path, "examples/saxpy.uop", NULL};
+  CHECK_EQ_INT(verb(hcq_verb_compile, compile), 0);
+  size_t img_B = 0;
+  uint8_t *img_bytes = slurp(img_path, &img_B);
+  CHECK(img_bytes && img_B > CPU_IMAGE_HEADER_B);
+  cpu_image img;
+  CHECK_OK(cpu_image_parse(img_bytes, img_B, &img));
+  CHECK_EQ_INT(img.machine, HOST_EM);
+  CHECK_EQ_STR(img.spec.name, "saxpy");
+  CHECK_EQ_INT(img.spec.nbufs, 2);
+  CHECK_EQ_INT(img.spec.bufs[0].size, N_ELEMS);
+  CHECK(img.spec.bufs[0].read && img.spec.bufs[0].written && img.spec.bufs[1].read && !img.spec.bufs[1].written);
+  CHECK_EQ_STR(img.spec.bufs[1].dtype, "float32");
+  CHECK_EQ_INT(img.spec.nvars, 1);
+  CHECK_EQ_STR(img.spec.vars[0], "n");
+
+  /* 2. run it without a compiler; y = 2.5 x + y for i < n, from the run verb's fill (seed + slot) */
+  const char *saved_cc = getenv("HCQ_CC");
+  char *saved = saved_cc ? strdup(saved_cc) : NULL;
+  setenv("HCQ_CC", "/nonexistent", 1);
+  const int n = 1000;
+  const char *run[] = {"run", "--image", img_path, "--var", "n=1000", "--seed", "11", "--threads", "2",
+                       "--out", "0=placeholder", NULL};
+  char out_arg[160];
+  snprintf(out_arg, sizeof out_arg, "0=%s", out_path);
+  run[10] = out_arg;
+  CHECK_EQ_INT(verb(hcq_verb_run, run), 0);
+  size_t y_B = 0;
+  float *y = (float *)slurp(out_path, &y_B);
+  CHECK_EQ_INT(y_B, (size_t)N_ELEMS * 4);
+  float *y0 = malloc(N_ELEMS * 4), *x = malloc(N_ELEMS * 4);
+  cc_fill_buffer(y0, uop_dt(UOP_FLOAT32), N_ELEMS, 11);
+  cc_fill_buffer(x, uop_dt(UOP_FLOAT32), N_ELEMS, 12);
+  size_t bad = 0;
+  for (int i = 0; y && y_B == (size_t)N_ELEMS * 4 && i < N_ELEMS; i++) {
+    float want = i < n ? x[i] * 2.5f + y0[i] : y0[i];
+    bad += y[i] != want; /* inputs are multiples of 1/16 in [-2, 2): exact in float */
+  }
+  CHECK_EQ_INT(bad, 0);
+  /* a missing variable is an error naming it */
+  const char *run_novar[] = {"run", "--image", img_path, NULL};
+  CHECK_EQ_INT(verb(hcq_verb_run, run_novar), 1);
+  const char *run_check[] = {"run", "--image", img_path, "--var", "n=4", "--check", NULL};
+  CHECK_EQ_INT(verb(hcq_verb_run, run_check), 2);
+
+  /* 3. a corrupt image (one ELF byte flipped) */
+  uint8_t *bad_bytes = malloc(img_B);
+  memcpy(bad_bytes, img_bytes, img_B);
+  bad_bytes[img_B - 7] ^= 0x40;
+  CHECK_ERR(cpu_image_parse(bad_bytes, img_B, &img), HCQ_CODE_INVALID, "corrupt");
+  spit(bad_path, bad_bytes, img_B);
+  const char *run_bad[] = {"run", "--image", bad_path, "--var", "n=4", NULL};
+  CHECK_EQ_INT(verb(hcq_verb_run, run_bad), 1);
+  CHECK_ERR(cpu_image_parse(img_bytes, 20, &img), HCQ_CODE_INVALID, "");
+
+  /* 4. an image for another arch: the same ELF with its e_machine changed, written through the writer */
+  CHECK_OK(cpu_image_parse(img_bytes, img_B, &img));
+  cpu_image_spec other = img.spec;
+  snprintf(other.arch, sizeof other.arch, "%s", OTHER_ARCH);
+  uint8_t *other_bytes = NULL, *other_elf = malloc(img.elf_size_B);
+  size_t other_B = 0;
+  memcpy(other_elf, img.elf, img.elf_size_B);
+  uint16_t em = cpu_image_machine_of(OTHER_ARCH);
+  memcpy(other_elf + offsetof(Elf64_Ehdr, e_machine), &em, 2);
+  CHECK_OK(cpu_image_write(&other, em, other_elf, img.elf_size_B, &other_bytes, &other_B));
+  free(other_elf);
+  cpu_image oimg;
+  CHECK_OK(cpu_image_parse(other_bytes, other_B, &oimg));
+  CHECK_ERR(cpu_image_check_host(&oimg, HOST_EM), HCQ_CODE_UNSUPPORTED, "built for " OTHER_ARCH);
+  spit(other_path, other_bytes, other_B);
+  const char *run_other[] = {"run", "--image", other_path, "--var", "n=4", NULL};
+  CHECK_EQ_INT(verb(hcq_verb_run, run_other), 1);
+
+  if (saved) setenv("HCQ_CC", saved, 1);
+  else unsetenv("HCQ_CC");
+  free(saved);
+
+  /* 5. a cross-built aarch64 image on an x86_64 host (structure only: it cannot run here) */
+#if defined(__x86_64__)
+  if (access("/usr/bin/aarch64-linux-gnu-gcc", X_OK) == 0 && access("/usr/bin/aarch64-linux-gnu-ld", X_OK) == 0) {
+    char a64_path[128];
+    snprintf(a64_path, sizeof a64_path, "%s/a64.img", dir);
+    const char *compile_a64[] = {"compile", "--target", "c", "--arch", "aarch64", "-o", a64_path, "examples/saxpy.uop", NULL};
+    CHECK_EQ_INT(verb(hcq_verb_compile, compile_a64), 0);
+    size_t a_B = 0;
+    uint8_t *a = slurp(a64_path, &a_B);
+    cpu_image aimg;
+    CHECK(a != NULL);
+    if (a) {
+      CHECK_OK(cpu_image_parse(a, a_B, &aimg));
+      CHECK_EQ_INT(aimg.machine, EM_AARCH64);
+      CHECK_EQ_STR(aimg.spec.arch, "aarch64");
+      const Elf64_Ehdr *eh = (const Elf64_Ehdr *)aimg.elf;
+      CHECK(aimg.elf_size_B > sizeof *eh && eh->e_machine == EM_AARCH64 && eh->e_type == ET_DYN);
+      CHECK_ERR(cpu_image_check_host(&aimg, HOST_EM), HCQ_CODE_UNSUPPORTED, "built for aarch64");
+    }
+    free(a);
+    unlink(a64_path);
+  } else {
+    fprintf(stderr, "aot_test: aarch64-linux-gnu-gcc/ld absent: cross image part skipped\n");
+  }
+#endif
+
+  unlink(img_path);
+  unlink(out_path);
+  unlink(bad_path);
+  unlink(other_path);
+  rmdir(dir);
+  free(img_bytes);
+  free(bad_bytes);
+  free(other_bytes);
+  free(y);
+  free(y0);
+  free(x);
+  return testing_summary("aot_test");
+}

@@ -4,7 +4,7 @@
 set -eu
 goal=${1:-test}
 pkgs_run="gcc make libc6-dev"
-pkgs_test="$pkgs_run bc libdrm-dev linux-source-6.1 xz-utils llvm-19 clang-19 lld-19 \
+pkgs_test="$pkgs_run python3 libdrm-dev linux-source-6.1 xz-utils llvm-19 clang-19 lld-19 \
   gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross libc6-dev-armhf-cross qemu-user qemu-system-arm \
   libopenblas-dev"
 case "$goal" in

@@ -28,6 +28,8 @@ hcq_status cc_rebuild(uop_ctx *ctx, const uop *root, cc_rebuild_fn fn, void *use
 hcq_status cc_pass_symbolic(cc_pass_ctx *pc, const uop *sink, const uop **out_sink);
 hcq_status cc_pass_merge_ranges(cc_pass_ctx *pc, const uop *sink, const uop **out_sink);
 hcq_status cc_pass_reduce(cc_pass_ctx *pc, const uop *sink, const uop **out_sink);
+/* group_reduce.c: REDUCEs over GROUP_REDUCE ranges -> shared-memory partials + BARRIER + a second reduce. */
+hcq_status cc_pass_group_reduce(cc_pass_ctx *pc, const uop *sink, const uop **out_sink);
 hcq_status cc_pass_gpudims(cc_pass_ctx *pc, const uop *sink, const uop **out_sink);
 hcq_status cc_pass_lower_index(cc_pass_ctx *pc, const uop *sink, const uop **out_sink);
 hcq_status cc_pass_decompose(cc_pass_ctx *pc, const uop *sink, const uop **out_sink);

@@ -6,8 +6,8 @@
  * - a STORE over UPCAST ranges becomes one STORE per lane, lanes in list order with the last range fastest, so that
  *   consecutive stores of an upcast innermost axis hit consecutive addresses. A REDUCE under it is copied per lane:
  *   one accumulator per lane.
- * REDUCEs are expanded first (sources first), so nested reduces work. GROUP_REDUCE ranges need the shared-memory
- * lowering, which is not implemented: they are refused here. */
+ * REDUCEs are expanded first (sources first), so nested reduces work. GROUP_REDUCE ranges pass through: the next
+ * pass (group_reduce.c) lowers them to shared memory per lane. */
 #include <stdlib.h>
 
 #include "compiler/cc_internal.h"
@@ -64,13 +64,6 @@ static const uop *combine(uop_ctx *ctx, uop_op op, const uop **v, int64_t n) {
 
 static const uop *reduce_fn(void *user, uop_ctx *ctx, const uop *n, hcq_status *st) {
   (void)user;
-  if (n->op == UOP_RANGE && n->arg.i2 == UOP_AXIS_GROUP_REDUCE) {
-    *st = hcq_status_make(HCQ_CODE_UNSUPPORTED,
-                          "expand: GROUP/GROUPTOP (GROUP_REDUCE range r%lld) needs the shared-memory group reduce, "
-                          "which is not implemented",
-                          (long long)n->arg.i);
-    return NULL;
-  }
   if (n->op != UOP_REDUCE) return n;
   const uop **ex = malloc(n->nsrc * sizeof *ex);
   const uop **rest = malloc(n->nsrc * sizeof *rest);
@@ -164,7 +157,7 @@ hcq_status cc_expand(uop_ctx *ctx, const uop *sink, const cc_target *t, const uo
   HCQ_TRY(uop_toposort(ctx, sink, &nodes, &count));
   bool any = false;
   for (size_t k = 0; k < count; k++)
-    any |= nodes[k]->op == UOP_RANGE && (is_expand_axis(nodes[k]) || nodes[k]->arg.i2 == UOP_AXIS_GROUP_REDUCE);
+    any |= is_expand_axis(nodes[k]);
   if (!any) {
     *out_sink = sink;
     return HCQ_OK;

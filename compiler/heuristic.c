@@ -8,8 +8,8 @@
 #include "compiler/opt_internal.h"
 
 #define MAX_AXES 64
-/* Set to 1 once the expander lowers GROUP_REDUCE ranges. */
-#define CC_HEURISTIC_GROUPTOP 0
+/* GROUPTOP in the heuristic (group_reduce.c lowers GROUP_REDUCE ranges to shared memory). */
+#define CC_HEURISTIC_GROUPTOP 1
 
 /* Apply an opt; a refusal (HCQ_CODE_INVALID) sets *ok = false and is not an error. */
 static hcq_status try_opt(cc_sched *s, cc_opt_op op, int axis, int64_t amount, bool *ok) {
@@ -245,9 +245,20 @@ static hcq_status threads(cc_sched *s) {
 hcq_status cc_hand_coded(cc_sched *s) {
   bool ok;
   int ax[MAX_AXES];
-  /* 3: GROUPTOP 16 when the output is small (needs locals; refused elsewhere); grouped kernels stop here. The
-   * expander cannot lower GROUP_REDUCE yet (shared memory + barrier), so the heuristic leaves it out until then. */
-  if (CC_HEURISTIC_GROUPTOP && output_prod(s) <= 2048) HCQ_TRY(try_opt(s, CC_OPT_GROUPTOP, 0, 16, &ok));
+  /* 3: GROUPTOP 16 when the output is small (targets with locals and shared memory); grouped kernels stop here.
+   * A grouped reduce that group_reduce.c cannot lower (one inside a loop) is undone. */
+  if (CC_HEURISTIC_GROUPTOP && s->t->has_local && s->t->has_shared && output_prod(s) <= 2048) {
+    const uop *before = s->sink;
+    size_t napplied = s->napplied;
+    HCQ_TRY(try_opt(s, CC_OPT_GROUPTOP, 0, 16, &ok));
+    hcq_status bad = ok ? cc_group_reduce_check(s->ctx, s->sink) : HCQ_OK;
+    if (bad) {
+      hcq_status_free(bad);
+      s->sink = before;
+      s->napplied = napplied;
+      HCQ_TRY(cc_sched_refresh(s));
+    }
+  }
   if (axes_of(s, AX(GROUP_REDUCE), false, ax)) return HCQ_OK;
 
   /* 4: fully upcast small masked axes (product <= 49), last first so earlier axis numbers stay valid */

@@ -108,6 +108,7 @@ static const cc_pass PASSES[] = {
     {"optimize", pass_optimize},                   /* 3.8: opts / heuristic (slot) */
     {"postopt symbolic", cc_pass_symbolic},        /* 3.9 */
     {"expand", pass_expand},                       /* 3.10: expander (slot) */
+    {"group reduce", cc_pass_group_reduce},        /* 3.10-11: GROUP_REDUCE -> shared memory + BARRIER */
     {"remove reduce", cc_pass_reduce},             /* 3.12: REDUCE -> DEFINE_REG accumulators */
     {"add gpudims", cc_pass_gpudims},              /* 3.13: THREAD/GLOBAL/LOCAL ranges -> SPECIAL */
     {"lower index", cc_pass_lower_index},          /* 3.15: index -> int32 / int64 */

@@ -1,0 +1,265 @@
+/* Group reduce (reference compiler.md 3.10 fix_group_for_reduce + 3.11 add local buffers), for targets with local
+ * dims and shared memory. A REDUCE(x, ranges...) whose range list holds GROUP_REDUCE ranges g... (the workitems of
+ * one workgroup, lidxN after gpudims) becomes:
+ *
+ *   partial = REDUCE(x, the other ranges)                      -- per thread (x itself when none remain)
+ *   st      = STORE(INDEX(DEFINE_LOCAL(T[n]), lin(l..., g...)), partial, g...)
+ *   bar     = BARRIER(st)
+ *   value   = REDUCE(LOAD(INDEX(local, lin(l..., q...)), bar), q...)   -- q: new REDUCE ranges, one per g
+ *
+ * where l... are the LOCAL/WARP/GROUP_REDUCE ranges x also depends on (threads that own different outputs need
+ * their own slots) and n the product of all their sizes. Every thread of the group computes `value` (the same
+ * loads in the same order, so the same result), which keeps it usable by any later computation; the global STOREs
+ * whose value depends on it are gated on (g == 0 for all its g), so one thread per output writes.
+ * The reference instead puts the second reduce under IF(g == 0); the gated store gives the same memory effect
+ * without IF blocks in the linearizer, at the cost of a few redundant shared-memory loads per thread.
+ *
+ * A barrier must be reached by every thread of the group the same number of times: the group reduce may only sit
+ * inside GLOBAL/THREAD/LOCAL/WARP/GROUP_REDUCE ranges (uniform per workgroup, or none at all), never inside a loop
+ * (a loop would also need a second barrier against the next iteration's stores). Such kernels are refused. */
+#include <stdlib.h>
+
+#include "compiler/cc_internal.h"
+#include "compiler/opt.h"
+#include "compiler/opt_internal.h"
+#include "uop/symbolic.h"
+#include "uop/uop_internal.h"
+
+#define MAX_GROUP_DIMS 16
+
+static bool is_group(const uop *n) { return n->op == UOP_RANGE && n->arg.i2 == UOP_AXIS_GROUP_REDUCE; }
+static bool is_local_like(const uop *n) {
+  return n->arg.i2 == UOP_AXIS_LOCAL || n->arg.i2 == UOP_AXIS_WARP || n->arg.i2 == UOP_AXIS_GROUP_REDUCE;
+}
+
+static int cmp_range_id(const void *a, const void *b) {
+  int64_t x = (*(const uop *const *)a)->arg.i, y = (*(const uop *const *)b)->arg.i;
+  return x < y ? -1 : x > y;
+}
+
+static bool listed(const uop *holder, uint32_t first, const uop *r) {
+  for (uint32_t i = first; i < holder->nsrc; i++)
+    if (holder->src[i] == r) return true;
+  return false;
+}
+
+/* The ranges open around the source of reduce `red` other than its own: ranges used in x that no REDUCE or STORE
+ * inside x closes. The local-like ones (sorted by id) go to loc[], their count to *nloc; a loop range (LOOP,
+ * REDUCE, UNROLL) is an error, UPCAST only if allow_upcast (before the expander). */
+static hcq_status outer_ranges(uop_ctx *ctx, const uop *red, bool allow_upcast, const uop **loc, int *nloc) {
+  *nloc = 0;
+  const uop **nodes;
+  size_t count;
+  HCQ_TRY(uop_toposort(ctx, red->src[0], &nodes, &count));
+  uop_ptrmap closed = {0};
+  hcq_status st = HCQ_OK;
+  for (size_t k = 0; k < count && !st; k++) {
+    const uop *n = nodes[k];
+    uint32_t first = n->op == UOP_REDUCE ? 1 : n->op == UOP_STORE ? 2 : n->nsrc;
+    for (uint32_t i = first; i < n->nsrc && !st; i++)
+      if (!uop_ptrmap_put(&closed, n->src[i], 1)) st = hcq_status_make(HCQ_CODE_NOMEM, "group reduce: out of memory");
+  }
+  for (size_t k = 0; k < count && !st; k++) {
+    const uop *n = nodes[k];
+    if (n->op != UOP_RANGE || listed(red, 1, n) || uop_ptrmap_find(&closed, n)) continue;
+    uop_axis at = (uop_axis)n->arg.i2;
+    if (at == UOP_AXIS_GLOBAL || at == UOP_AXIS_THREAD || (allow_upcast && at == UOP_AXIS_UPCAST)) continue;
+    if (!is_local_like(n)) {
+      st = hcq_status_make(HCQ_CODE_UNSUPPORTED,
+                           "group reduce: the grouped REDUCE sits inside the %s range r%lld; a workgroup barrier "
+                           "inside a loop is not supported", uop_axis_name(at), (long long)n->arg.i);
+      break;
+    }
+    if (*nloc == MAX_GROUP_DIMS) {
+      st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "group reduce: more than %d local dims", MAX_GROUP_DIMS);
+      break;
+    }
+    loc[(*nloc)++] = n;
+  }
+  uop_ptrmap_free(&closed);
+  if (!st) qsort(loc, (size_t)*nloc, sizeof *loc, cmp_range_id);
+  return st;
+}
+
+hcq_status cc_group_reduce_check(uop_ctx *ctx, const uop *sink) {
+  const uop **nodes;
+  size_t count;
+  HCQ_TRY(uop_toposort(ctx, sink, &nodes, &count));
+  for (size_t k = 0; k < count; k++) {
+    const uop *n = nodes[k];
+    if (n->op != UOP_REDUCE) continue;
+    bool grouped = false;
+    for (uint32_t i = 1; i < n->nsrc; i++) grouped |= is_group(n->src[i]);
+    if (!grouped) continue;
+    const uop *loc[MAX_GROUP_DIMS];
+    int nloc;
+    HCQ_TRY(outer_ranges(ctx, n, true, loc, &nloc));
+  }
+  return HCQ_OK;
+}
+
+typedef struct group_job {
+  const cc_target *t;
+  int64_t next_range_id;
+  int64_t nlocal;      /* DEFINE_LOCAL numbering */
+  uop_ptrmap gate;     /* lowered value -> its "g == 0" condition */
+} group_job;
+
+/* sum of dims[i] * stride_i, row-major (the last dim fastest); sizes are constant. */
+static const uop *linear_index(uop_ctx *ctx, const uop *const *dims, const int64_t *sizes, int n) {
+  const uop *idx = NULL;
+  int64_t stride = 1;
+  for (int i = n; i-- > 0;) {
+    const uop *term = stride == 1 ? dims[i] : uop_alu2(ctx, UOP_MUL, dims[i], uop_index_const(ctx, stride));
+    idx = idx ? uop_alu2(ctx, UOP_ADD, term, idx) : term;
+    stride *= sizes[i];
+  }
+  return idx ? idx : uop_index_const(ctx, 0);
+}
+
+static const uop *lower_reduce(group_job *j, uop_ctx *ctx, const uop *n, hcq_status *st) {
+  const uop *g[MAX_GROUP_DIMS], *dims[2 * MAX_GROUP_DIMS];
+  int64_t sizes[2 * MAX_GROUP_DIMS];
+  int ng = 0, nloc = 0;
+  const uop **rest = malloc(n->nsrc * sizeof *rest);
+  if (!rest) return NULL;
+  uint32_t nrest = 0;
+  rest[nrest++] = n->src[0];
+  for (uint32_t i = 1; i < n->nsrc; i++) {
+    if (!is_group(n->src[i])) {
+      rest[nrest++] = n->src[i];
+    } else if (ng == MAX_GROUP_DIMS) {
+      *st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "group reduce: more than %d GROUP_REDUCE ranges", MAX_GROUP_DIMS);
+      free(rest);
+      return NULL;
+    } else {
+      g[ng++] = n->src[i];
+    }
+  }
+  *st = outer_ranges(ctx, n, false, dims, &nloc);
+  if (*st) {
+    free(rest);
+    return NULL;
+  }
+  for (int i = 0; i < ng; i++) dims[nloc + i] = g[i];
+  int nd = nloc + ng;
+  int64_t total = 1;
+  for (int i = 0; i < nd; i++) {
+    if (!uop_const_value(dims[i]->src[0], &sizes[i]) || sizes[i] < 1) {
+      *st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "group reduce: %s range r%lld has no constant size",
+                            uop_axis_name((uop_axis)dims[i]->arg.i2), (long long)dims[i]->arg.i);
+      free(rest);
+      return NULL;
+    }
+    total *= sizes[i];
+    if (total > ((int64_t)1 << 31)) break;
+  }
+  int64_t bytes = total * uop_dt_itemsize_B(n->dtype);
+  if (total > ((int64_t)1 << 31) || (j->t->shared_max_B > 0 && bytes > j->t->shared_max_B)) {
+    *st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "group reduce: the shared buffer of %lld elements exceeds the "
+                          "target's %lld bytes", (long long)total, (long long)j->t->shared_max_B);
+    free(rest);
+    return NULL;
+  }
+  const uop *partial = nrest == 1 ? n->src[0] : uop_new(ctx, UOP_REDUCE, n->dtype, rest, nrest, n->arg);
+  free(rest);
+  const uop *buf = uop_new(ctx, UOP_DEFINE_LOCAL, uop_dt_ptr(n->dtype, UOP_AS_LOCAL, total), NULL, 0,
+                           uop_arg_int(j->nlocal++));
+  if (!partial || !buf) return NULL;
+  /* partial -> shared[lin(l, g)], closing g */
+  const uop *wsrc[2] = {buf, linear_index(ctx, dims, sizes, nd)};
+  const uop *widx = uop_new(ctx, UOP_INDEX_OP, buf->dtype, wsrc, 2, uop_arg_none());
+  const uop *ssrc[2 + MAX_GROUP_DIMS] = {widx, partial};
+  for (int i = 0; i < ng; i++) ssrc[2 + i] = g[i];
+  const uop *store = uop_new(ctx, UOP_STORE, uop_dt(UOP_VOID), ssrc, 2 + (uint32_t)ng, uop_arg_none());
+  const uop *bar = uop_new(ctx, UOP_BARRIER, uop_dt(UOP_VOID), &store, 1, uop_arg_none());
+  /* read back over new reduce ranges q */
+  const uop *q[MAX_GROUP_DIMS];
+  for (int i = 0; i < ng; i++) {
+    q[i] = uop_range(ctx, g[i]->src[0], j->next_range_id++, UOP_AXIS_REDUCE);
+    dims[nloc + i] = q[i];
+  }
+  const uop *rsrc[2] = {buf, linear_index(ctx, dims, sizes, nd)};
+  const uop *ridx = uop_new(ctx, UOP_INDEX_OP, buf->dtype, rsrc, 2, uop_arg_none());
+  const uop *lsrc[2] = {ridx, bar};
+  const uop *ld = uop_new(ctx, UOP_LOAD, n->dtype, lsrc, 2, uop_arg_none());
+  const uop *fsrc[1 + MAX_GROUP_DIMS] = {ld};
+  for (int i = 0; i < ng; i++) fsrc[1 + i] = q[i];
+  const uop *value = uop_new(ctx, UOP_REDUCE, n->dtype, fsrc, 1 + (uint32_t)ng, n->arg);
+  /* the output gate: all g == 0 */
+  const uop *cond = NULL;
+  for (int i = 0; i < ng; i++) {
+    const uop *c = uop_alu2(ctx, UOP_CMPEQ, g[i], uop_index_const(ctx, 0));
+    cond = cond ? uop_alu2(ctx, UOP_AND, cond, c) : c;
+  }
+  if (!value || !cond) return NULL;
+  if (!uop_ptrmap_put(&j->gate, value, (uintptr_t)cond)) return NULL;
+  return value;
+}
+
+/* A global STORE whose value depends on lowered group reduces gets their conditions ANDed into its INDEX gate. */
+static const uop *gate_store(group_job *j, uop_ctx *ctx, const uop *n, hcq_status *st) {
+  const uop *idx = n->src[0];
+  if (idx->op != UOP_INDEX_OP || idx->nsrc < 2 || idx->src[0]->op != UOP_DEFINE_GLOBAL) return n;
+  const uop **nodes;
+  size_t count;
+  *st = uop_toposort(ctx, n->src[1], &nodes, &count);
+  if (*st) return NULL;
+  const uop *cond = idx->nsrc >= 3 ? idx->src[2] : NULL;
+  bool any = false;
+  for (size_t k = 0; k < count; k++) {
+    uintptr_t *m = uop_ptrmap_find(&j->gate, nodes[k]);
+    if (!m) continue;
+    any = true;
+    cond = cond ? uop_alu2(ctx, UOP_AND, cond, (const uop *)*m) : (const uop *)*m;
+  }
+  if (!any) return n;
+  const uop *isrc[3] = {idx->src[0], idx->src[1], cond};
+  const uop *gidx = uop_new(ctx, UOP_INDEX_OP, idx->dtype, isrc, 3, idx->arg);
+  if (!gidx) return NULL;
+  const uop **src = malloc(n->nsrc * sizeof *src);
+  if (!src) return NULL;
+  for (uint32_t i = 0; i < n->nsrc; i++) src[i] = n->src[i];
+  src[0] = gidx;
+  const uop *out = uop_replace_src(ctx, n, src, n->nsrc);
+  free(src);
+  return out;
+}
+
+static const uop *group_fn(void *user, uop_ctx *ctx, const uop *n, hcq_status *st) {
+  group_job *j = user;
+  if (n->op == UOP_STORE && n->nsrc >= 2 && j->gate.count) return gate_store(j, ctx, n, st);
+  if (n->op != UOP_REDUCE) return n;
+  for (uint32_t i = 1; i < n->nsrc; i++)
+    if (is_group(n->src[i])) return lower_reduce(j, ctx, n, st);
+  return n;
+}
+
+hcq_status cc_pass_group_reduce(cc_pass_ctx *pc, const uop *sink, const uop **out_sink) {
+  *out_sink = NULL;
+  const uop **nodes;
+  size_t count;
+  HCQ_TRY(uop_toposort(pc->ctx, sink, &nodes, &count));
+  group_job j = {.t = pc->target};
+  const uop *first = NULL;
+  for (size_t k = 0; k < count; k++) {
+    const uop *n = nodes[k];
+    if (n->op != UOP_RANGE) continue;
+    if (n->arg.i >= j.next_range_id) j.next_range_id = n->arg.i + 1;
+    if (is_group(n) && !first) first = n;
+  }
+  if (!first) {
+    *out_sink = sink;
+    return HCQ_OK;
+  }
+  if (!pc->target->has_local || !pc->target->has_shared)
+    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "group reduce: target %s has no local dims or shared memory "
+                           "(GROUP_REDUCE range r%lld)", pc->target->name, (long long)first->arg.i);
+  const uop *lowered;
+  hcq_status st = cc_rebuild(pc->ctx, sink, group_fn, &j, &lowered);
+  uop_ptrmap_free(&j.gate);
+  if (st) return st;
+  const uop_pm *pm = uop_symbolic_pm();
+  if (!pm) return hcq_status_make(HCQ_CODE_INTERNAL, "group reduce: the symbolic rule set failed to build");
+  return uop_graph_rewrite(pc->ctx, lowered, pm, UOP_REWRITE_SOURCES_FIRST, NULL, out_sink);
+}

@@ -10,7 +10,7 @@
  * where l... are the LOCAL/WARP/GROUP_REDUCE ranges x also depends on (threads that own different outputs need
  * their own slots) and n the product of all their sizes. Every thread of the group computes `value` (the same
  * loads in the same order, so the same result), which keeps it usable by any later computation; the global STOREs
- * whose value depends on it are gated on (g == 0 for all its g), so one thread per output writes.
+ * are gated on (g == 0) for every GROUP_REDUCE range of the kernel, so one thread per output writes.
  * The reference instead puts the second reduce under IF(g == 0); the gated store gives the same memory effect
  * without IF blocks in the linearizer, at the cost of a few redundant shared-memory loads per thread.
  *
@@ -102,7 +102,7 @@ typedef struct group_job {
   const cc_target *t;
   int64_t next_range_id;
   int64_t nlocal;      /* DEFINE_LOCAL numbering */
-  uop_ptrmap gate;     /* lowered value -> its "g == 0" condition */
+  const uop *gate;     /* all GROUP_REDUCE ranges == 0 */
 } group_job;
 
 /* sum of dims[i] * stride_i, row-major (the last dim fastest); sizes are constant. */
@@ -186,34 +186,16 @@ static const uop *lower_reduce(group_job *j, uop_ctx *ctx, const uop *n, hcq_sta
   const uop *fsrc[1 + MAX_GROUP_DIMS] = {ld};
   for (int i = 0; i < ng; i++) fsrc[1 + i] = q[i];
   const uop *value = uop_new(ctx, UOP_REDUCE, n->dtype, fsrc, 1 + (uint32_t)ng, n->arg);
-  /* the output gate: all g == 0 */
-  const uop *cond = NULL;
-  for (int i = 0; i < ng; i++) {
-    const uop *c = uop_alu2(ctx, UOP_CMPEQ, g[i], uop_index_const(ctx, 0));
-    cond = cond ? uop_alu2(ctx, UOP_AND, cond, c) : c;
-  }
-  if (!value || !cond) return NULL;
-  if (!uop_ptrmap_put(&j->gate, value, (uintptr_t)cond)) return NULL;
+  if (!value) return NULL;
   return value;
 }
 
-/* A global STORE whose value depends on lowered group reduces gets their conditions ANDed into its INDEX gate. */
-static const uop *gate_store(group_job *j, uop_ctx *ctx, const uop *n, hcq_status *st) {
+/* Every global STORE is gated on (g == 0) for all GROUP_REDUCE ranges g of the kernel: after the lowering no
+ * stored value or address differs between the threads of one group, so one of them writes. */
+static const uop *gate_store(group_job *j, uop_ctx *ctx, const uop *n) {
   const uop *idx = n->src[0];
   if (idx->op != UOP_INDEX_OP || idx->nsrc < 2 || idx->src[0]->op != UOP_DEFINE_GLOBAL) return n;
-  const uop **nodes;
-  size_t count;
-  *st = uop_toposort(ctx, n->src[1], &nodes, &count);
-  if (*st) return NULL;
-  const uop *cond = idx->nsrc >= 3 ? idx->src[2] : NULL;
-  bool any = false;
-  for (size_t k = 0; k < count; k++) {
-    uintptr_t *m = uop_ptrmap_find(&j->gate, nodes[k]);
-    if (!m) continue;
-    any = true;
-    cond = cond ? uop_alu2(ctx, UOP_AND, cond, (const uop *)*m) : (const uop *)*m;
-  }
-  if (!any) return n;
+  const uop *cond = idx->nsrc >= 3 ? uop_alu2(ctx, UOP_AND, idx->src[2], j->gate) : j->gate;
   const uop *isrc[3] = {idx->src[0], idx->src[1], cond};
   const uop *gidx = uop_new(ctx, UOP_INDEX_OP, idx->dtype, isrc, 3, idx->arg);
   if (!gidx) return NULL;
@@ -228,7 +210,7 @@ static const uop *gate_store(group_job *j, uop_ctx *ctx, const uop *n, hcq_statu
 
 static const uop *group_fn(void *user, uop_ctx *ctx, const uop *n, hcq_status *st) {
   group_job *j = user;
-  if (n->op == UOP_STORE && n->nsrc >= 2 && j->gate.count) return gate_store(j, ctx, n, st);
+  if (n->op == UOP_STORE && n->nsrc >= 2) return gate_store(j, ctx, n);
   if (n->op != UOP_REDUCE) return n;
   for (uint32_t i = 1; i < n->nsrc; i++)
     if (is_group(n->src[i])) return lower_reduce(j, ctx, n, st);
@@ -246,7 +228,10 @@ hcq_status cc_pass_group_reduce(cc_pass_ctx *pc, const uop *sink, const uop **ou
     const uop *n = nodes[k];
     if (n->op != UOP_RANGE) continue;
     if (n->arg.i >= j.next_range_id) j.next_range_id = n->arg.i + 1;
-    if (is_group(n) && !first) first = n;
+    if (!is_group(n)) continue;
+    if (!first) first = n;
+    const uop *c = uop_alu2(pc->ctx, UOP_CMPEQ, n, uop_index_const(pc->ctx, 0));
+    j.gate = j.gate ? uop_alu2(pc->ctx, UOP_AND, j.gate, c) : c;
   }
   if (!first) {
     *out_sink = sink;
@@ -256,9 +241,8 @@ hcq_status cc_pass_group_reduce(cc_pass_ctx *pc, const uop *sink, const uop **ou
     return hcq_status_make(HCQ_CODE_UNSUPPORTED, "group reduce: target %s has no local dims or shared memory "
                            "(GROUP_REDUCE range r%lld)", pc->target->name, (long long)first->arg.i);
   const uop *lowered;
-  hcq_status st = cc_rebuild(pc->ctx, sink, group_fn, &j, &lowered);
-  uop_ptrmap_free(&j.gate);
-  if (st) return st;
+  if (!j.gate) return hcq_status_make(HCQ_CODE_NOMEM, "group reduce: out of memory");
+  HCQ_TRY(cc_rebuild(pc->ctx, sink, group_fn, &j, &lowered));
   const uop_pm *pm = uop_symbolic_pm();
   if (!pm) return hcq_status_make(HCQ_CODE_INTERNAL, "group reduce: the symbolic rule set failed to build");
   return uop_graph_rewrite(pc->ctx, lowered, pm, UOP_REWRITE_SOURCES_FIRST, NULL, out_sink);

@@ -123,6 +123,13 @@ static hcq_status plan_global(gpudims_job *j, uop_ctx *ctx, const uop **rngs, in
 
 static hcq_status plan_local(gpudims_job *j, uop_ctx *ctx, const uop **rngs, int n) {
   if (n > 3) return hcq_status_make(HCQ_CODE_UNSUPPORTED, "%d local dims (at most 3)", n);
+  /* threads per workgroup: CUDA and AMD both allow 1024 (local_max[0]) in total, not per dim */
+  int64_t threads = 1, size;
+  for (int d = 0; d < n; d++)
+    if (uop_const_value(rngs[d]->src[0], &size)) threads *= size;
+  if (threads > j->t->local_max[0])
+    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "%lld threads per workgroup exceed the target's %lld",
+                           (long long)threads, (long long)j->t->local_max[0]);
   for (int d = 0; d < n; d++) {
     int64_t size;
     if (uop_const_value(rngs[d]->src[0], &size) && size > j->t->local_max[d])

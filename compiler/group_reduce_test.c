@@ -216,6 +216,13 @@ static void test_examples_sim(void) {
   check_binary(&g_ptx, p);
   cc_program_free(p);
 
+  /* the simulator itself, on an ordinary GPU program (LOCAL dims, no shared memory) */
+  const uop *mm0 = parse_file("examples/matmul.uop");
+  p = compile(mm0, &g_ptx, NULL);
+  if (p) CHECK(cval(p->local_size[0]) * cval(p->local_size[1]) > 1);
+  check_sim(mm0, p, "matmul ptx heuristic (no group)");
+  cc_program_free(p);
+
   static const struct { const char *opts; int nlocal; int64_t elems; } MM[] = {
       {"GROUP:0:4", 1, 4},
       {"GROUPTOP:0:16,UNROLL:1:2", 1, 16},
@@ -290,6 +297,18 @@ static void test_kernels_sim(void) {
   p = compile(nest, &g_ptx, NULL);
   check_sim(nest, p, "nest heuristic");
   cc_program_free(p);
+  /* the same with the inner reduce as axis 0: the heuristic's GROUPTOP would land inside the outer loop, so it is
+   * undone and the kernel compiles ungrouped */
+  const char *NEST2 = "(kernel nest2 (let out (buf 0 float32 1)) (let x (buf 1 float32 256))"
+                      " (let r2000 (range 2000 16 reduce)) (let r1000 (range 1000 16 reduce))"
+                      " (sink (store (index out 0) (reduce add (reduce max (load (index x (+ (* r2000 16) r1000))) r1000)"
+                      " r2000))))";
+  const uop *nest2 = parse(NEST2);
+  p = compile(nest2, &g_ptx, NULL);
+  CHECK(p && !applied_has(p, CC_OPT_GROUPTOP, 16));
+  for (size_t i = 0; p && i < p->nlinear; i++) CHECK(p->linear[i]->op != UOP_BARRIER);
+  if (p) check_sim(nest2, p, "nest2 heuristic");
+  cc_program_free(p);
   cc_opt inner = {CC_OPT_GROUP, 1, 4};
   cc_program *bad = NULL;
   if (nest)
@@ -304,6 +323,36 @@ static void test_kernels_sim(void) {
   if (o) CHECK_OK(cc_group_reduce_check(g_ctx, o));
 }
 
+
+/* Every example with a reduce, grouped, assembles for ptx and links for amdgpu; conv2d (gated loads, a merged
+ * 18-element reduce) is also simulated. */
+static void test_all_examples(void) {
+  static const struct { const char *file, *opts; bool sim; } EX[] = {
+      {"examples/conv2d.uop", "GROUP:0:2", true},      {"examples/conv2d.uop", "GROUPTOP:1:3", true},
+      {"examples/conv2d.uop", "GROUP:0:0,GROUP:0:3,GROUP:0:3", true},     {"examples/matmul.uop", "GROUPTOP:0:16", false},
+      {"examples/matmul_512.uop", "GROUPTOP:0:16", false}, {"examples/matmul_1024.uop", "GROUPTOP:0:16", false},
+      {"examples/matmul_2048.uop", "GROUPTOP:0:16", false}, {"examples/max_rows.uop", "GROUPTOP:0:16", false},
+      {"examples/softmax.uop", "GROUPTOP:0:16", false},  {"examples/softmax.uop", "GROUPTOP:0:16,GROUPTOP:1:16", false},
+      {"examples/softmax_4096x1024.uop", "GROUPTOP:0:16", false}, {"examples/sum.uop", "GROUPTOP:0:16", false},
+      {"examples/sum_16M.uop", "GROUPTOP:0:16", false},
+  };
+  for (size_t i = 0; i < sizeof EX / sizeof EX[0]; i++) {
+    const uop *k = parse_file(EX[i].file);
+    for (int tg = 0; tg < 2; tg++) {
+      const cc_target *t = tg ? &g_amd : &g_ptx;
+      cc_program *p = compile(k, t, EX[i].opts);
+      if (!p) continue;
+      char what[128];
+      snprintf(what, sizeof what, "%s %s [%s]", EX[i].file, t->name, EX[i].opts);
+      bool barrier = false;
+      for (size_t j = 0; j < p->nlinear; j++) barrier |= p->linear[j]->op == UOP_BARRIER;
+      CHECK(barrier);
+      if (EX[i].sim && tg == 0) check_sim(k, p, what);
+      check_binary(t, p);
+      cc_program_free(p);
+    }
+  }
+}
 
 /* Random opt lists (a GROUP/GROUPTOP first, then LOCAL/UPCAST/UNROLL/GROUP) on small kernels, both GPU targets:
  * every list the optimizer accepts compiles, and the simulated program equals the interpreter. Fixed seed. */
@@ -389,6 +438,7 @@ int main(void) {
   test_amdgpu();
   test_examples_sim();
   test_kernels_sim();
+  test_all_examples();
   test_fuzz();
   uop_ctx_destroy(g_ctx);
   return testing_summary("group_reduce");

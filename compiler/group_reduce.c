@@ -102,6 +102,7 @@ typedef struct group_job {
   const cc_target *t;
   int64_t next_range_id;
   int64_t nlocal;      /* DEFINE_LOCAL numbering */
+  int64_t shared_B;    /* bytes of all DEFINE_LOCALs so far */
   const uop *gate;     /* all GROUP_REDUCE ranges == 0 */
 } group_job;
 
@@ -121,6 +122,11 @@ static const uop *lower_reduce(group_job *j, uop_ctx *ctx, const uop *n, hcq_sta
   const uop *g[MAX_GROUP_DIMS], *dims[2 * MAX_GROUP_DIMS];
   int64_t sizes[2 * MAX_GROUP_DIMS];
   int ng = 0, nloc = 0;
+  if (n->dtype.count != 1 || n->src[0]->dtype.count != 1) { /* one shared slot per thread holds one scalar */
+    *st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "group reduce: a vector REDUCE (%u lanes) over GROUP_REDUCE ranges",
+                          (unsigned)n->src[0]->dtype.count);
+    return NULL;
+  }
   const uop **rest = malloc(n->nsrc * sizeof *rest);
   if (!rest) return NULL;
   uint32_t nrest = 0;
@@ -155,12 +161,14 @@ static const uop *lower_reduce(group_job *j, uop_ctx *ctx, const uop *n, hcq_sta
     if (total > ((int64_t)1 << 31)) break;
   }
   int64_t bytes = total * uop_dt_itemsize_B(n->dtype);
-  if (total > ((int64_t)1 << 31) || (j->t->shared_max_B > 0 && bytes > j->t->shared_max_B)) {
-    *st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "group reduce: the shared buffer of %lld elements exceeds the "
-                          "target's %lld bytes", (long long)total, (long long)j->t->shared_max_B);
+  if (total > ((int64_t)1 << 31) || (j->t->shared_max_B > 0 && j->shared_B + bytes > j->t->shared_max_B)) {
+    *st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "group reduce: shared buffers of %lld bytes (this one %lld elements) "
+                          "exceed the target's %lld bytes", (long long)(j->shared_B + bytes), (long long)total,
+                          (long long)j->t->shared_max_B);
     free(rest);
     return NULL;
   }
+  j->shared_B += bytes;
   const uop *partial = nrest == 1 ? n->src[0] : uop_new(ctx, UOP_REDUCE, n->dtype, rest, nrest, n->arg);
   free(rest);
   const uop *buf = uop_new(ctx, UOP_DEFINE_LOCAL, uop_dt_ptr(n->dtype, UOP_AS_LOCAL, total), NULL, 0,

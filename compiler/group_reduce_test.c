@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compiler/gpu_sim_test_util.h"
 #include "compiler/opt_test_util.h"
@@ -140,6 +141,28 @@ static void check_binary(const cc_target *t, cc_program *p) {
   CHECK(p->binary && p->binary_size_B > 4 && memcmp(p->binary, "\177ELF", 4) == 0);
 }
 
+
+/* The AMDGPU code object's metadata (llvm-readelf-19 --notes), if the tool is there: NULL otherwise. Malloc'd. */
+static char *amd_notes(const cc_program *p) {
+  if (!p->binary || system("command -v llvm-readelf-19 >/dev/null 2>&1") != 0) return NULL;
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/hcq-group-%d.co", (int)getpid());
+  FILE *f = fopen(path, "wb");
+  if (!f) return NULL;
+  fwrite(p->binary, 1, p->binary_size_B, f);
+  fclose(f);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "llvm-readelf-19 --notes %s", path);
+  FILE *pipe = popen(cmd, "r");
+  char *text = calloc(1, 1 << 16);
+  size_t len = 0;
+  if (pipe && text) len = fread(text, 1, (1 << 16) - 1, pipe);
+  if (pipe) pclose(pipe);
+  unlink(path);
+  if (text) text[len] = 0;
+  return text;
+}
+
 static void test_sum_heuristic(void) {
   const uop *k = parse_file("examples/sum.uop");
   cc_program *p = compile(k, &g_ptx, NULL);
@@ -153,6 +176,7 @@ static void test_sum_heuristic(void) {
   CHECK(strstr(p->source, ".shared .align 16 .b8 local0[64];") != NULL);
   CHECK(strstr(p->source, "bar.sync 0;") != NULL);
   CHECK(strstr(p->source, ".maxntid 16, 1, 1") != NULL);
+  CHECK(strstr(p->source, ".visible .entry sum(\n\t.param .u64 data0,\n\t.param .u64 data1\n)") != NULL);
   CHECK(strstr(p->source, "st.shared.f32") != NULL && strstr(p->source, "ld.shared.f32") != NULL);
   check_sim(k, p, "sum ptx heuristic");
   check_binary(&g_ptx, p);
@@ -188,8 +212,17 @@ static void test_amdgpu(void) {
                             "  fence syncscope(\"workgroup\") acquire") != NULL);
     CHECK(strstr(p->source, "\"amdgpu-flat-work-group-size\"=\"1,16\"") != NULL);
     CHECK(strstr(p->source, "@llvm.amdgcn.workitem.id.x()") != NULL);
+    CHECK(strstr(p->source, "define amdgpu_kernel void @sum(ptr addrspace(1) noalias %data0, ptr addrspace(1) "
+                            "noalias %data1)") != NULL);
     if (i == 0) check_sim(k, p, "sum amdgpu heuristic");
     check_binary(&t, p);
+    char *notes = amd_notes(p);
+    if (notes) { /* launch metadata: 64 B of LDS, two 8-byte kernargs, workgroups of up to 16 */
+      CHECK(strstr(notes, ".group_segment_fixed_size: 64\n") != NULL);
+      CHECK(strstr(notes, ".kernarg_segment_size: 16\n") != NULL);
+      CHECK(strstr(notes, ".max_flat_workgroup_size: 16\n") != NULL);
+    }
+    free(notes);
     cc_program_free(p);
   }
   /* a workgroup larger than a wave keeps its barrier through llc */

@@ -14,6 +14,8 @@
  * The reference instead puts the second reduce under IF(g == 0); the gated store gives the same memory effect
  * without IF blocks in the linearizer, at the cost of a few redundant shared-memory loads per thread.
  *
+ * Independent group reduces (UPCAST lanes, separate outputs) then share one BARRIER (merge_barriers).
+ *
  * A barrier must be reached by every thread of the group the same number of times: the group reduce may only sit
  * inside GLOBAL/THREAD/LOCAL/WARP/GROUP_REDUCE ranges (uniform per workgroup, or none at all), never inside a loop
  * (a loop would also need a second barrier against the next iteration's stores). Such kernels are refused. */
@@ -22,6 +24,7 @@
 #include "compiler/cc_internal.h"
 #include "compiler/opt.h"
 #include "compiler/opt_internal.h"
+#include "uop/match.h"
 #include "uop/symbolic.h"
 #include "uop/uop_internal.h"
 
@@ -225,6 +228,49 @@ static const uop *group_fn(void *user, uop_ctx *ctx, const uop *n, hcq_status *s
   return n;
 }
 
+
+/* One BARRIER for independent group reduces (the lanes of an UPCAST, two outputs): barriers are ranked by how many
+ * barriers lie under them, and all of one rank become a single BARRIER over all their stores. Two barriers of one
+ * rank cannot depend on each other, so no cycle appears; every thread still passes each barrier once. */
+static hcq_status merge_barriers(uop_ctx *ctx, const uop *sink, const uop **out_sink) {
+  *out_sink = sink;
+  for (int rank = 1;; rank++) {
+    const uop **nodes;
+    size_t count;
+    HCQ_TRY(uop_toposort(ctx, *out_sink, &nodes, &count));
+    uop_ptrmap level = {0};
+    const uop **same = malloc((count + 1) * sizeof *same);
+    const uop **stores = malloc((count + 1) * sizeof *stores);
+    size_t nsame = 0, nstores = 0;
+    hcq_status st = same && stores ? HCQ_OK : hcq_status_make(HCQ_CODE_NOMEM, "group reduce: out of memory");
+    for (size_t k = 0; k < count && !st; k++) {
+      const uop *n = nodes[k];
+      uintptr_t lv = 0;
+      for (uint32_t i = 0; i < n->nsrc; i++) {
+        uintptr_t *m = uop_ptrmap_find(&level, n->src[i]);
+        if (m && *m > lv) lv = *m;
+      }
+      if (n->op == UOP_BARRIER && ++lv == (uintptr_t)rank) {
+        same[nsame++] = n;
+        for (uint32_t i = 0; i < n->nsrc; i++) stores[nstores++] = n->src[i];
+      }
+      if (lv && !uop_ptrmap_put(&level, n, lv)) st = hcq_status_make(HCQ_CODE_NOMEM, "group reduce: out of memory");
+    }
+    uop_ptrmap_free(&level);
+    const uop *merged = NULL;
+    if (!st && nsame > 1) {
+      merged = uop_new(ctx, UOP_BARRIER, uop_dt(UOP_VOID), stores, (uint32_t)nstores, uop_arg_none());
+      if (!merged) st = hcq_status_make(HCQ_CODE_NOMEM, "group reduce: out of memory");
+      for (size_t i = 0; i < nsame && !st; i++) stores[i] = merged; /* reused as the `to` list */
+      if (!st) st = uop_substitute(ctx, *out_sink, same, stores, nsame, out_sink);
+    }
+    free(same);
+    free(stores);
+    if (st) return st;
+    if (nsame == 0) return HCQ_OK;
+  }
+}
+
 hcq_status cc_pass_group_reduce(cc_pass_ctx *pc, const uop *sink, const uop **out_sink) {
   *out_sink = NULL;
   const uop **nodes;
@@ -253,5 +299,6 @@ hcq_status cc_pass_group_reduce(cc_pass_ctx *pc, const uop *sink, const uop **ou
   HCQ_TRY(cc_rebuild(pc->ctx, sink, group_fn, &j, &lowered));
   const uop_pm *pm = uop_symbolic_pm();
   if (!pm) return hcq_status_make(HCQ_CODE_INTERNAL, "group reduce: the symbolic rule set failed to build");
+  HCQ_TRY(merge_barriers(pc->ctx, lowered, &lowered));
   return uop_graph_rewrite(pc->ctx, lowered, pm, UOP_REWRITE_SOURCES_FIRST, NULL, out_sink);
 }

@@ -127,6 +127,12 @@ static void check_structure(const cc_program *p, int nlocal, int64_t elems, cons
   CHECK_EQ_INT(gated, gstores);
 }
 
+static int count_op(const cc_program *p, uop_op op) {
+  int n = 0;
+  for (size_t i = 0; p && i < p->nlinear; i++) n += p->linear[i]->op == op;
+  return n;
+}
+
 static bool applied_has(const cc_program *p, cc_opt_op op, int64_t amount) {
   for (size_t i = 0; p && i < p->napplied_opts; i++)
     if (p->applied_opts[i].op == op && p->applied_opts[i].amount == amount) return true;
@@ -261,7 +267,7 @@ static void test_examples_sim(void) {
       {"GROUPTOP:0:16,UNROLL:1:2", 1, 16},
       {"GROUPTOP:0:16,UNROLL:0:2", 1, 8},  /* unrollable axis 0 is the group range itself: 16 -> 8 x 2 */
       {"LOCAL:0:4,GROUPTOP:0:8", 1, 32},   /* slots per LOCAL thread: 4 x 8 */
-      {"UPCAST:1:4,GROUP:0:8", 4, 8},      /* one buffer (and barrier) per upcast lane */
+      {"UPCAST:1:4,GROUP:0:8", 4, 8},      /* one buffer per upcast lane, one barrier for all */
       {"GROUP:0:0", 1, 64},                /* the whole reduce: no per-thread loop left */
       {"GROUP:0:4,GROUP:0:2", 1, 8},       /* two group dims (lidx0, lidx1) */
   };
@@ -273,6 +279,7 @@ static void test_examples_sim(void) {
       char what[96];
       snprintf(what, sizeof what, "matmul %s [%s]", t->name, MM[i].opts);
       check_structure(p, MM[i].nlocal, MM[i].elems, what);
+      CHECK_EQ_INT(count_op(p, UOP_BARRIER), 1);
       check_sim(mm, p, what);
       check_binary(t, p);
       cc_program_free(p);
@@ -300,6 +307,7 @@ static void test_kernels_sim(void) {
       char what[96];
       snprintf(what, sizeof what, "softmax %s [%s]", t->name, SM_OPTS[i]);
       check_structure(p, SM_LOCALS[i], SM_OPTS[i][9] == '0' ? 16 : 8, what);
+      CHECK_EQ_INT(count_op(p, UOP_BARRIER), SM_LOCALS[i]); /* the sum reduce needs the max first: 2 barriers */
       check_sim(sm, p, what);
       check_binary(t, p);
       cc_program_free(p);
@@ -312,6 +320,7 @@ static void test_kernels_sim(void) {
   const uop *two = parse(TWO);
   cc_program *p = compile(two, &g_ptx, "GROUPTOP:0:16,GROUP:1:8");
   check_structure(p, 2, 16, "two outputs");
+  CHECK_EQ_INT(count_op(p, UOP_BARRIER), 1); /* independent reduces share one barrier */
   check_sim(two, p, "two outputs ptx");
   check_binary(&g_ptx, p);
   cc_program_free(p);

@@ -195,6 +195,14 @@ static void test_sum_heuristic(void) {
   if (p) CHECK_EQ_INT(cval(p->local_size[0]), 16);
   cc_program_free(p);
 
+  /* a symbolic output size is not known to be small: no GROUPTOP (the reference resolves the check to False) */
+  const uop *sym = parse("(kernel symsum (let o (buf 0 float32 4096)) (let x (buf 1 float32 262144))"
+                         " (let n (var n 1 4096 index)) (let r0 (range 0 n loop)) (let r1000 (range 1000 64 reduce))"
+                         " (sink (store (index o r0) (reduce add (load (index x (+ (* r0 64) r1000))) r1000) r0)))");
+  p = compile(sym, &g_ptx, NULL);
+  CHECK(p && !applied_has(p, CC_OPT_GROUPTOP, 16) && count_op(p, UOP_BARRIER) == 0);
+  cc_program_free(p);
+
   /* c: no locals, no GROUPTOP */
   p = compile(k, &g_c, NULL);
   CHECK(p && !applied_has(p, CC_OPT_GROUPTOP, 16));

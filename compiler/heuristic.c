@@ -245,9 +245,12 @@ static hcq_status threads(cc_sched *s) {
 hcq_status cc_hand_coded(cc_sched *s) {
   bool ok;
   int ax[MAX_AXES];
-  /* 3: GROUPTOP 16 when the output is small (targets with locals and shared memory); grouped kernels stop here.
+  /* 3: GROUPTOP 16 when the output is small and not symbolic (targets with locals and shared memory); grouped
+   * kernels stop here.
    * A grouped reduce that group_reduce.c cannot lower (one inside a loop) is undone. */
-  if (CC_HEURISTIC_GROUPTOP && s->t->has_local && s->t->has_shared && output_prod(s) <= 2048) {
+  int all_out[MAX_AXES];
+  bool out_const = axes_of(s, AX(GLOBAL) | AX(LOCAL) | AX(LOOP), false, all_out) == upcastable(s, ax);
+  if (CC_HEURISTIC_GROUPTOP && s->t->has_local && s->t->has_shared && out_const && output_prod(s) <= 2048) {
     const uop *before = s->sink;
     size_t napplied = s->napplied;
     HCQ_TRY(try_opt(s, CC_OPT_GROUPTOP, 0, 16, &ok));

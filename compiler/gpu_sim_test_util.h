@@ -377,7 +377,7 @@ static inline hcq_status gs_simulate(const cc_program *p, cc_kbuf *bufs, size_t 
         if (gs_run(&s, &th[i], i)) waiting++;
         else finished++;
       }
-      if (!waiting) break;
+      if (s.st || !waiting) break;
       if (finished) {
         s.st = hcq_status_make(HCQ_CODE_INVALID, "gpu sim: barrier divergence (some threads ended, %d wait)", waiting);
         break;

@@ -16,9 +16,11 @@
  *
  * Independent group reduces (UPCAST lanes, separate outputs) then share one BARRIER (merge_barriers).
  *
- * A barrier must be reached by every thread of the group the same number of times: the group reduce may only sit
- * inside GLOBAL/THREAD/LOCAL/WARP/GROUP_REDUCE ranges (uniform per workgroup, or none at all), never inside a loop
- * (a loop would also need a second barrier against the next iteration's stores). Such kernels are refused. */
+ * A barrier must be reached by every thread of the group the same number of times. Inside a loop (LOOP or REDUCE
+ * range, e.g. a grouped reduce nested in another reduce) the loop's trip count must be the same in every thread
+ * (its end depends on no range or thread id; otherwise the kernel is refused), and the partial's STORE also waits
+ * at a second BARRIER(partial) (an extra source after its ranges), so that no thread overwrites the buffer while
+ * another still reads the previous iteration's partials. */
 #include <stdlib.h>
 
 #include "compiler/cc_internal.h"
@@ -46,11 +48,29 @@ static bool listed(const uop *holder, uint32_t first, const uop *r) {
   return false;
 }
 
+/* True if the end of loop range r is the same in every thread of a workgroup: no thread-id range (LOCAL, WARP,
+ * GROUP_REDUCE) or lidx SPECIAL under it (the ends of ranges it uses are under it too). */
+static hcq_status uniform_end(uop_ctx *ctx, const uop *r, bool *out) {
+  const uop **nodes;
+  size_t count;
+  HCQ_TRY(uop_toposort(ctx, r->src[0], &nodes, &count));
+  *out = true;
+  for (size_t k = 0; k < count; k++) {
+    const uop *n = nodes[k];
+    if ((n->op == UOP_RANGE && is_local_like(n)) || (n->op == UOP_SPECIAL && n->arg.str && n->arg.str[0] == 'l'))
+      *out = false;
+  }
+  return HCQ_OK;
+}
+
 /* The ranges open around the source of reduce `red` other than its own: ranges used in x that no REDUCE or STORE
- * inside x closes. The local-like ones (sorted by id) go to loc[], their count to *nloc; a loop range (LOOP,
- * REDUCE, UNROLL) is an error, UPCAST only if allow_upcast (before the expander). */
-static hcq_status outer_ranges(uop_ctx *ctx, const uop *red, bool allow_upcast, const uop **loc, int *nloc) {
+ * inside x closes. The local-like ones (sorted by id) go to loc[], their count to *nloc; *in_loop tells whether a
+ * loop range (LOOP, REDUCE) is open, which must have the same trip count in every thread. UPCAST/UNROLL ranges are
+ * allowed only before the expander (allow_unexpanded). */
+static hcq_status outer_ranges(uop_ctx *ctx, const uop *red, bool allow_unexpanded, const uop **loc, int *nloc,
+                               bool *in_loop) {
   *nloc = 0;
+  *in_loop = false;
   const uop **nodes;
   size_t count;
   HCQ_TRY(uop_toposort(ctx, red->src[0], &nodes, &count));
@@ -66,11 +86,22 @@ static hcq_status outer_ranges(uop_ctx *ctx, const uop *red, bool allow_upcast, 
     const uop *n = nodes[k];
     if (n->op != UOP_RANGE || listed(red, 1, n) || uop_ptrmap_find(&closed, n)) continue;
     uop_axis at = (uop_axis)n->arg.i2;
-    if (at == UOP_AXIS_GLOBAL || at == UOP_AXIS_THREAD || (allow_upcast && at == UOP_AXIS_UPCAST)) continue;
+    if (at == UOP_AXIS_GLOBAL || at == UOP_AXIS_THREAD) continue;
+    if (allow_unexpanded && (at == UOP_AXIS_UPCAST || at == UOP_AXIS_UNROLL)) continue;
+    if (at == UOP_AXIS_LOOP || at == UOP_AXIS_REDUCE) {
+      bool uniform;
+      st = uniform_end(ctx, n, &uniform);
+      if (!st && !uniform)
+        st = hcq_status_make(HCQ_CODE_UNSUPPORTED,
+                             "group reduce: the grouped REDUCE sits inside the %s range r%lld whose trip count may "
+                             "differ between the threads of a workgroup (its barriers would diverge)",
+                             uop_axis_name(at), (long long)n->arg.i);
+      *in_loop = true;
+      continue;
+    }
     if (!is_local_like(n)) {
-      st = hcq_status_make(HCQ_CODE_UNSUPPORTED,
-                           "group reduce: the grouped REDUCE sits inside the %s range r%lld; a workgroup barrier "
-                           "inside a loop is not supported", uop_axis_name(at), (long long)n->arg.i);
+      st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "group reduce: the grouped REDUCE sits inside the %s range r%lld",
+                           uop_axis_name(at), (long long)n->arg.i);
       break;
     }
     if (*nloc == MAX_GROUP_DIMS) {
@@ -96,7 +127,8 @@ hcq_status cc_group_reduce_check(uop_ctx *ctx, const uop *sink) {
     if (!grouped) continue;
     const uop *loc[MAX_GROUP_DIMS];
     int nloc;
-    HCQ_TRY(outer_ranges(ctx, n, true, loc, &nloc));
+    bool in_loop;
+    HCQ_TRY(outer_ranges(ctx, n, true, loc, &nloc, &in_loop));
   }
   return HCQ_OK;
 }
@@ -107,6 +139,7 @@ typedef struct group_job {
   int64_t nlocal;      /* DEFINE_LOCAL numbering */
   int64_t shared_B;    /* bytes of all DEFINE_LOCALs so far */
   const uop *gate;     /* all GROUP_REDUCE ranges == 0 */
+  uop_ptrmap keep;     /* barriers merge_barriers leaves alone */
 } group_job;
 
 /* sum of dims[i] * stride_i, row-major (the last dim fastest); sizes are constant. */
@@ -145,7 +178,8 @@ static const uop *lower_reduce(group_job *j, uop_ctx *ctx, const uop *n, hcq_sta
       g[ng++] = n->src[i];
     }
   }
-  *st = outer_ranges(ctx, n, false, dims, &nloc);
+  bool in_loop;
+  *st = outer_ranges(ctx, n, false, dims, &nloc, &in_loop);
   if (*st) {
     free(rest);
     return NULL;
@@ -177,13 +211,18 @@ static const uop *lower_reduce(group_job *j, uop_ctx *ctx, const uop *n, hcq_sta
   const uop *buf = uop_new(ctx, UOP_DEFINE_LOCAL, uop_dt_ptr(n->dtype, UOP_AS_LOCAL, total), NULL, 0,
                            uop_arg_int(j->nlocal++));
   if (!partial || !buf) return NULL;
-  /* partial -> shared[lin(l, g)], closing g */
+  /* partial -> shared[lin(l, g)], closing g. Inside a loop the store also waits at a barrier on the partial: every
+   * thread has then finished the previous iteration's reads of the buffer. */
   const uop *wsrc[2] = {buf, linear_index(ctx, dims, sizes, nd)};
   const uop *widx = uop_new(ctx, UOP_INDEX_OP, buf->dtype, wsrc, 2, uop_arg_none());
-  const uop *ssrc[2 + MAX_GROUP_DIMS] = {widx, partial};
+  const uop *ssrc[3 + MAX_GROUP_DIMS] = {widx, partial};
   for (int i = 0; i < ng; i++) ssrc[2 + i] = g[i];
-  const uop *store = uop_new(ctx, UOP_STORE, uop_dt(UOP_VOID), ssrc, 2 + (uint32_t)ng, uop_arg_none());
+  const uop *pre = in_loop ? uop_new(ctx, UOP_BARRIER, uop_dt(UOP_VOID), &partial, 1, uop_arg_none()) : NULL;
+  if (pre) ssrc[2 + ng] = pre;
+  const uop *store = uop_new(ctx, UOP_STORE, uop_dt(UOP_VOID), ssrc, 2 + (uint32_t)ng + (pre != NULL), uop_arg_none());
   const uop *bar = uop_new(ctx, UOP_BARRIER, uop_dt(UOP_VOID), &store, 1, uop_arg_none());
+  /* barriers inside loops stay apart from the others (merging them would pull other work into the loop) */
+  if (in_loop && (!pre || !uop_ptrmap_put(&j->keep, pre, 1) || !bar || !uop_ptrmap_put(&j->keep, bar, 1))) return NULL;
   /* read back over new reduce ranges q */
   const uop *q[MAX_GROUP_DIMS];
   for (int i = 0; i < ng; i++) {
@@ -232,7 +271,7 @@ static const uop *group_fn(void *user, uop_ctx *ctx, const uop *n, hcq_status *s
 /* One BARRIER for independent group reduces (the lanes of an UPCAST, two outputs): barriers are ranked by how many
  * barriers lie under them, and all of one rank become a single BARRIER over all their stores. Two barriers of one
  * rank cannot depend on each other, so no cycle appears; every thread still passes each barrier once. */
-static hcq_status merge_barriers(uop_ctx *ctx, const uop *sink, const uop **out_sink) {
+static hcq_status merge_barriers(uop_ctx *ctx, const uop_ptrmap *keep, const uop *sink, const uop **out_sink) {
   *out_sink = sink;
   for (int rank = 1;; rank++) {
     const uop **nodes;
@@ -250,7 +289,7 @@ static hcq_status merge_barriers(uop_ctx *ctx, const uop *sink, const uop **out_
         uintptr_t *m = uop_ptrmap_find(&level, n->src[i]);
         if (m && *m > lv) lv = *m;
       }
-      if (n->op == UOP_BARRIER && ++lv == (uintptr_t)rank) {
+      if (n->op == UOP_BARRIER && ++lv == (uintptr_t)rank && !uop_ptrmap_find(keep, n)) {
         same[nsame++] = n;
         for (uint32_t i = 0; i < n->nsrc; i++) stores[nstores++] = n->src[i];
       }
@@ -280,6 +319,7 @@ hcq_status cc_pass_group_reduce(cc_pass_ctx *pc, const uop *sink, const uop **ou
   const uop *first = NULL;
   for (size_t k = 0; k < count; k++) {
     const uop *n = nodes[k];
+    if (n->op == UOP_DEFINE_LOCAL && n->arg.i >= j.nlocal) j.nlocal = n->arg.i + 1; /* keep ids unique */
     if (n->op != UOP_RANGE) continue;
     if (n->arg.i >= j.next_range_id) j.next_range_id = n->arg.i + 1;
     if (!is_group(n)) continue;
@@ -296,9 +336,11 @@ hcq_status cc_pass_group_reduce(cc_pass_ctx *pc, const uop *sink, const uop **ou
                            "(GROUP_REDUCE range r%lld)", pc->target->name, (long long)first->arg.i);
   const uop *lowered;
   if (!j.gate) return hcq_status_make(HCQ_CODE_NOMEM, "group reduce: out of memory");
-  HCQ_TRY(cc_rebuild(pc->ctx, sink, group_fn, &j, &lowered));
+  hcq_status st = cc_rebuild(pc->ctx, sink, group_fn, &j, &lowered);
+  if (!st) st = merge_barriers(pc->ctx, &j.keep, lowered, &lowered);
+  uop_ptrmap_free(&j.keep);
+  if (st) return st;
   const uop_pm *pm = uop_symbolic_pm();
   if (!pm) return hcq_status_make(HCQ_CODE_INTERNAL, "group reduce: the symbolic rule set failed to build");
-  HCQ_TRY(merge_barriers(pc->ctx, lowered, &lowered));
   return uop_graph_rewrite(pc->ctx, lowered, pm, UOP_REWRITE_SOURCES_FIRST, NULL, out_sink);
 }

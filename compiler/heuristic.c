@@ -247,7 +247,8 @@ hcq_status cc_hand_coded(cc_sched *s) {
   int ax[MAX_AXES];
   /* 3: GROUPTOP 16 when the output is small and not symbolic (targets with locals and shared memory); grouped
    * kernels stop here.
-   * A grouped reduce that group_reduce.c cannot lower (one inside a loop) is undone. */
+   * A grouped reduce that group_reduce.c cannot lower (inside a loop whose trip count differs between threads) is
+   * undone. */
   int all_out[MAX_AXES];
   bool out_const = axes_of(s, AX(GLOBAL) | AX(LOCAL) | AX(LOOP), false, all_out) == upcastable(s, ax);
   if (CC_HEURISTIC_GROUPTOP && s->t->has_local && s->t->has_shared && out_const && output_prod(s) <= 2048) {

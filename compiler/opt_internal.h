@@ -48,7 +48,8 @@ hcq_status cc_sched_bufs(const cc_sched *s, const uop ***out, size_t *out_count)
 /* True if `needle` occurs in the DAG under `root`. */
 bool cc_uses(const uop *root, const uop *needle);
 
-/* group_reduce.c: error if a REDUCE over GROUP_REDUCE ranges cannot be lowered (it sits inside a loop). */
+/* group_reduce.c: error if a REDUCE over GROUP_REDUCE ranges cannot be lowered (inside a loop whose trip count
+ * may differ between the threads of a workgroup). */
 hcq_status cc_group_reduce_check(uop_ctx *ctx, const uop *sink);
 
 #endif

@@ -35,6 +35,8 @@ typedef struct hcq_qvar {
   uint32_t hint; /* index in var_vals where it was found last time */
   uint64_t prev, cur;
   uint8_t changed;
+  uint8_t ranged;     /* lo..hi is checked at submit (not for uint64 variables: their range is the dtype's) */
+  int64_t lo, hi;     /* declared range; the intersection when several DEFINE_VARs share the name */
 } hcq_qvar;
 
 struct hcq_queue {

@@ -314,6 +314,30 @@ static void test_value_fits_width(void) {
   hcq_queue_destroy(q);
 }
 
+/* Variables keep to their declared range at submit (the kernel was compiled assuming it). */
+static void test_declared_range(void) {
+  hcq_queue *q;
+  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  const uop *k = uop_var(ctx, "k", 1, 1000, uop_dt(UOP_INDEX));
+  const uop *k2 = uop_var(ctx, "k", 0, 500, uop_dt(UOP_INT32)); /* same name, narrower: 1..500 holds */
+  CHECK_OK(hcq_queue_emit32(q, hcq_sym(add_c(k, 10))));
+  CHECK_OK(hcq_queue_emit32(q, hcq_sym(k2)));
+  CHECK_OK(hcq_queue_emit64(q, hcq_sym(u64var("big")))); /* uint64: any bit pattern */
+  size_t submits = fdev.submits;
+  uop_var_val v[2] = {{"k", 501}, {"big", -1}};
+  CHECK_ERR(hcq_queue_submit(q, &fdev.dev, v, 2), HCQ_CODE_INVALID, "variable 'k' = 501 is outside its declared range 1..500");
+  v[0].value = 0;
+  CHECK_ERR(hcq_queue_submit(q, &fdev.dev, v, 2), HCQ_CODE_INVALID, "variable 'k' = 0 is outside");
+  CHECK_EQ_INT(fdev.submits, submits);
+  CHECK_EQ_INT(hcq_queue_words(q)[0], 0);
+  v[0].value = 500;
+  CHECK_OK(hcq_queue_submit(q, &fdev.dev, v, 2));
+  CHECK_EQ_INT(hcq_queue_words(q)[0], 510);
+  CHECK_EQ_INT(hcq_queue_words(q)[1], 500);
+  CHECK_EQ_INT(hcq_queue_words(q)[2], 0xffffffffu);
+  hcq_queue_destroy(q);
+}
+
 int main(void) {
   CHECK_OK(uop_ctx_create(&ctx));
   CHECK_OK(fake_dev_init(&fdev, "FAKE:0", false));
@@ -324,6 +348,7 @@ int main(void) {
   test_missing_variable();
   test_bad_input();
   test_value_fits_width();
+  test_declared_range();
   fake_dev_fini(&fdev);
   CHECK_EQ_INT(fdev.mem_live, 0);
   uop_ctx_destroy(ctx);

@@ -240,6 +240,13 @@ static hcq_status fill_spec(uop_ctx *ctx, const cc_target *t, const uop *sink, c
       b->dtype = uop_dt_base_of(n->dtype);
       b->size = n->dtype.size;
     } else if (n->op == UOP_DEFINE_VAR) {
+      /* every renderer passes a variable as a signed 32-bit argument: a wider declared range cannot be honoured */
+      bool is_u64 = uop_dt_is_unsigned(n->dtype) && uop_dt_bits(n->dtype) == 64; /* i2 is a bit pattern */
+      if (n->arg.kind == UOP_ARG_VAR && ((is_u64 && n->arg.i2 < 0) || n->arg.i < INT32_MIN || n->arg.i2 > INT32_MAX))
+        return hcq_status_make(HCQ_CODE_UNSUPPORTED,
+                               "variable %s is declared %lld..%lld (%s): kernel variables are int32 arguments",
+                               n->arg.str, (long long)n->arg.i,
+                               (long long)n->arg.i2, uop_dt_name(n->dtype));
       p->var_names[p->nvars] = strdup(n->arg.str);
       if (!p->var_names[p->nvars]) return hcq_status_make(HCQ_CODE_NOMEM, "program spec: out of memory");
       p->nvars++;

@@ -1,4 +1,4 @@
-/* Kernel signatures are stable: every buffer of the input kernel stays a parameter, in slot order, even when the
+/* Kernel signatures are stable, and their int32 variables honest: every buffer of the input kernel stays a parameter, in slot order, even when the
  * simplifier removes its only load ((load a) * 0 on ints), so callers can pass buffers by slot. */
 #include "compiler/cc_test_util.h"
 #include "hcq/testing.h"
@@ -70,6 +70,39 @@ int main(void) {
     }
   }
   cc_program_free(p);
+
+  /* variables are signed 32-bit arguments in every renderer: a declared range beyond int32 is a compile error
+   * naming the variable (index vars fail in index lowering, other dtypes when the spec is filled) */
+  static const char *wide[] = {
+      "(kernel v (let o (buf 0 int64 16)) (let n (var n 0 10000000000 int64)) (let r0 (range 0 16 loop))"
+      " (sink (store (index o r0) (+ n (const 1 int64)) r0)))",
+      "(kernel v (let o (buf 0 float32 16)) (let n (var n -3000000000 5 index)) (let r0 (range 0 16 loop))"
+      " (sink (store (index o r0) (cast float32 n) r0)))",
+      "(kernel v (let o (buf 0 uint32 16)) (let n (var n 0 4000000000 uint32)) (let r0 (range 0 16 loop))"
+      " (sink (store (index o r0) n r0)))",
+  };
+  static const char *want[] = {"variable n is declared 0..10000000000 (int64)", "variable n is declared -3000000000..5",
+                               "variable n is declared 0..4000000000 (uint32)"};
+  for (int i = 0; i < 3; i++) {
+    const uop *k = NULL;
+    CHECK_OK(cc_kernel_parse(ctx, wide[i], strlen(wide[i]), "<test>", &k));
+    if (!k) continue;
+    for (int noopt = 0; noopt < 2; noopt++) {
+      CHECK_ERR(cc_compile_source(ctx, k, &c, &(cc_options){.noopt = noopt}, &p), HCQ_CODE_UNSUPPORTED, want[i]);
+      cc_program_free(p);
+      p = NULL;
+    }
+  }
+  /* the int32 edges compile */
+  const char *edge = "(kernel v (let o (buf 0 int32 16)) (let n (var n -2147483648 2147483647 int32)) (let r0 (range 0 16 loop))"
+                     " (sink (store (index o r0) n r0)))";
+  const uop *ek = NULL;
+  CHECK_OK(cc_kernel_parse(ctx, edge, strlen(edge), "<test>", &ek));
+  if (ek) {
+    CHECK_OK(cc_compile_source(ctx, ek, &c, &(cc_options){.noopt = true}, &p));
+    if (p) CHECK(p->nvars == 1 && strcmp(p->var_names[0], "n") == 0);
+    cc_program_free(p);
+  }
   uop_ctx_destroy(ctx);
   return testing_summary("signature_test");
 }

@@ -241,6 +241,13 @@ static hcq_status fill_spec(uop_ctx *ctx, const cc_target *t, const uop *sink, c
       b->dtype = uop_dt_base_of(n->dtype);
       b->size = n->dtype.size;
     } else if (n->op == UOP_DEFINE_VAR) {
+      /* every renderer passes a variable as a signed 32-bit argument: a wider declared range cannot be honoured */
+      bool is_u64 = uop_dt_is_unsigned(n->dtype) && uop_dt_bits(n->dtype) == 64; /* i2 is a bit pattern */
+      if (n->arg.kind == UOP_ARG_VAR && ((is_u64 && n->arg.i2 < 0) || n->arg.i < INT32_MIN || n->arg.i2 > INT32_MAX))
+        return hcq_status_make(HCQ_CODE_UNSUPPORTED,
+                               "variable %s is declared %lld..%lld (%s): kernel variables are int32 arguments",
+                               n->arg.str, (long long)n->arg.i,
+                               (long long)n->arg.i2, uop_dt_name(n->dtype));
       p->var_names[p->nvars] = strdup(n->arg.str);
       if (!p->var_names[p->nvars]) return hcq_status_make(HCQ_CODE_NOMEM, "program spec: out of memory");
       p->nvars++;
@@ -266,6 +273,39 @@ static hcq_status fill_spec(uop_ctx *ctx, const cc_target *t, const uop *sink, c
   }
   qsort(p->bufs, p->nbufs, sizeof *p->bufs, cmp_buf);
   qsort(p->var_names, p->nvars, sizeof *p->var_names, cmp_str);
+  return HCQ_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------ stable signature */
+
+/* The kernel's argument list is every DEFINE_GLOBAL of its input, in slot order, so callers can pass buffers by
+ * slot. A buffer whose loads the simplifier removed (x*0) would vanish from the graph: it is kept as an extra source
+ * of the SINK (then linearized and rendered as a parameter, with neither read nor written set). */
+static hcq_status keep_all_buffers(uop_ctx *ctx, const uop *kernel, const uop *sink, const uop **out_sink) {
+  *out_sink = sink;
+  const uop **in, **now;
+  size_t nin, nnow;
+  HCQ_TRY(uop_toposort(ctx, kernel, &in, &nin));
+  const uop **keep = NULL;
+  size_t nkeep = 0;
+  for (size_t k = 0; k < nin; k++) nkeep += in[k]->op == UOP_DEFINE_GLOBAL;
+  if (!nkeep) return HCQ_OK;
+  HCQ_TRY(uop_toposort(ctx, sink, &now, &nnow));
+  keep = malloc((sink->nsrc + nkeep) * sizeof *keep);
+  if (!keep) return hcq_status_make(HCQ_CODE_NOMEM, "kernel signature: out of memory");
+  size_t n = sink->nsrc;
+  memcpy(keep, sink->src, n * sizeof *keep);
+  for (size_t k = 0; k < nin; k++) {
+    if (in[k]->op != UOP_DEFINE_GLOBAL) continue;
+    bool present = false;
+    for (size_t j = 0; j < nnow && !present; j++)
+      present = now[j]->op == UOP_DEFINE_GLOBAL && now[j]->arg.i == in[k]->arg.i;
+    for (size_t j = sink->nsrc; j < n && !present; j++) present = keep[j]->arg.i == in[k]->arg.i;
+    if (!present) keep[n++] = in[k];
+  }
+  if (n != sink->nsrc) *out_sink = uop_replace_src(ctx, sink, keep, (uint32_t)n);
+  free(keep);
+  if (!*out_sink) return hcq_status_make(HCQ_CODE_NOMEM, "kernel signature: out of memory");
   return HCQ_OK;
 }
 
@@ -307,6 +347,8 @@ hcq_status cc_compile_source(uop_ctx *ctx, const uop *kernel, const cc_target *t
     sink = next;
     dump_pass(o, ctx, PASSES[i].name, sink);
   }
+  st = keep_all_buffers(ctx, kernel, sink, &sink);
+  if (st) goto fail;
   p->name = kernel_name(kernel);
   if (!p->name) {
     st = hcq_status_make(HCQ_CODE_NOMEM, "cc_compile_source: out of memory");

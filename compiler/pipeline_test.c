@@ -118,6 +118,24 @@ int main(void) {
     CHECK(strstr(p->source, "long long ridx0") != NULL && strstr(p->source, "3221225472ll") != NULL);
     cc_program_free(p);
   }
+  /* per node: split over 2 threads, gidx0*1610612736 (<= 1610612736) and ridx0 (< 1610612736) fit int32; only
+   * their sum, the element index up to 3221225471, needs int64 */
+  cc_opt thread2 = {.op = CC_OPT_THREAD, .axis = 0, .amount = 2};
+  cc_target c2;
+  CHECK_OK(cc_target_get("c", 2, &c2));
+  CHECK_OK(cc_compile_source(ctx, big, &c2, &(cc_options){.opts = &thread2, .nopts = 1}, &p));
+  if (p) {
+    size_t r = index_of(p, UOP_RANGE, 0), mul = index_of(p, UOP_MUL, 0), add = index_of(p, UOP_ADD, 0);
+    CHECK(r != SIZE_MAX && p->linear[r]->dtype.scalar == UOP_INT32 && p->linear[r]->arg.i == 0);
+    CHECK(mul != SIZE_MAX && p->linear[mul]->dtype.scalar == UOP_INT32);
+    CHECK(add != SIZE_MAX && p->linear[add]->dtype.scalar == UOP_INT64);
+    CHECK(strstr(p->source, "for (int ridx0 = 0; ridx0 < 1610612736; ridx0++)") != NULL);
+    CHECK(strstr(p->source, "long long alu") != NULL);
+    hcq_status st = cc_compile_binary(&c2, p); /* the mixed-width source is valid C */
+    if (st && hcq_status_code(st) != HCQ_CODE_UNSUPPORTED) CHECK_OK(st);
+    else hcq_status_free(st);
+    cc_program_free(p);
+  }
   CHECK_OK(cc_compile_source(ctx, sum, &c, &(cc_options){.noopt = true}, &p));
   if (p) {
     size_t r = index_of(p, UOP_RANGE, 0);

@@ -99,6 +99,21 @@ static bool valid_text(const uint8_t *s, size_t n) {
   return true;
 }
 
+/* A signed integer token (variable ranges): optional '-', then at most 18 digits. */
+static bool tok_sint(const line_reader *r, int i, int64_t *out) {
+  if (i >= r->ntok || r->toklen[i] == 0) return false;
+  size_t k = r->tok[i][0] == '-', n = r->toklen[i];
+  if (n == k || n - k > 18) return false;
+  int64_t v = 0;
+  for (; k < n; k++) {
+    char c = r->tok[i][k];
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  *out = r->tok[i][0] == '-' ? -v : v;
+  return true;
+}
+
 static hcq_status spec_error(const line_reader *r, const char *what) {
   return hcq_status_make(HCQ_CODE_INVALID, "kernel image spec line %d: %s", r->lineno, what);
 }
@@ -129,11 +144,16 @@ static hcq_status parse_spec(const uint8_t *text, size_t n, cpu_image_spec *sp) 
       if (tok_is(&r, 4, "r")) b->read = true;
       else if (tok_is(&r, 4, "w")) b->written = true;
       else if (tok_is(&r, 4, "rw")) b->read = b->written = true;
-      else return spec_error(&r, "buffer access must be r, w or rw");
+      else if (!tok_is(&r, 4, "-")) return spec_error(&r, "buffer access must be r, w, rw or - (unused)");
       sp->nbufs++;
     } else if (tok_is(&r, 0, "var")) {
       if (sp->nvars >= CPU_IMAGE_MAX_VARS) return spec_error(&r, "too many vars");
-      if (r.ntok != 2 || !tok_copy(&r, 1, sp->vars[sp->nvars], CPU_IMAGE_NAME_B)) return spec_error(&r, "bad 'var NAME'");
+      size_t v = sp->nvars;
+      if ((r.ntok != 2 && r.ntok != 4) || !tok_copy(&r, 1, sp->vars[v], CPU_IMAGE_NAME_B) ||
+          (r.ntok == 4 && (!tok_sint(&r, 2, &sp->var_min[v]) || !tok_sint(&r, 3, &sp->var_max[v]) ||
+                           sp->var_min[v] > sp->var_max[v])))
+        return spec_error(&r, "bad 'var NAME [MIN MAX]' (MIN <= MAX)");
+      sp->var_ranged[v] = r.ntok == 4;
       sp->nvars++;
     } else if (tok_is(&r, 0, "global")) {
       int64_t d;
@@ -376,19 +396,26 @@ long cpu_image_spec_format(const cpu_image_spec *sp, char *buf, size_t cap) {
   put(&o, "\n");
   for (size_t i = 0; i < sp->nbufs; i++) {
     const cpu_image_buf *b = &sp->bufs[i];
-    if (!word_ok(b->dtype) || b->size <= 0 || (!b->read && !b->written)) return -1;
+    if (!word_ok(b->dtype) || b->size <= 0) return -1;
     put(&o, "buf ");
     put_int(&o, (int64_t)i);
     put(&o, " ");
     put(&o, b->dtype);
     put(&o, " ");
     put_int(&o, b->size);
-    put(&o, b->read && b->written ? " rw\n" : b->read ? " r\n" : " w\n");
+    put(&o, b->read && b->written ? " rw\n" : b->read ? " r\n" : b->written ? " w\n" : " -\n");
   }
   for (size_t i = 0; i < sp->nvars; i++) {
     if (!word_ok(sp->vars[i])) return -1;
     put(&o, "var ");
     put(&o, sp->vars[i]);
+    if (sp->var_ranged[i]) {
+      if (sp->var_min[i] > sp->var_max[i]) return -1;
+      put(&o, " ");
+      put_int(&o, sp->var_min[i]);
+      put(&o, " ");
+      put_int(&o, sp->var_max[i]);
+    }
     put(&o, "\n");
   }
   for (int d = 0; d < 3; d++) {

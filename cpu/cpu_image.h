@@ -29,7 +29,7 @@ typedef struct cpu_image_buf {
   int slot;
   char dtype[16];   /* "float32", "int32", ... (uop dtype names) */
   int64_t size;     /* elements */
-  bool read, written;
+  bool read, written; /* both false: unused by the code, still a parameter (spec access "-") */
 } cpu_image_buf;
 
 /* The program spec: what `hcq run` needs to allocate buffers and launch the kernel. */
@@ -39,6 +39,9 @@ typedef struct cpu_image_spec {
   size_t nbufs, nvars;
   cpu_image_buf bufs[CPU_IMAGE_MAX_BUFS];      /* in argument (slot) order */
   char vars[CPU_IMAGE_MAX_VARS][CPU_IMAGE_NAME_B]; /* int arguments after the buffers, in order */
+  /* 'var NAME MIN MAX': the declared range the kernel was compiled for ('var NAME' alone: not recorded) */
+  bool var_ranged[CPU_IMAGE_MAX_VARS];
+  int64_t var_min[CPU_IMAGE_MAX_VARS], var_max[CPU_IMAGE_MAX_VARS];
   char global[3][CPU_IMAGE_EXPR_B];            /* launch size expressions (infix text over the vars) */
 } cpu_image_spec;
 

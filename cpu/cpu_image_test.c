@@ -132,6 +132,38 @@ static hcq_status parse_text(const char *text) {
   return st;
 }
 
+/* Declared variable ranges and unused buffers round-trip through the spec text. */
+static void test_ranges_and_unused(void) {
+  cpu_image_spec s = saxpy_spec("aarch64");
+  s.nvars = 2;
+  snprintf(s.vars[1], sizeof s.vars[1], "m");
+  s.var_ranged[0] = true, s.var_min[0] = 1, s.var_max[0] = 1048576;
+  s.var_ranged[1] = true, s.var_min[1] = -2147483648LL, s.var_max[1] = -5;
+  s.bufs[1].read = false; /* slot 1: neither read nor written, still a parameter */
+  char text[1024];
+  long len = cpu_image_spec_format(&s, text, sizeof text);
+  CHECK(len > 0);
+  if (len > 0) {
+    CHECK(strstr(text, "\nbuf 1 float32 1024 -\n") != NULL);
+    CHECK(strstr(text, "\nvar n 1 1048576\nvar m -2147483648 -5\n") != NULL);
+  }
+  uint8_t elf[100];
+  fake_elf(elf, sizeof elf, EM_AARCH64);
+  uint8_t *img = NULL;
+  size_t n = 0;
+  CHECK_OK(cpu_image_write(&s, EM_AARCH64, elf, sizeof elf, &img, &n));
+  cpu_image im;
+  CHECK_OK(cpu_image_parse(img, n, &im));
+  CHECK(!im.spec.bufs[1].read && !im.spec.bufs[1].written && im.spec.bufs[0].written);
+  CHECK(im.spec.var_ranged[0] && im.spec.var_min[0] == 1 && im.spec.var_max[0] == 1048576);
+  CHECK(im.spec.var_ranged[1] && im.spec.var_min[1] == -2147483648LL && im.spec.var_max[1] == -5);
+  free(img);
+  CHECK_OK(parse_text("hcq-kernel-spec 1\nname k\narch aarch64\nvar n\nend\n")); /* older images: no range */
+  CHECK_ERR(parse_text("hcq-kernel-spec 1\nname k\narch aarch64\nvar n 5 1\nend\n"), HCQ_CODE_INVALID, "line 4: bad 'var");
+  CHECK_ERR(parse_text("hcq-kernel-spec 1\nname k\narch aarch64\nvar n 1\nend\n"), HCQ_CODE_INVALID, "line 4: bad 'var");
+  CHECK_ERR(parse_text("hcq-kernel-spec 1\nname k\narch aarch64\nvar n - 1\nend\n"), HCQ_CODE_INVALID, "line 4: bad 'var");
+}
+
 static void test_spec_errors(void) {
   CHECK_OK(parse_text("hcq-kernel-spec 1\nname k\narch aarch64\nbuf 0 int32 4 w\nend\n"));
   CHECK_ERR(parse_text("hcq-kernel-spec 2\nname k\narch aarch64\nend\n"), HCQ_CODE_INVALID, "line 1");
@@ -140,7 +172,7 @@ static void test_spec_errors(void) {
   CHECK_ERR(parse_text("hcq-kernel-spec 1\nname k\narch aarch64\nbuf 1 int32 4 w\nend\n"), HCQ_CODE_INVALID,
             "line 4: bad 'buf");
   CHECK_ERR(parse_text("hcq-kernel-spec 1\nname k\narch aarch64\nbuf 0 int32 4 x\nend\n"), HCQ_CODE_INVALID,
-            "r, w or rw");
+            "r, w, rw or -");
   CHECK_ERR(parse_text("hcq-kernel-spec 1\nname k\narch aarch64\nglobal 0 q*2\nend\n"), HCQ_CODE_INVALID,
             "global 0: launch expression: unknown variable");
   CHECK_ERR(parse_text("hcq-kernel-spec 1\nname k\narch aarch64\nfrob\nend\n"), HCQ_CODE_INVALID, "line 4: unknown");
@@ -212,6 +244,7 @@ static void test_real_image(void) {
 int main(void) {
   test_format();
   test_spec_errors();
+  test_ranges_and_unused();
   test_real_image();
   return testing_summary("cpu_image_test");
 }

@@ -3,7 +3,7 @@
  * Layout (the C-like layout of the reference, runtime.md 1.6), little-endian:
  *   byte 0                      prefix[prefix_words]  u32 each, constant (NV constant buffer 0 header; CPU/AMD: none)
  *   byte 4*prefix_words         bufs[nbufs]           u64 device addresses
- *   byte 4*prefix_words+8*nbufs vals[nvals]           u32 variable values (truncated to 32 bits)
+ *   byte 4*prefix_words+8*nbufs vals[nvals]           u32 variable values (int32/uint32 range, else submit fails)
  * hcq_args_bind registers the buffer as a region of a queue and records every symbolic address/value as a field
  * patch, so each submit of that queue rewrites the arguments that changed. Constants are written at bind time.
  */

@@ -2,10 +2,12 @@
 #include "hcq/queue.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hcq/queue_internal.h"
+#include "uop/text.h"
 
 static hcq_status set_error(hcq_queue *q, hcq_status st) {
   if (st && !q->err) q->err = hcq_status_make(hcq_status_code(st), "%s", hcq_status_message(st));
@@ -157,6 +159,38 @@ static void write_patch(hcq_queue *q, const hcq_patch *p, uint64_t v) {
   }
 }
 
+/* An unmasked 32-bit patch takes a value of int32 or uint32 range; anything else would lose its high bits. (A
+ * masked patch writes value & mask by definition: the caller chose the bits.) */
+static bool fits32(uint64_t v) { return (int64_t)v >= INT32_MIN && (int64_t)v <= (int64_t)UINT32_MAX; }
+
+static void describe_patch(const hcq_queue *q, const hcq_patch *p, char *buf, size_t size_B) {
+  if (p->region == HCQ_STREAM) snprintf(buf, size_B, "the 32-bit patch of word %zu", p->offset);
+  else snprintf(buf, size_B, "the 32-bit field at byte %zu of region %u (%zu bytes)", p->offset, p->region,
+                q->regions[p->region].size_B);
+}
+
+/* "variable n (declared 0..9) = 5000000000 does not fit ..." or "symbol (a+b) = ... does not fit ...". */
+static hcq_status misfit_error(const hcq_queue *q, const hcq_qsym *s) {
+  const uop *n = s->node;
+  char where[128], value[32];
+  describe_patch(q, &q->patches[s->fit32_patch], where, sizeof where);
+  if (uop_dt_is_unsigned(n->dtype)) snprintf(value, sizeof value, "%" PRIu64, s->cur);
+  else snprintf(value, sizeof value, "%" PRId64, (int64_t)s->cur);
+  if (n->op == UOP_DEFINE_VAR && n->arg.str)
+    return hcq_status_make(HCQ_CODE_INVALID,
+                           "queue submit: variable '%s' (declared %" PRId64 "..%" PRId64 ", %s) = %s does not fit %s "
+                           "(int32/uint32 range); nothing was written",
+                           n->arg.str, n->arg.i, n->arg.i2, uop_dt_name(n->dtype), value, where);
+  char *text = NULL;
+  hcq_status rst = uop_render(n, &text);
+  hcq_status st = hcq_status_make(HCQ_CODE_INVALID,
+                                  "queue submit: symbol %s = %s does not fit %s (int32/uint32 range); nothing was written",
+                                  rst ? uop_op_name((uop_op)n->op) : text, value, where);
+  hcq_status_free(rst);
+  free(text);
+  return st;
+}
+
 static hcq_status add_patch(hcq_queue *q, uint32_t region, size_t offset, hcq_val v, unsigned width_bits,
                             uint64_t mask) {
   if (width_bits != 32 && width_bits != 64)
@@ -167,12 +201,23 @@ static hcq_status add_patch(hcq_queue *q, uint32_t region, size_t offset, hcq_va
   uint64_t c;
   HCQ_TRY(resolve_val(v, &is_const, &c));
   hcq_patch p = {.region = region, .offset = offset, .width = (uint8_t)width_bits, .mask = mask};
+  bool check32 = width_bits == 32 && mask == full_mask(32);
   if (is_const) { /* constants are written at record time and never again */
+    if (check32 && !fits32(c)) {
+      char where[128];
+      describe_patch(q, &p, where, sizeof where);
+      return hcq_status_make(HCQ_CODE_INVALID, "queue patch: constant %" PRId64 " (0x%" PRIx64 ") does not fit %s",
+                             (int64_t)c, c, where);
+    }
     write_patch(q, &p, c);
     return HCQ_OK;
   }
   HCQ_TRY(sym_index(q, v.sym, &p.sym));
   HCQ_TRY(grow((void **)&q->patches, &q->patches_cap, q->npatches + 1, sizeof(*q->patches)));
+  if (check32 && !q->syms[p.sym].fit32) {
+    q->syms[p.sym].fit32 = 1;
+    q->syms[p.sym].fit32_patch = (uint32_t)q->npatches;
+  }
   q->patches[q->npatches++] = p;
   return HCQ_OK;
 }
@@ -261,6 +306,7 @@ hcq_status hcq_queue_apply(hcq_queue *q, const uop_var_val *var_vals, size_t n) 
       q->stats.syms_evaluated++;
     }
     s->changed = !q->applied || s->cur != s->prev;
+    if (s->changed && s->fit32 && !fits32(s->cur)) return misfit_error(q, s);
     any |= s->changed;
   }
   if (any) {

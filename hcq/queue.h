@@ -5,7 +5,10 @@
  *   - word patches: one word (width 32) or a lo/hi word pair (width 64) inside the stream;
  *   - field patches: 32- or 64-bit fields inside registered side regions (kernel arguments, launch descriptors).
  * A patch may carry a mask: new = (old & ~mask) | (value & mask), so bits outside the mask keep their value
- * (unlike the reference, which ORs the unmasked value in; runtime.md pitfall P2).
+ * (unlike the reference, which ORs the unmasked value in; runtime.md pitfall P2). An unmasked 32-bit patch takes
+ * only values of int32 or uint32 range: a symbol outside it fails the submit (naming it, its value and the patch)
+ * before anything is written, a constant fails when recorded. A variable's value must lie in its DEFINE_VAR's
+ * declared range (the kernel was compiled assuming it), checked at submit too (uint64 variables excepted).
  *
  * hcq_queue_submit(q, dev, var_vals, n) evaluates each DISTINCT symbol once (variables looked up by name),
  * validates all of them before writing anything, then rewrites only the patches whose symbol value changed since

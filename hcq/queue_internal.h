@@ -26,6 +26,8 @@ typedef struct hcq_qsym {
   int32_t direct_var;   /* >= 0: the symbol is this 64-bit variable itself, no evaluation needed */
   uint8_t changed;      /* scratch of the current apply */
   uint8_t always_eval;  /* uses names we do not track (RANGE/SPECIAL): evaluate every time */
+  uint8_t fit32;        /* written to an unmasked 32-bit patch: its value must fit int32 or uint32 */
+  uint32_t fit32_patch; /* the first such patch (for the error message) */
 } hcq_qsym;
 
 typedef struct hcq_qvar {
@@ -33,6 +35,8 @@ typedef struct hcq_qvar {
   uint32_t hint; /* index in var_vals where it was found last time */
   uint64_t prev, cur;
   uint8_t changed;
+  uint8_t ranged;     /* lo..hi is checked at submit (not for uint64 variables: their range is the dtype's) */
+  int64_t lo, hi;     /* declared range; the intersection when several DEFINE_VARs share the name */
 } hcq_qvar;
 
 struct hcq_queue {

@@ -257,6 +257,87 @@ static void test_bad_input(void) {
   hcq_queue_destroy(q);
 }
 
+/* An unmasked 32-bit patch never keeps only the low bits: a value outside int32/uint32 range fails the submit,
+ * naming the variable (or symbol), its value and the patch, before anything is written. */
+static void test_value_fits_width(void) {
+  hcq_queue *q;
+  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  const uop *n = uop_var(ctx, "n", 0, 10000000000LL, uop_dt(UOP_INDEX)), *m = ivar("m");
+  uint8_t argmem[16];
+  memset(argmem, 0xEE, sizeof argmem);
+  hcq_args args;
+  CHECK_OK(hcq_args_init(&args, argmem, 0x1000, sizeof argmem, 0, 1, 2));
+  hcq_val bufs[1] = {hcq_imm(0x2000)}, vals[2] = {hcq_sym(n), hcq_sym(add_c(m, 1))};
+  CHECK_OK(hcq_args_bind(&args, q, NULL, bufs, vals));
+  CHECK_OK(hcq_queue_emit32(q, hcq_sym(m)));
+  CHECK_OK(hcq_queue_emit64(q, hcq_sym(n))); /* a 64-bit patch takes any value */
+  size_t submits = fdev.submits;
+  /* n = 5000000000 (0x12A05F200) would have been written as 705032704 */
+  uop_var_val v1[2] = {{"n", 5000000000LL}, {"m", 3}};
+  CHECK_ERR(hcq_queue_submit(q, &fdev.dev, v1, 2), HCQ_CODE_INVALID,
+            "variable 'n' (declared 0..10000000000, index) = 5000000000 does not fit the 32-bit field at byte 8");
+  CHECK_EQ_INT(fdev.submits, submits);
+  CHECK_EQ_INT(hcq_queue_words(q)[0], 0); /* m's word: nothing written */
+  CHECK_EQ_INT(hcq_queue_get_stats(q).patch_writes, 0);
+  CHECK_EQ_INT(argmem[8], 0xEE);
+  /* an expression: m + 1 = 2^32 */
+  uop_var_val v2[2] = {{"n", 5}, {"m", 4294967295LL}};
+  CHECK_ERR(hcq_queue_submit(q, &fdev.dev, v2, 2), HCQ_CODE_INVALID, "symbol (m+1) = 4294967296 does not fit");
+  /* a variable in a stream word, below int32 */
+  uop_var_val v3[2] = {{"n", 5}, {"m", INT32_MIN - 1LL}};
+  CHECK_ERR(hcq_queue_submit(q, &fdev.dev, v3, 2), HCQ_CODE_INVALID, "= -2147483649 does not fit");
+  CHECK_EQ_INT(fdev.submits, submits);
+  /* the edges of the accepted range: uint32 max and int32 min (two's complement), then good values */
+  uop_var_val v4[2] = {{"n", 4294967295LL}, {"m", INT32_MIN}};
+  CHECK_OK(hcq_queue_submit(q, &fdev.dev, v4, 2));
+  uint32_t f_n, f_m1;
+  memcpy(&f_n, argmem + 8, 4);
+  memcpy(&f_m1, argmem + 12, 4);
+  CHECK_EQ_INT(f_n, 0xffffffffu);
+  CHECK_EQ_INT(f_m1, 0x80000001u);
+  CHECK_EQ_INT(hcq_queue_words(q)[0], 0x80000000u);
+  uop_var_val v5[2] = {{"n", 7}, {"m", -2}};
+  CHECK_OK(hcq_queue_submit(q, &fdev.dev, v5, 2));
+  memcpy(&f_n, argmem + 8, 4);
+  CHECK_EQ_INT(f_n, 7);
+  CHECK_EQ_INT(hcq_queue_words(q)[0], 0xfffffffeu);
+  CHECK_EQ_INT(fdev.submits, submits + 2);
+  hcq_queue_destroy(q);
+  /* constants are checked when recorded */
+  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_ERR(hcq_queue_emit32(q, hcq_imm(0x100000000ULL)), HCQ_CODE_INVALID,
+            "constant 4294967296 (0x100000000) does not fit the 32-bit patch of word 0");
+  hcq_queue_destroy(q);
+  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_emit32(q, hcq_imm((uint64_t)-5))); /* int32 -5 */
+  CHECK_EQ_INT(hcq_queue_words(q)[0], 0xfffffffbu);
+  hcq_queue_destroy(q);
+}
+
+/* Variables keep to their declared range at submit (the kernel was compiled assuming it). */
+static void test_declared_range(void) {
+  hcq_queue *q;
+  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  const uop *k = uop_var(ctx, "k", 1, 1000, uop_dt(UOP_INDEX));
+  const uop *k2 = uop_var(ctx, "k", 0, 500, uop_dt(UOP_INT32)); /* same name, narrower: 1..500 holds */
+  CHECK_OK(hcq_queue_emit32(q, hcq_sym(add_c(k, 10))));
+  CHECK_OK(hcq_queue_emit32(q, hcq_sym(k2)));
+  CHECK_OK(hcq_queue_emit64(q, hcq_sym(u64var("big")))); /* uint64: any bit pattern */
+  size_t submits = fdev.submits;
+  uop_var_val v[2] = {{"k", 501}, {"big", -1}};
+  CHECK_ERR(hcq_queue_submit(q, &fdev.dev, v, 2), HCQ_CODE_INVALID, "variable 'k' = 501 is outside its declared range 1..500");
+  v[0].value = 0;
+  CHECK_ERR(hcq_queue_submit(q, &fdev.dev, v, 2), HCQ_CODE_INVALID, "variable 'k' = 0 is outside");
+  CHECK_EQ_INT(fdev.submits, submits);
+  CHECK_EQ_INT(hcq_queue_words(q)[0], 0);
+  v[0].value = 500;
+  CHECK_OK(hcq_queue_submit(q, &fdev.dev, v, 2));
+  CHECK_EQ_INT(hcq_queue_words(q)[0], 510);
+  CHECK_EQ_INT(hcq_queue_words(q)[1], 500);
+  CHECK_EQ_INT(hcq_queue_words(q)[2], 0xffffffffu);
+  hcq_queue_destroy(q);
+}
+
 int main(void) {
   CHECK_OK(uop_ctx_create(&ctx));
   CHECK_OK(fake_dev_init(&fdev, "FAKE:0", false));
@@ -266,6 +347,8 @@ int main(void) {
   test_thousand_submits();
   test_missing_variable();
   test_bad_input();
+  test_value_fits_width();
+  test_declared_range();
   fake_dev_fini(&fdev);
   CHECK_EQ_INT(fdev.mem_live, 0);
   uop_ctx_destroy(ctx);

@@ -1,5 +1,6 @@
 /* Variables used by a queue's symbols: recorded once per symbol, looked up once per apply, so that a symbol whose
  * variables did not change is not re-evaluated. */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,12 @@ hcq_status hcq_queue_track_sym_vars(hcq_queue *q, uint32_t sym_idx) {
       if (!n->arg.str) { st = hcq_status_make(HCQ_CODE_INVALID, "queue symbol: variable without a name"); break; }
       uint32_t v = 0;
       st = var_index(q, n->arg.str, &v);
+      if (!st && n->arg.kind == UOP_ARG_VAR && !(uop_dt_is_unsigned(n->dtype) && uop_dt_bits(n->dtype) == 64)) {
+        hcq_qvar *qv = &q->vars[v]; /* the kernel was compiled assuming the declared range: keep to it */
+        if (!qv->ranged || n->arg.i > qv->lo) qv->lo = n->arg.i;
+        if (!qv->ranged || n->arg.i2 < qv->hi) qv->hi = n->arg.i2;
+        qv->ranged = 1;
+      }
       if (!st) st = push_sym_var(q, v);
       if (!st) s->var_count++;
       if (!st && n == s->node && uop_dt_bits(n->dtype) == 64) s->direct_var = (int32_t)v;
@@ -95,6 +102,11 @@ hcq_status hcq_queue_lookup_vars(hcq_queue *q, const uop_var_val *vals, size_t n
     }
     if (!found)
       return hcq_status_make(HCQ_CODE_NOT_FOUND, "queue submit: no value for variable '%s' (%zu values given)", qv->name, n);
+    if (qv->ranged && (found->value < qv->lo || found->value > qv->hi))
+      return hcq_status_make(HCQ_CODE_INVALID,
+                             "queue submit: variable '%s' = %" PRId64 " is outside its declared range %" PRId64 "..%" PRId64
+                             "; nothing was written",
+                             qv->name, found->value, qv->lo, qv->hi);
     qv->cur = (uint64_t)found->value;
     qv->changed = !q->applied || qv->cur != qv->prev;
   }

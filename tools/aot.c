@@ -175,6 +175,14 @@ hcq_status aot_spec_from_program(const cc_program *prog, const char *arch, cpu_i
   for (size_t v = 0; v < prog->nvars; v++) {
     if (strlen(prog->var_names[v]) >= CPU_IMAGE_NAME_B) return hcq_status_make(HCQ_CODE_UNSUPPORTED, "variable name %s is too long", prog->var_names[v]);
     snprintf(sp->vars[v], CPU_IMAGE_NAME_B, "%s", prog->var_names[v]);
+    for (size_t k = 0; k < prog->nlinear && !sp->var_ranged[v]; k++) { /* the declared range, for hcq run */
+      const uop *n = prog->linear[k];
+      if (n->op == UOP_DEFINE_VAR && n->arg.kind == UOP_ARG_VAR && !strcmp(n->arg.str, prog->var_names[v])) {
+        sp->var_ranged[v] = true;
+        sp->var_min[v] = n->arg.i;
+        sp->var_max[v] = n->arg.i2;
+      }
+    }
   }
   int64_t ones[CPU_IMAGE_MAX_VARS];
   for (int v = 0; v < CPU_IMAGE_MAX_VARS; v++) ones[v] = 1;

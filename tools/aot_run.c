@@ -93,6 +93,13 @@ static hcq_status run_image(const cpu_image *img, const char **var_names, const 
     for (size_t i = 0; i < nvars; i++)
       if (!strcmp(var_names[i], sp->vars[v])) vals[v] = var_vals[i], found = true;
     if (!found) return hcq_status_make(HCQ_CODE_NOT_FOUND, "kernel %s needs variable %s (give --var %s=VALUE)", sp->name, sp->vars[v], sp->vars[v]);
+    /* the kernel was compiled for the declared range, and takes the value as an int argument */
+    if (sp->var_ranged[v] && (vals[v] < sp->var_min[v] || vals[v] > sp->var_max[v]))
+      return hcq_status_make(HCQ_CODE_INVALID, "kernel %s: variable %s = %lld is outside its declared range %lld..%lld",
+                             sp->name, sp->vars[v], (long long)vals[v], (long long)sp->var_min[v], (long long)sp->var_max[v]);
+    if (vals[v] < INT32_MIN || vals[v] > INT32_MAX)
+      return hcq_status_make(HCQ_CODE_INVALID, "kernel %s: variable %s = %lld does not fit its int32 argument", sp->name,
+                             sp->vars[v], (long long)vals[v]);
   }
   for (size_t i = 0; i < nvars; i++) {
     bool used = false;

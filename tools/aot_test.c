@@ -53,6 +53,30 @@ static void spit(const char *path, const uint8_t *b, size_t n) {
   if (f) fclose(f);
 }
 
+/* Run a verb with stderr sent to `path`; returns the exit status, the text is in the file. */
+static int verb_stderr(int (*fn)(int, char **), const char **args, const char *path) {
+  fflush(stderr);
+  int saved = dup(2);
+  FILE *f = fopen(path, "w");
+  if (!f || saved < 0) return -1;
+  dup2(fileno(f), 2);
+  int rc = verb(fn, args);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  fclose(f);
+  return rc;
+}
+
+static bool file_has(const char *path, const char *text) {
+  size_t n = 0;
+  char *b = (char *)slurp(path, &n);
+  bool found = b && (b[n] = 0, strstr(b, text) != NULL);
+  if (!found) fprintf(stderr, "aot_test: '%s' not in: %s\n", text, b ? b : "(unreadable)");
+  free(b);
+  return found;
+}
+
 int main(void) {
   char dir[] = "/tmp/hcq_aot_test_XXXXXX";
   CHECK(mkdtemp(dir) != NULL);
@@ -107,6 +131,33 @@ int main(void) {
   CHECK_EQ_INT(verb(hcq_verb_run, run_novar), 1);
   const char *run_check[] = {"run", "--image", img_path, "--var", "n=4", "--check", NULL};
   CHECK_EQ_INT(verb(hcq_verb_run, run_check), 2);
+  /* the image records n's declared range 1..1048576: values outside it (and outside int32) are refused by name */
+  CHECK(img.spec.var_ranged[0] && img.spec.var_min[0] == 1 && img.spec.var_max[0] == N_ELEMS);
+  char err_path[128];
+  snprintf(err_path, sizeof err_path, "%s/stderr.txt", dir);
+  const char *run_big[] = {"run", "--image", img_path, "--var", "n=5000000000", NULL};
+  CHECK_EQ_INT(verb_stderr(hcq_verb_run, run_big, err_path), 1);
+  CHECK(file_has(err_path, "variable n = 5000000000 is outside its declared range 1..1048576"));
+  const char *run_over[] = {"run", "--image", img_path, "--var", "n=1048577", NULL};
+  CHECK_EQ_INT(verb_stderr(hcq_verb_run, run_over, err_path), 1);
+  CHECK(file_has(err_path, "variable n = 1048577 is outside its declared range"));
+  /* an image whose spec has no range (older images) still refuses a value that does not fit int32 */
+  {
+    cpu_image_spec old = img.spec;
+    old.var_ranged[0] = false;
+    uint8_t *old_bytes = NULL;
+    size_t old_B = 0;
+    char old_path[160];
+    snprintf(old_path, sizeof old_path, "%s/norange.img", dir);
+    CHECK_OK(cpu_image_write(&old, HOST_EM, img.elf, img.elf_size_B, &old_bytes, &old_B));
+    if (old_bytes) spit(old_path, old_bytes, old_B);
+    const char *run_old[] = {"run", "--image", old_path, "--var", "n=5000000000", NULL};
+    CHECK_EQ_INT(verb_stderr(hcq_verb_run, run_old, err_path), 1);
+    CHECK(file_has(err_path, "variable n = 5000000000 does not fit its int32 argument"));
+    free(old_bytes);
+    unlink(old_path);
+  }
+  unlink(err_path);
 
   /* 3. a corrupt image (one ELF byte flipped) */
   uint8_t *bad_bytes = malloc(img_B);

@@ -209,8 +209,9 @@ typedef struct uop_var_val { const char *name; int64_t value; } uop_var_val;
  * Ranges are looked up by "ridxN" (N = range id). Errors name the missing variable or the division by zero. */
 hcq_status uop_sym_infer(const uop *expr, const uop_var_val *vals, size_t nvals, int64_t *out_value);
 
-/* Lower every `index`-typed node under root to int32, or int64 when a proven bound of any index node under it
- * does not fit int32 (reference compiler.md 3.15). */
+/* Lower every `index`-typed node under root, per node, to int32, or int64 when that node's proven bounds or one of
+ * its index operands need it (narrower operands are cast up; reference compiler.md 3.15). A DEFINE_VAR declared
+ * outside int32 is an error (kernel variables are 32-bit arguments). */
 hcq_status uop_lower_index(uop_ctx *ctx, const uop *root, const uop **out_root);
 
 /* Structural three-way order (reference compiler.md 4.3), memoized: op, then arg, then dtype, then sources. */

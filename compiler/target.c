@@ -65,9 +65,11 @@ hcq_status cc_target_get(const char *name, int threads, cc_target *out) {
     out->has_threads = true; /* llvm-cpu kernels take the same core_id argument as c kernels */
     out->supports_float4 = true;
     if (row->kind == CC_TARGET_C) {
-      /* float4 everywhere (SSE/NEON); buffers come from cpu_alloc, page-aligned, so 64 B is a safe promise */
+      /* float4 everywhere (SSE/NEON). Buffer alignment promised to the kernel: the CPU device maps buffers
+       * page-aligned (cpu_alloc), tests use malloc, which is 16-byte aligned on 64-bit glibc but only 8 on armhf;
+       * accesses wider than this use the unaligned vector types. */
       out->vector_max = 4;
-      out->buf_align_B = 64;
+      out->buf_align_B = strcmp(out->arch, "armhf") == 0 ? 8 : 16;
     }
     out->global_max[0] = threads > 0 ? threads : (cores > 0 ? cores : 1);
     /* c renders SQRT and TRUNC with compiler builtins; MAX, EXP2, LOG2, SIN and RECIP are decomposed. */

@@ -222,6 +222,24 @@ static const uop *vec_reg_store(vz *z, const uop *const *lanes, int w) {
   return out;
 }
 
+/* True if a DEFINE_REG of lanes' INDEXes (lanes[l]->src[0]->src[0]) is under n: then n still reads or writes the
+ * scalar accumulators, whose update stores the vector chain replaces, so it cannot stand for them. */
+static bool uses_lane_regs(vz *z, const uop *n, const uop *const *lanes, int w) {
+  const uop **nodes;
+  size_t count;
+  hcq_status st = uop_toposort(z->ctx, n, &nodes, &count);
+  if (st) {
+    hcq_status_free(st);
+    z->oom = true;
+    return true;
+  }
+  for (size_t k = 0; k < count; k++)
+    if (nodes[k]->op == UOP_DEFINE_REG)
+      for (int l = 0; l < w; l++)
+        if (nodes[k] == lanes[l]->src[0]->src[0]) return true;
+  return false;
+}
+
 /* LOAD(INDEX(reg_l, 0), STORE_l, rest...) lanes (accumulator reads) -> one vector LOAD, or NULL. */
 static const uop *vec_reg_load(vz *z, const uop *const *lanes, int w) {
   if (!same_srcs_from(lanes, w, 2)) return NULL;
@@ -243,6 +261,8 @@ static const uop *vec_reg_load(vz *z, const uop *const *lanes, int w) {
   if (lanes[0]->nsrc >= 2) src[1] = st[0] && st[0]->op == UOP_STORE ? vec_reg_store(z, st, w) : NULL;
   if (lanes[0]->nsrc < 2 || src[1]) out = mk(z, UOP_LOAD, uop_dt_vec(lanes[0]->dtype, w), src, lanes[0]->nsrc, lanes[0]->arg);
   free(src);
+  /* all or nothing: a chain whose update fell back to scalar lanes would mix the two register sets */
+  if (out && uses_lane_regs(z, out, lanes, w)) out = NULL;
   return out;
 }
 

@@ -400,8 +400,13 @@ hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *l
     int bytes = uop_dt_itemsize_B(dt), align = 1;
     while (align * 2 <= bytes) align *= 2;
     if (unaligned) align = uop_dt_itemsize_B(uop_dt_scalar_of(dt));
-    fprintf(hf, "typedef %s %s __attribute__((aligned(%d),vector_size(%d)));\n", scalar_ctype(&r, dt),
-            vec_ctype(&r, dt, unaligned), align, bytes);
+    /* GCC applies the attributes in order: aligned() before vector_size() cannot lower the alignment */
+    if (unaligned)
+      fprintf(hf, "typedef %s %s __attribute__((vector_size(%d),aligned(%d)));\n", scalar_ctype(&r, dt),
+              vec_ctype(&r, dt, unaligned), bytes, align);
+    else
+      fprintf(hf, "typedef %s %s __attribute__((aligned(%d),vector_size(%d)));\n", scalar_ctype(&r, dt),
+              vec_ctype(&r, dt, unaligned), align, bytes);
   }
   if (hf) fclose(hf);
   fputs(body ? body : "", f);

@@ -30,7 +30,7 @@ static char *run_case(const cc_target *t, const char *name, const char *text, co
     hcq_status_free(st);
   }
   CHECK(bad == 0);
-  if (bad) fprintf(stderr, "%s: %zu elements differ from the interpreter\n", name, bad);
+  if (bad) fprintf(stderr, "%s: %zu elements differ from the interpreter\n%s\nopts %s\n", name, bad, text, opts);
   char *src = p && p->source ? strdup(p->source) : strdup("");
   cc_program_free(p);
   free(o);
@@ -171,6 +171,52 @@ static void test_heuristic(const cc_target *t) {
   uop_ctx_destroy(ctx);
 }
 
+/* Small random kernels (fixed seed): elementwise with offsets, gates and a transposed operand, and matmul-like
+ * sum/max reductions, under random upcast/unroll widths 1..16; each must match the interpreter. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static int rnd(int n) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (int)(rng_state % (uint64_t)n);
+}
+
+static void test_fuzz(const cc_target *t, int cases) {
+  static const int UP[] = {2, 4, 8, 16};
+  int vectorized = 0;
+  for (int c = 0; c < cases; c++) {
+    int u1 = UP[rnd(4)], rows = 2 + rnd(4), cols = u1 * (1 + rnd(3)), off = rnd(3) == 0 ? 0 : rnd(6);
+    char text[1024], opts[96];
+    int n = 0;
+    if (rnd(2)) { /* elementwise */
+      const char *gate = rnd(3) == 0 ? (rnd(2) ? " (< r0 2)" : " (< r1 5)") : "";
+      n = snprintf(text, sizeof text,
+                   "(kernel ew (let out (buf 0 float32 %d)) (let a (buf 1 float32 %d)) (let b (buf 2 float32 %d))"
+                   " (let r0 (range 0 %d loop)) (let r1 (range 1 %d loop)) (let i (+ (* r0 %d) r1))"
+                   " (sink (store (index out i%s) (%s (load (index a (+ i %d)%s)%s) (load (index b (+ (* r1 %d) r0))))"
+                   " r0 r1)))",
+                   rows * cols, rows * cols + 8, rows * cols, rows, cols, cols, rnd(2) ? gate : "",
+                   rnd(2) ? "+" : "*", off, gate, *gate ? " 0.5" : "", rows);
+      n += snprintf(opts, sizeof opts, "UPCAST:1:%d%s", u1, rnd(2) && rows % 2 == 0 ? ",UPCAST:0:2" : "");
+    } else { /* c[r0, r1] = red_k a[r0, k] * b[k, r1] */
+      int k = 2 * (1 + rnd(4));
+      n = snprintf(text, sizeof text,
+                   "(kernel mm (let c (buf 0 float32 %d)) (let a (buf 1 float32 %d)) (let b (buf 2 float32 %d))"
+                   " (let r0 (range 0 %d loop)) (let r1 (range 1 %d loop)) (let k (range 1002 %d reduce))"
+                   " (sink (store (index c (+ (* r0 %d) r1)) (reduce %s (* (load (index a (+ (* r0 %d) k)))"
+                   " (load (index b (+ (* k %d) r1)))) k) r0 r1)))",
+                   rows * cols, rows * k, k * cols, rows, cols, k, cols, rnd(3) ? "add" : "max", k, cols);
+      snprintf(opts, sizeof opts, "UPCAST:1:%d%s%s", u1, rows % 2 == 0 && rnd(2) ? ",UPCAST:0:2" : "",
+               rnd(2) ? ",UNROLL:0:2" : "");
+    }
+    (void)n;
+    char *src = run_case(t, "fuzz", text, opts, NULL, 0);
+    vectorized += strstr(src, "vector_size") != NULL;
+    free(src);
+  }
+  CHECK(vectorized > cases / 4); /* the generator does reach the pass */
+}
+
 int main(void) {
   if (!tu_have(cc_toolchain_cc())) return 77;
   cc_target t;
@@ -187,5 +233,7 @@ int main(void) {
   test_matmul(&t);
   test_max_reduce(&t);
   test_heuristic(&t);
+  const char *nf = getenv("HCQ_VEC_FUZZ_CASES");
+  test_fuzz(&t, nf ? atoi(nf) : 40);
   return testing_summary("vectorize");
 }

@@ -5,7 +5,7 @@
  *
  * Files (planned): compiler.h (this), target.c (target table), kernel_text.c (kernel grammar, see docs/FORMATS.md),
  * interp.c (reference interpreter), pipeline.c (the pass table), opts.c + heuristic.c, expander.c, reduce.c
- * (REDUCE -> accumulators), gpudims.c, decomp.c, linearize.c, render_c.c, render_ptx.c, render_llvm.c,
+ * (REDUCE -> accumulators), gpudims.c, decomp.c, vectorize.c (lanes -> vector loads/stores/ALU, c), linearize.c, render_c.c, render_ptx.c, render_llvm.c,
  * toolchain.c (external compilers), cache.c (on-disk compile cache).
  */
 #ifndef HCQ_COMPILER_H

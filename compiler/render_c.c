@@ -2,7 +2,10 @@
  *   void NAME(T* restrict data0_N, ..., const int VAR, ..., int core_id)
  * SSA naming: loads, multi-use ALU, WHERE, loops, accumulators get names (val, alu, cast, ridx, acc); constants,
  * INDEX and single-use ALU/CAST/BITCAST are inlined. No libc or libm: SQRT and TRUNC use compiler builtins, bitcasts
- * a union in a statement expression. Works with gcc and clang. */
+ * a union in a statement expression. Works with gcc and clang.
+ * Vectors (from compiler/vectorize.c): one typedef per vector dtype before the function (float4, or float4_u where
+ * the target's buffer alignment does not cover the access), vector loads/stores through a cast of the scalar
+ * pointer `*((float4*)(p))`, VECTORIZE as `(float4){a,b,c,d}`, GEP as `v[i]`, + - * / and negation infix. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -199,9 +202,9 @@ static const char *render_alu(rc *r, const uop *n) {
   bool f64 = n->dtype.scalar == UOP_FLOAT64;
   const char *a = n->nsrc > 0 ? get(r, n->src[0]) : "", *b = n->nsrc > 1 ? get(r, n->src[1]) : "";
   const char *e = NULL;
-  if (n->dtype.count > 1 && (op == UOP_CAST || op == UOP_BITCAST || op == UOP_MAX || op == UOP_WHERE ||
-                            op == UOP_SQRT || op == UOP_TRUNC || op == UOP_RECIP || binop(op) == NULL) &&
-      !(op == UOP_NEG || op == UOP_MULACC)) {
+  /* vectors: the arithmetic GCC/Clang vector extensions spell like scalars (what compiler/vectorize.c builds) */
+  if (n->dtype.count > 1 && op != UOP_ADD && op != UOP_SUB && op != UOP_MUL && op != UOP_FDIV && op != UOP_NEG &&
+      op != UOP_MULACC) {
     if (!r->st) r->st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "render c: no vector form of %s", uop_op_name(op));
     return "?";
   }

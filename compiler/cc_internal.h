@@ -33,6 +33,8 @@ hcq_status cc_pass_group_reduce(cc_pass_ctx *pc, const uop *sink, const uop **ou
 hcq_status cc_pass_gpudims(cc_pass_ctx *pc, const uop *sink, const uop **out_sink);
 hcq_status cc_pass_lower_index(cc_pass_ctx *pc, const uop *sink, const uop **out_sink);
 hcq_status cc_pass_decompose(cc_pass_ctx *pc, const uop *sink, const uop **out_sink);
+/* vectorize.c: scalar lanes -> vector loads/stores/ALU for targets with vector_max >= 2 (c). */
+hcq_status cc_pass_vectorize(cc_pass_ctx *pc, const uop *sink, const uop **out_sink);
 
 /* Count the nodes of op `op` under root (merge_ranges keeps a merge only if IDIV+MOD do not increase). */
 size_t cc_count_ops(uop_ctx *ctx, const uop *root, uop_opset ops);

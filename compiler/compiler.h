@@ -5,7 +5,7 @@
  *
  * Files (planned): compiler.h (this), target.c (target table), kernel_text.c (kernel grammar, see docs/FORMATS.md),
  * interp.c (reference interpreter), pipeline.c (the pass table), opts.c + heuristic.c, expander.c, reduce.c
- * (REDUCE -> accumulators), gpudims.c, decomp.c, linearize.c, render_c.c, render_ptx.c, render_llvm.c,
+ * (REDUCE -> accumulators), gpudims.c, decomp.c, vectorize.c (lanes -> vector loads/stores/ALU, c), linearize.c, render_c.c, render_ptx.c, render_llvm.c,
  * toolchain.c (external compilers), cache.c (on-disk compile cache).
  */
 #ifndef HCQ_COMPILER_H
@@ -31,6 +31,9 @@ typedef struct cc_target {
   bool has_threads;         /* THREAD opt: core_id argument (CPU) */
   bool has_shared;          /* shared memory (DEFINE_LOCAL) */
   bool supports_float4;     /* vector loads/stores of float/half by 4/2 */
+  int vector_max;           /* c: widest float32 vector the vectorize pass builds (lanes; < 2 = pass off): 4, 8 with
+                             * AVX2, 16 with AVX-512 on an x86_64 host; $HCQ_VECTOR_MAX overrides */
+  int64_t buf_align_B;      /* c: guaranteed alignment of every buffer argument (the CPU device maps pages) */
   int64_t global_max[3];    /* c: {threads, 0, 0} */
   int64_t local_max[3];
   int64_t shared_max_B;

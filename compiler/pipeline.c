@@ -113,6 +113,7 @@ static const cc_pass PASSES[] = {
     {"add gpudims", cc_pass_gpudims},              /* 3.13: THREAD/GLOBAL/LOCAL ranges -> SPECIAL */
     {"lower index", cc_pass_lower_index},          /* 3.15: index -> int32 / int64 */
     {"decompositions", cc_pass_decompose},         /* 3.17: what the target lacks */
+    {"vectorize", cc_pass_vectorize},              /* 3.14 rebuilt from lanes: vector loads/stores/ALU (c only) */
 };
 
 /* ------------------------------------------------------------------------------------------------ dump */

@@ -2,7 +2,10 @@
  *   void NAME(T* restrict data0_N, ..., const int VAR, ..., int core_id)
  * SSA naming: loads, multi-use ALU, WHERE, loops, accumulators get names (val, alu, cast, ridx, acc); constants,
  * INDEX and single-use ALU/CAST/BITCAST are inlined. No libc or libm: SQRT and TRUNC use compiler builtins, bitcasts
- * a union in a statement expression. Works with gcc and clang. */
+ * a union in a statement expression. Works with gcc and clang.
+ * Vectors (from compiler/vectorize.c): one typedef per vector dtype before the function (float4, or float4_u where
+ * the target's buffer alignment does not cover the access), vector loads/stores through a cast of the scalar
+ * pointer `*((float4*)(p))`, VECTORIZE as `(float4){a,b,c,d}`, GEP as `v[i]`, + - * / and negation infix. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,6 +33,8 @@ typedef struct rc {
   size_t nowned, capowned;
   FILE *body;
   int depth;
+  uint32_t vtypes[32]; /* vector typedefs used: scalar | count << 8 | unaligned << 24 */
+  int nvtypes;
   hcq_status st;
 } rc;
 
@@ -63,7 +68,34 @@ static char *fmt(rc *r, const char *f, ...) {
   return own(r, s);
 }
 
+static const char *scalar_ctype(rc *r, uop_dtype dt);
+
+/* Vector dtypes are GCC/Clang vector types, one typedef each: float4 (aligned to its size) or float4_u (aligned
+ * like its scalar, for accesses whose alignment is not proven). */
+static const char *vec_ctype(rc *r, uop_dtype dt, bool unaligned) {
+  const char *base = scalar_ctype(r, dt);
+  uint32_t key = (uint32_t)dt.scalar | (uint32_t)dt.count << 8 | (uint32_t)unaligned << 24;
+  int i = 0;
+  while (i < r->nvtypes && r->vtypes[i] != key) i++;
+  if (i == r->nvtypes) {
+    if (i == (int)(sizeof r->vtypes / sizeof r->vtypes[0])) {
+      if (!r->st) r->st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "render c: too many vector types");
+      return "void";
+    }
+    r->vtypes[r->nvtypes++] = key;
+  }
+  char *name = fmt(r, "%s%u%s", base, (unsigned)dt.count, unaligned ? "_u" : "");
+  for (char *c = name; c && *c; c++)
+    if (*c == ' ') *c = '_';
+  return name ? name : "void";
+}
+
 static const char *ctype(rc *r, uop_dtype dt) {
+  if (dt.count > 1) return vec_ctype(r, dt, false);
+  return scalar_ctype(r, dt);
+}
+
+static const char *scalar_ctype(rc *r, uop_dtype dt) {
   switch (dt.scalar) {
     case UOP_BOOL: return "_Bool";
     case UOP_INT8: return "signed char";
@@ -170,6 +202,12 @@ static const char *render_alu(rc *r, const uop *n) {
   bool f64 = n->dtype.scalar == UOP_FLOAT64;
   const char *a = n->nsrc > 0 ? get(r, n->src[0]) : "", *b = n->nsrc > 1 ? get(r, n->src[1]) : "";
   const char *e = NULL;
+  /* vectors: the arithmetic GCC/Clang vector extensions spell like scalars (what compiler/vectorize.c builds) */
+  if (n->dtype.count > 1 && op != UOP_ADD && op != UOP_SUB && op != UOP_MUL && op != UOP_FDIV && op != UOP_NEG &&
+      op != UOP_MULACC) {
+    if (!r->st) r->st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "render c: no vector form of %s", uop_op_name(op));
+    return "?";
+  }
   if (op == UOP_CAST) return fmt(r, "((%s)(%s))", ctype(r, n->dtype), a);
   if (op == UOP_BITCAST)
     return fmt(r, "({ union { %s from_; %s to_; } bits_ = {.from_ = (%s)}; bits_.to_; })",
@@ -200,6 +238,16 @@ static const char *ptr_of(rc *r, const uop *idx) {
     return "?";
   }
   return get(r, idx);
+}
+
+/* The pointer expression of a LOAD/STORE of value dtype vdt through idx: a scalar pointer is cast to the vector
+ * type, aligned when the target's buffer alignment covers the vector (the vectorize pass only folds accesses whose
+ * element index is a multiple of the width). */
+static const char *access_ptr(rc *r, const uop *idx, uop_dtype vdt) {
+  const char *p = ptr_of(r, idx);
+  if (vdt.count <= 1 || idx->op != UOP_INDEX_OP || uop_dt_base_of(idx->src[0]->dtype).count != 1) return p;
+  bool aligned = r->t->buf_align_B >= uop_dt_itemsize_B(vdt) && idx->src[0]->op == UOP_DEFINE_GLOBAL;
+  return fmt(r, "((%s*)%s)", vec_ctype(r, vdt, !aligned), p);
 }
 
 static void render_node(rc *r, const uop *n, size_t k) {
@@ -239,10 +287,13 @@ static void render_node(rc *r, const uop *n, size_t k) {
       return;
     case UOP_LOAD: {
       const uop *idx = n->src[0];
-      const char *p = ptr_of(r, idx), *name = fmt(r, "val%zu", k);
+      const char *p = access_ptr(r, idx, n->dtype), *name = fmt(r, "val%zu", k);
       if (idx->op == UOP_INDEX_OP && idx->nsrc >= 3) {
         const uop *alt = n->nsrc > 1 && n->src[1]->op != UOP_STORE && uop_dt_eq(n->src[1]->dtype, n->dtype) ? n->src[1] : NULL;
-        const char *alts = alt ? get(r, alt) : uop_dt_is_float(n->dtype) ? "0.0f" : "0";
+        const char *alts = alt                        ? get(r, alt)
+                           : n->dtype.count > 1       ? fmt(r, "((%s){0})", ctype(r, n->dtype))
+                           : uop_dt_is_float(n->dtype) ? "0.0f"
+                                                       : "0";
         line(r, "%s %s = (%s?*%s:%s);", ctype(r, n->dtype), name, get(r, idx->src[2]), p, alts);
       } else {
         line(r, "%s %s = *%s;", ctype(r, n->dtype), name, p);
@@ -252,12 +303,41 @@ static void render_node(rc *r, const uop *n, size_t k) {
     }
     case UOP_STORE: {
       const uop *idx = n->src[0];
-      const char *p = ptr_of(r, idx);
+      const char *p = access_ptr(r, idx, n->nsrc > 1 ? n->src[1]->dtype : n->dtype);
       if (idx->op == UOP_INDEX_OP && idx->nsrc >= 3) line(r, "if (%s) *%s = %s;", get(r, idx->src[2]), p, get(r, n->src[1]));
       else line(r, "*%s = %s;", p, get(r, n->src[1]));
       return;
     }
     case UOP_BARRIER: return; /* one thread per core_id: nothing to wait for */
+    case UOP_GEP: /* lane access: v[i] */
+      if (n->arg.kind != UOP_ARG_INTS || n->arg.n != 1 || n->dtype.count != 1) {
+        r->st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "render c: GEP of more than one lane");
+        return;
+      }
+      set(r, n, fmt(r, "%s[%lld]", get(r, n->src[0]), (long long)n->arg.ints[0]));
+      return;
+    case UOP_VECTORIZE: { /* (float4){a,b,c,d}, named unless used once */
+      char *e = NULL;
+      size_t len = 0;
+      FILE *f = open_memstream(&e, &len);
+      if (!f) {
+        r->st = hcq_status_make(HCQ_CODE_NOMEM, "render c: open_memstream failed");
+        return;
+      }
+      fprintf(f, "((%s){", ctype(r, n->dtype));
+      for (uint32_t i = 0; i < n->nsrc; i++) fprintf(f, "%s%s", i ? "," : "", get(r, n->src[i]));
+      fputs("})", f);
+      fclose(f);
+      const char *ex = own(r, e);
+      if (uses == 1 || !ex) {
+        set(r, n, ex);
+        return;
+      }
+      const char *name = fmt(r, "vec%zu", k);
+      line(r, "%s %s = %s;", ctype(r, n->dtype), name, ex);
+      set(r, n, name);
+      return;
+    }
     default: break;
   }
   if (!uop_op_is_alu(op) && op != UOP_CAST && op != UOP_BITCAST) {
@@ -312,10 +392,41 @@ hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *l
   fprintf(f, "int core_id) {\n");
   for (size_t k = 0; k < count && !r.st; k++) render_node(&r, list[k], k);
   fclose(r.body);
+  /* the vector typedefs go before the function (which stays the first and only function in .text) */
+  char *head = NULL;
+  size_t head_len = 0;
+  FILE *hf = open_memstream(&head, &head_len);
+  if (!hf && !r.st) r.st = hcq_status_make(HCQ_CODE_NOMEM, "render c: open_memstream failed");
+  for (int i = 0; hf && i < r.nvtypes && !r.st; i++) {
+    uop_dtype dt = uop_dt_vec(uop_dt((uop_scalar)(r.vtypes[i] & 0xff)), (int)((r.vtypes[i] >> 8) & 0xffff));
+    bool unaligned = r.vtypes[i] >> 24;
+    int bytes = uop_dt_itemsize_B(dt), align = 1;
+    while (align * 2 <= bytes) align *= 2;
+    if (unaligned) align = uop_dt_itemsize_B(uop_dt_scalar_of(dt));
+    /* GCC applies the attributes in order: aligned() before vector_size() cannot lower the alignment */
+    if (unaligned)
+      fprintf(hf, "typedef %s %s __attribute__((vector_size(%d),aligned(%d)));\n", scalar_ctype(&r, dt),
+              vec_ctype(&r, dt, unaligned), bytes, align);
+    else
+      fprintf(hf, "typedef %s %s __attribute__((aligned(%d),vector_size(%d)));\n", scalar_ctype(&r, dt),
+              vec_ctype(&r, dt, unaligned), align, bytes);
+  }
+  if (hf) fclose(hf);
   fputs(body ? body : "", f);
   fputs("}\n", f);
   fclose(f);
   free(body);
+  if (head && head_len && !r.st) { /* prepend the typedefs */
+    char *both = malloc(head_len + out_len + 1);
+    if (!both) r.st = hcq_status_make(HCQ_CODE_NOMEM, "render c: out of memory");
+    else {
+      memcpy(both, head, head_len);
+      memcpy(both + head_len, out, out_len + 1);
+      free(out);
+      out = both;
+    }
+  }
+  free(head);
   for (size_t i = 0; i < r.nowned; i++) free(r.owned[i]);
   free(r.owned);
   uop_ptrmap_free(&r.str);

@@ -1,5 +1,6 @@
 /* The target table: a target is data (capabilities, limits, the ALU ops its renderer emits directly). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -44,6 +45,29 @@ static const char *host_arch(void) {
 #endif
 }
 
+/* The widest float32 vector worth building for a c target: 16 lanes with AVX-512, 8 with AVX2 when the target is
+ * this x86_64 host (kernels are built with -march=native), else 4 (SSE, NEON). Wider GCC vectors than the hardware
+ * has are still correct (split by the compiler), so a cross-built image only loses speed. HCQ_VECTOR_MAX (0..16)
+ * overrides it; 0 or 1 turns the vectorize pass off (for before/after measurements). */
+static int vector_max_for(const char *arch) {
+  const char *env = getenv("HCQ_VECTOR_MAX");
+  if (env && *env) {
+    char *end;
+    long v = strtol(env, &end, 10);
+    if (!*end && v >= 0 && v <= 16) return (int)v;
+  }
+#if defined(__x86_64__)
+  if (strcmp(arch, "x86_64") == 0) {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) return 16;
+    if (__builtin_cpu_supports("avx2")) return 8;
+  }
+#else
+  (void)arch;
+#endif
+  return 4;
+}
+
 hcq_status cc_target_get(const char *name, int threads, cc_target *out) {
   memset(out, 0, sizeof *out);
   if (!name) return hcq_status_make(HCQ_CODE_INVALID, "cc_target_get: NULL name");
@@ -64,6 +88,13 @@ hcq_status cc_target_get(const char *name, int threads, cc_target *out) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     out->has_threads = true; /* llvm-cpu kernels take the same core_id argument as c kernels */
     out->supports_float4 = true;
+    if (row->kind == CC_TARGET_C) {
+      /* float4 everywhere (SSE/NEON). Buffer alignment promised to the kernel: the CPU device maps buffers
+       * page-aligned (cpu_alloc), tests use malloc, which is 16-byte aligned on 64-bit glibc but only 8 on armhf;
+       * accesses wider than this use the unaligned vector types. */
+      out->vector_max = vector_max_for(out->arch);
+      out->buf_align_B = strcmp(out->arch, "armhf") == 0 ? 8 : 16;
+    }
     out->global_max[0] = threads > 0 ? threads : (cores > 0 ? cores : 1);
     /* c renders SQRT and TRUNC with compiler builtins; MAX, EXP2, LOG2, SIN and RECIP are decomposed. */
     out->supported_ops = OPS_C_COMMON | UOP_OPBIT(UOP_SQRT) | UOP_OPBIT(UOP_TRUNC);

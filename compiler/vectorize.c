@@ -1,0 +1,453 @@
+/* Vectorize: fold the expander's scalar lanes back into vector memory accesses and vector arithmetic (the load/store
+ * folding of reference compiler.md 3, step 14, built up from scalars instead of split down from vectors).
+ *
+ * Runs last (after index lowering and decompositions), only for targets with vector_max >= 2 (the c target):
+ * 1. Loads: global LOADs of float32 whose index is root + c, with the same buffer, root, gate and other sources,
+ *    and consecutive offsets c0..c0+w-1, become one LOAD of a w-vector; the scalar users read its lanes (GEP).
+ *    A group folds only when root + c0 is provably a multiple of w (so the access is w*4-byte aligned given the
+ *    target's buffer alignment): root must divide w (constants, sums and products thereof) and c0 % w == 0.
+ * 2. Stores: the SINK's global STOREs, grouped the same way, become one STORE of a vector value.
+ * 3. The vector value of a store is built by vec(): lane-parallel ALU (+ - * / neg, mulacc) on float lanes becomes
+ *    one vector op, lanes of a folded load become that load, identical lanes a broadcast, and per-lane accumulators
+ *    (LOAD/STORE chains on distinct one-element DEFINE_REGs) become one vector accumulator. Anything else stays a
+ *    VECTORIZE of the scalar lanes. Widths tried: vector_max, vector_max/2, ..., 2. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/cc_internal.h"
+#include "uop/uop_internal.h"
+
+#define VEC_MAX 16
+
+typedef struct vz {
+  uop_ctx *ctx;
+  uop_ptrmap memo;   /* VECTORIZE(lanes) key -> vectorized node */
+  uop_ptrmap regs;   /* first lane DEFINE_REG -> vector DEFINE_REG (with its lanes checked in reg_lanes) */
+  uop_ptrmap stores; /* first lane REG STORE -> vector STORE */
+  uop_ptrmap repl;   /* scalar LOAD -> GEP of the vector load */
+  int64_t next_reg;  /* next free DEFINE_REG slot */
+  bool oom;
+} vz;
+
+/* ------------------------------------------------------------------------------------------------ alignment */
+
+/* True when every value of n is a multiple of w (w > 0): constants, sums, differences, products, shifts by a
+ * constant and widening casts of such expressions. Unknown forms are not multiples. */
+static bool divides(const uop *n, int64_t w) {
+  int64_t v;
+  if (uop_const_value(n, &v)) return v % w == 0;
+  switch (n->op) {
+    case UOP_ADD: case UOP_SUB: return divides(n->src[0], w) && divides(n->src[1], w);
+    case UOP_MUL: return divides(n->src[0], w) || divides(n->src[1], w);
+    case UOP_SHL:
+      if (uop_const_value(n->src[1], &v) && v >= 0 && v < 62 && ((int64_t)1 << v) % w == 0) return true;
+      return divides(n->src[0], w);
+    case UOP_CAST:
+      return uop_dt_is_int(n->dtype) && uop_dt_is_int(n->src[0]->dtype) &&
+             uop_dt_bits(n->dtype) >= uop_dt_bits(n->src[0]->dtype) && divides(n->src[0], w);
+    default: return false;
+  }
+}
+
+/* index = root + off with off a constant (root = index, off = 0 otherwise). */
+static void split_index(const uop *idx, const uop **root, int64_t *off) {
+  int64_t v;
+  if (idx->op == UOP_ADD && uop_const_value(idx->src[1], &v)) {
+    *root = idx->src[0];
+    *off = v;
+    return;
+  }
+  *root = idx;
+  *off = 0;
+}
+
+/* ------------------------------------------------------------------------------------------------ groups */
+
+/* One scalar global access: LOAD(INDEX(buf, root+off[, gate]), rest...) or STORE(INDEX(...), val, rest...). */
+typedef struct acc {
+  const uop *node, *buf, *root, *gate;
+  int64_t off;
+  size_t order; /* position in the SINK (stores) or toposort (loads) */
+} acc;
+
+static int cmp_ptr(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Same group: same buffer, root, gate and the same sources other than the index (and, for stores, the value). */
+static int acc_key_cmp(const acc *a, const acc *b) {
+  int c;
+  if ((c = cmp_ptr(a->buf, b->buf)) || (c = cmp_ptr(a->root, b->root)) || (c = cmp_ptr(a->gate, b->gate))) return c;
+  const uop *x = a->node, *y = b->node;
+  if (x->nsrc != y->nsrc) return x->nsrc < y->nsrc ? -1 : 1;
+  for (uint32_t i = x->op == UOP_STORE ? 2 : 1; i < x->nsrc; i++)
+    if ((c = cmp_ptr(x->src[i], y->src[i]))) return c;
+  return 0;
+}
+
+static int acc_cmp(const void *pa, const void *pb) {
+  const acc *a = pa, *b = pb;
+  int c = acc_key_cmp(a, b);
+  if (c) return c;
+  return a->off < b->off ? -1 : a->off > b->off;
+}
+
+/* A scalar float32 access to a global buffer through INDEX(buf, idx[, gate]); fills the group fields. */
+static bool as_access(const uop *n, acc *out) {
+  const uop *val = n->op == UOP_LOAD ? n : n->nsrc >= 2 ? n->src[1] : NULL;
+  if (!val || n->nsrc < 1 || val->dtype.scalar != UOP_FLOAT32 || val->dtype.count != 1 ||
+      uop_dt_is_ptr(val->dtype))
+    return false;
+  const uop *ix = n->src[0];
+  if (ix->op != UOP_INDEX_OP || ix->nsrc < 2 || ix->nsrc > 3 || ix->src[0]->op != UOP_DEFINE_GLOBAL) return false;
+  if (ix->src[0]->dtype.count != 1 || !uop_dt_is_int(ix->src[1]->dtype)) return false;
+  out->node = n;
+  out->buf = ix->src[0];
+  out->gate = ix->nsrc == 3 ? ix->src[2] : NULL;
+  split_index(ix->src[1], &out->root, &out->off);
+  return true;
+}
+
+/* The widest width w (vector_max, /2, ..., 2) such that a[i..i+w) is one group with offsets off..off+w-1, off % w
+ * == 0 and the root divisible by w; 0 if none. */
+static int run_width(const acc *a, size_t n, size_t i, int vmax) {
+  for (int w = vmax; w >= 2; w /= 2) {
+    if (i + (size_t)w > n || a[i].off % w != 0 || !divides(a[i].root, w)) continue;
+    bool ok = true;
+    for (int j = 1; j < w && ok; j++)
+      ok = acc_key_cmp(&a[i], &a[i + j]) == 0 && a[i + j].off == a[i].off + j;
+    if (ok) return w;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------------------------------------------ vec() */
+
+static const uop *vec(vz *z, const uop *const *lanes, int w);
+
+static const uop *mk(vz *z, uop_op op, uop_dtype dt, const uop *const *src, uint32_t nsrc, uop_arg arg) {
+  for (uint32_t i = 0; i < nsrc; i++)
+    if (!src[i]) return NULL;
+  const uop *n = uop_new(z->ctx, op, dt, src, nsrc, arg);
+  if (!n) z->oom = true;
+  return n;
+}
+
+static bool same_srcs_from(const uop *const *lanes, int w, uint32_t first) {
+  for (int l = 1; l < w; l++) {
+    if (lanes[l]->nsrc != lanes[0]->nsrc) return false;
+    for (uint32_t i = first; i < lanes[0]->nsrc; i++)
+      if (lanes[l]->src[i] != lanes[0]->src[i]) return false;
+  }
+  return true;
+}
+
+/* INDEX(DEFINE_REG(T*[1]), 0) on w distinct scalar registers -> INDEX(one vector register, 0), or NULL. */
+static const uop *vec_reg_index(vz *z, const uop *const *lanes, int w) {
+  const uop *regs[VEC_MAX];
+  for (int l = 0; l < w; l++) {
+    const uop *ix = lanes[l];
+    int64_t v;
+    if (ix->op != UOP_INDEX_OP || ix->nsrc != 2 || ix->src[0]->op != UOP_DEFINE_REG || ix->src[0]->dtype.size != 1 ||
+        ix->src[0]->dtype.count != 1 || !uop_const_value(ix->src[1], &v) || v != 0 || ix->src[1] != lanes[0]->src[1])
+      return NULL;
+    regs[l] = ix->src[0];
+    for (int k = 0; k < l; k++)
+      if (regs[k] == regs[l]) return NULL;
+  }
+  /* the vector register of this lane tuple: the first lane's entry must hold the same tuple */
+  uintptr_t *m = uop_ptrmap_find(&z->regs, regs[0]);
+  const uop *vreg;
+  if (m) {
+    const uop *const *tuple = (const uop *const *)*m;
+    for (int l = 0; l < w; l++)
+      if (tuple[l] != regs[l]) return NULL;
+    vreg = tuple[w];
+  } else {
+    const uop **tuple = uop_ctx_alloc(z->ctx, (size_t)(w + 1) * sizeof *tuple);
+    if (!tuple) {
+      z->oom = true;
+      return NULL;
+    }
+    memcpy(tuple, regs, (size_t)w * sizeof *tuple);
+    uop_dtype dt = uop_dt_ptr(uop_dt_vec(uop_dt_base_of(regs[0]->dtype), w), UOP_AS_REG, 1);
+    vreg = tuple[w] = mk(z, UOP_DEFINE_REG, dt, NULL, 0, uop_arg_int(z->next_reg++));
+    if (!vreg || !uop_ptrmap_put(&z->regs, regs[0], (uintptr_t)tuple)) {
+      z->oom = true;
+      return NULL;
+    }
+  }
+  const uop *src[2] = {vreg, lanes[0]->src[1]};
+  return mk(z, UOP_INDEX_OP, vreg->dtype, src, 2, uop_arg_none());
+}
+
+/* STORE(INDEX(reg_l, 0), v_l, rest...) lanes -> STORE(INDEX(vreg, 0), vec(v), rest...), or NULL. */
+static const uop *vec_reg_store(vz *z, const uop *const *lanes, int w) {
+  uintptr_t *m = uop_ptrmap_find(&z->stores, lanes[0]);
+  if (m) { /* the memo holds lane 0's tuple and its vector store */
+    const uop *const *tuple = (const uop *const *)*m;
+    for (int l = 0; l < w; l++)
+      if (tuple[l] != lanes[l]) return NULL;
+    return tuple[w];
+  }
+  for (int l = 0; l < w; l++)
+    if (lanes[l]->op != UOP_STORE || lanes[l]->nsrc < 2) return NULL;
+  if (!same_srcs_from(lanes, w, 2)) return NULL;
+  const uop *ix[VEC_MAX], *vals[VEC_MAX];
+  for (int l = 0; l < w; l++) {
+    ix[l] = lanes[l]->src[0];
+    vals[l] = lanes[l]->src[1];
+  }
+  const uop *vix = vec_reg_index(z, ix, w);
+  if (!vix) return NULL;
+  const uop **src = malloc(lanes[0]->nsrc * sizeof *src);
+  if (!src) {
+    z->oom = true;
+    return NULL;
+  }
+  src[0] = vix;
+  src[1] = vec(z, vals, w);
+  for (uint32_t i = 2; i < lanes[0]->nsrc; i++) src[i] = lanes[0]->src[i];
+  const uop *out = mk(z, UOP_STORE, lanes[0]->dtype, src, lanes[0]->nsrc, lanes[0]->arg);
+  free(src);
+  const uop **tuple = out ? uop_ctx_alloc(z->ctx, (size_t)(w + 1) * sizeof *tuple) : NULL;
+  if (!tuple) {
+    z->oom = true;
+    return NULL;
+  }
+  memcpy(tuple, lanes, (size_t)w * sizeof *tuple);
+  tuple[w] = out;
+  if (!uop_ptrmap_put(&z->stores, lanes[0], (uintptr_t)tuple)) z->oom = true;
+  return out;
+}
+
+/* True if a DEFINE_REG of lanes' INDEXes (lanes[l]->src[0]->src[0]) is under n: then n still reads or writes the
+ * scalar accumulators, whose update stores the vector chain replaces, so it cannot stand for them. */
+static bool uses_lane_regs(vz *z, const uop *n, const uop *const *lanes, int w) {
+  const uop **nodes;
+  size_t count;
+  hcq_status st = uop_toposort(z->ctx, n, &nodes, &count);
+  if (st) {
+    hcq_status_free(st);
+    z->oom = true;
+    return true;
+  }
+  for (size_t k = 0; k < count; k++)
+    if (nodes[k]->op == UOP_DEFINE_REG)
+      for (int l = 0; l < w; l++)
+        if (nodes[k] == lanes[l]->src[0]->src[0]) return true;
+  return false;
+}
+
+/* LOAD(INDEX(reg_l, 0), STORE_l, rest...) lanes (accumulator reads) -> one vector LOAD, or NULL. */
+static const uop *vec_reg_load(vz *z, const uop *const *lanes, int w) {
+  if (!same_srcs_from(lanes, w, 2)) return NULL;
+  const uop *ix[VEC_MAX], *st[VEC_MAX];
+  for (int l = 0; l < w; l++) {
+    ix[l] = lanes[l]->src[0];
+    st[l] = lanes[l]->nsrc >= 2 ? lanes[l]->src[1] : NULL;
+  }
+  const uop *vix = vec_reg_index(z, ix, w);
+  if (!vix) return NULL;
+  const uop **src = malloc(lanes[0]->nsrc * sizeof *src);
+  if (!src) {
+    z->oom = true;
+    return NULL;
+  }
+  src[0] = vix;
+  for (uint32_t i = 1; i < lanes[0]->nsrc; i++) src[i] = lanes[0]->src[i];
+  const uop *out = NULL;
+  if (lanes[0]->nsrc >= 2) src[1] = st[0] && st[0]->op == UOP_STORE ? vec_reg_store(z, st, w) : NULL;
+  if (lanes[0]->nsrc < 2 || src[1]) out = mk(z, UOP_LOAD, uop_dt_vec(lanes[0]->dtype, w), src, lanes[0]->nsrc, lanes[0]->arg);
+  free(src);
+  /* all or nothing: a chain whose update fell back to scalar lanes would mix the two register sets */
+  if (out && uses_lane_regs(z, out, lanes, w)) out = NULL;
+  return out;
+}
+
+static bool vector_alu(uop_op op) {
+  return op == UOP_ADD || op == UOP_SUB || op == UOP_MUL || op == UOP_FDIV || op == UOP_NEG || op == UOP_MULACC;
+}
+
+/* A w-vector whose lane l equals lanes[l] (scalars of one dtype). */
+static const uop *vec(vz *z, const uop *const *lanes, int w) {
+  for (int l = 0; l < w; l++)
+    if (!lanes[l]) return NULL;
+  const uop *key = mk(z, UOP_VECTORIZE, uop_dt_vec(lanes[0]->dtype, w), lanes, (uint32_t)w, uop_arg_none());
+  if (!key) return NULL;
+  uintptr_t *m = uop_ptrmap_find(&z->memo, key);
+  if (m) return (const uop *)*m;
+  const uop *out = NULL, *first = lanes[0];
+  bool same = true, same_op = true;
+  for (int l = 1; l < w; l++) {
+    same &= lanes[l] == first;
+    same_op &= lanes[l]->op == first->op && lanes[l]->nsrc == first->nsrc && uop_dt_eq(lanes[l]->dtype, first->dtype) &&
+               uop_arg_eq(&lanes[l]->arg, &first->arg);
+  }
+  if (same) {
+    out = key; /* broadcast */
+  } else if (first->op == UOP_GEP && first->src[0]->dtype.count == w) { /* lanes 0..w-1 of one vector */
+    bool seq = true;
+    for (int l = 0; l < w && seq; l++)
+      seq = lanes[l]->op == UOP_GEP && lanes[l]->src[0] == first->src[0] && lanes[l]->arg.kind == UOP_ARG_INTS &&
+            lanes[l]->arg.n == 1 && lanes[l]->arg.ints[0] == l;
+    if (seq) out = first->src[0];
+  } else if (same_op && vector_alu((uop_op)first->op) && uop_dt_is_float(first->dtype) && first->nsrc <= 3) {
+    const uop *src[3], *col[VEC_MAX];
+    for (uint32_t i = 0; i < first->nsrc; i++) {
+      for (int l = 0; l < w; l++) col[l] = lanes[l]->src[i];
+      src[i] = vec(z, col, w);
+    }
+    out = mk(z, (uop_op)first->op, key->dtype, src, first->nsrc, first->arg);
+  } else if (same_op && first->op == UOP_LOAD && first->src[0]->op == UOP_INDEX_OP &&
+             first->src[0]->src[0]->op == UOP_DEFINE_REG) {
+    out = vec_reg_load(z, lanes, w);
+  }
+  if (z->oom) return NULL;
+  if (!out) out = key;
+  if (!uop_ptrmap_put(&z->memo, key, (uintptr_t)out)) {
+    z->oom = true;
+    return NULL;
+  }
+  return out;
+}
+
+/* ------------------------------------------------------------------------------------------------ the pass */
+
+static const uop *replace_loads(void *user, uop_ctx *ctx, const uop *n, hcq_status *st) {
+  (void)ctx;
+  (void)st;
+  uintptr_t *m = uop_ptrmap_find(&((vz *)user)->repl, n);
+  return m ? (const uop *)*m : n;
+}
+
+/* Group the scalar global loads; record each folded lane's GEP in z->repl. */
+static hcq_status fold_loads(vz *z, const uop *const *nodes, size_t count, int vmax) {
+  acc *a = malloc((count ? count : 1) * sizeof *a);
+  if (!a) return hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory");
+  size_t n = 0;
+  for (size_t k = 0; k < count; k++)
+    if (nodes[k]->op == UOP_LOAD && as_access(nodes[k], &a[n])) a[n++].order = k;
+  qsort(a, n, sizeof *a, acc_cmp);
+  for (size_t i = 0; i < n && !z->oom;) {
+    int w = run_width(a, n, i, vmax);
+    if (!w) {
+      i++;
+      continue;
+    }
+    const uop *ld = a[i].node;
+    const uop **src = malloc(ld->nsrc * sizeof *src);
+    if (!src) return free(a), hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory");
+    src[0] = ld->src[0];
+    for (uint32_t s = 1; s < ld->nsrc; s++) {
+      const uop *alt = ld->src[s];
+      if (s == 1 && alt->op != UOP_STORE && uop_dt_eq(alt->dtype, ld->dtype)) {
+        const uop *col[VEC_MAX];
+        for (int l = 0; l < w; l++) col[l] = alt;
+        alt = mk(z, UOP_VECTORIZE, uop_dt_vec(alt->dtype, w), col, (uint32_t)w, uop_arg_none());
+      }
+      src[s] = alt;
+    }
+    const uop *vl = mk(z, UOP_LOAD, uop_dt_vec(ld->dtype, w), src, ld->nsrc, ld->arg);
+    free(src);
+    for (int l = 0; l < w && vl; l++) {
+      int64_t lane = l;
+      const uop *gep = mk(z, UOP_GEP, a[i + l].node->dtype, &vl, 1, uop_arg_ints(z->ctx, &lane, 1));
+      if (!gep || !uop_ptrmap_put(&z->repl, a[i + l].node, (uintptr_t)gep)) z->oom = true;
+    }
+    i += (size_t)w;
+  }
+  free(a);
+  return z->oom ? hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory") : HCQ_OK;
+}
+
+/* Group the SINK's scalar global stores (used by nothing but the SINK); vector stores replace each group. */
+static hcq_status fold_stores(vz *z, const uop *sink, const uop *const *nodes, size_t count, int vmax,
+                              const uop **out_sink) {
+  *out_sink = sink;
+  uop_ptrmap users = {0}; /* node -> number of users other than the SINK */
+  hcq_status st = HCQ_OK;
+  for (size_t k = 0; k < count && !st; k++) {
+    if (nodes[k] == sink) continue;
+    for (uint32_t i = 0; i < nodes[k]->nsrc; i++) {
+      uintptr_t *m = uop_ptrmap_find(&users, nodes[k]->src[i]);
+      if (m) (*m)++;
+      else if (!uop_ptrmap_put(&users, nodes[k]->src[i], 1)) st = hcq_status_make(HCQ_CODE_NOMEM, "vectorize: oom");
+    }
+  }
+  acc *a = malloc((sink->nsrc ? sink->nsrc : 1) * sizeof *a);
+  const uop **out = malloc((sink->nsrc ? sink->nsrc : 1) * sizeof *out);
+  if (!st && (!a || !out)) st = hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory");
+  size_t n = 0;
+  for (uint32_t i = 0; i < sink->nsrc && !st; i++) {
+    out[i] = sink->src[i];
+    const uop *s = sink->src[i];
+    if (s->op == UOP_STORE && !uop_ptrmap_find(&users, s) && as_access(s, &a[n])) a[n++].order = i;
+  }
+  qsort(a, n, sizeof *a, acc_cmp);
+  bool changed = false;
+  for (size_t i = 0; i < n && !st && !z->oom;) {
+    int w = run_width(a, n, i, vmax);
+    if (!w) {
+      i++;
+      continue;
+    }
+    const uop *vals[VEC_MAX];
+    size_t first = a[i].order;
+    for (int l = 0; l < w; l++) {
+      vals[l] = a[i + l].node->src[1];
+      if (a[i + l].order < first) first = a[i + l].order;
+    }
+    const uop *s0 = a[i].node;
+    const uop **src = malloc(s0->nsrc * sizeof *src);
+    if (!src) {
+      st = hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory");
+      break;
+    }
+    memcpy(src, s0->src, s0->nsrc * sizeof *src);
+    src[1] = vec(z, vals, w);
+    const uop *vs = mk(z, UOP_STORE, s0->dtype, src, s0->nsrc, s0->arg);
+    free(src);
+    for (int l = 0; l < w; l++) out[a[i + l].order] = NULL;
+    out[first] = vs; /* the group takes the place of its first store */
+    changed = true;
+    i += (size_t)w;
+  }
+  if (!st && z->oom) st = hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory");
+  if (!st && changed) {
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < sink->nsrc; i++)
+      if (out[i]) out[k++] = out[i];
+    *out_sink = uop_replace_src(z->ctx, sink, out, k);
+    if (!*out_sink) st = hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory");
+  }
+  free(a);
+  free(out);
+  uop_ptrmap_free(&users);
+  return st;
+}
+
+hcq_status cc_pass_vectorize(cc_pass_ctx *pc, const uop *sink, const uop **out_sink) {
+  *out_sink = sink;
+  int vmax = pc->target->vector_max;
+  if (vmax > VEC_MAX) vmax = VEC_MAX;
+  if (vmax < 2 || sink->op != UOP_SINK) return HCQ_OK;
+  vz z = {.ctx = pc->ctx};
+  const uop **nodes;
+  size_t count;
+  HCQ_TRY(uop_toposort(pc->ctx, sink, &nodes, &count));
+  for (size_t k = 0; k < count; k++)
+    if (nodes[k]->op == UOP_DEFINE_REG && nodes[k]->arg.i >= z.next_reg) z.next_reg = nodes[k]->arg.i + 1;
+  hcq_status st = fold_loads(&z, nodes, count, vmax);
+  const uop *loaded = sink;
+  if (!st && z.repl.count) st = cc_rebuild(pc->ctx, sink, replace_loads, &z, &loaded);
+  if (!st) st = uop_toposort(pc->ctx, loaded, &nodes, &count);
+  if (!st) st = fold_stores(&z, loaded, nodes, count, vmax, out_sink);
+  uop_ptrmap_free(&z.memo);
+  uop_ptrmap_free(&z.regs);
+  uop_ptrmap_free(&z.stores);
+  uop_ptrmap_free(&z.repl);
+  if (st) *out_sink = NULL;
+  return st;
+}

@@ -349,6 +349,14 @@ static void compute_one(uop *n) {
 
 static void ensure(const uop *root) {
   if (root->bounds_done) return;
+  /* Common case (nodes are built bottom-up and asked for right away): the sources are done, no stack needed. */
+  uint32_t k = 0;
+  while (k < root->nsrc && root->src[k]->bounds_done) k++;
+  if (k == root->nsrc) {
+    compute_one((uop *)root);
+    ((uop *)root)->bounds_done = 1;
+    return;
+  }
   uop_vec stack = {0};
   if (!uop_vec_push(&stack, (uintptr_t)root)) goto oom;
   while (stack.n) {

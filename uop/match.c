@@ -1,6 +1,7 @@
 /* Pattern matcher: compiles the pattern language of match.h into small trees, dispatches by op, matches with all
  * bindings (commutative permutations, repeated names) and calls the rule function per binding. */
 #include "uop/match.h"
+#include "uop/uop_internal.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -44,6 +45,7 @@ typedef struct crule {
 } crule;
 
 struct uop_pm {
+  uop_pm_memo_slot_fn memo_slot; /* non-NULL: results may be cached per context (uop_pm_set_memo) */
   crule **rules;
   size_t count;
   uint32_t *lists[UOP_OP_COUNT];
@@ -654,6 +656,12 @@ const uop *uop_pm_rewrite(const uop_pm *pm, uop_rewrite_ctx *rc, const uop *node
   }
   return NULL;
 }
+
+void uop_pm_set_memo(uop_pm *pm, uop_pm_memo_slot_fn slot_fn) {
+  if (pm) pm->memo_slot = slot_fn;
+}
+
+int uop_pm_memo_slot(const uop_pm *pm) { return pm && pm->memo_slot ? pm->memo_slot() : -1; }
 
 const uop *uop_b(const uop_bindings *b, const char *name) {
   for (int i = 0; i < b->count; i++)

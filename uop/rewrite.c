@@ -1,7 +1,6 @@
 /* graph_rewrite (both modes, to a fixed point, explicit stack) and substitute. */
 #include <stdlib.h>
 
-#include "uop/match.h"
 #include "uop/uop_internal.h"
 
 #define MAX_STACK_WORDS ((size_t)1500 * 1000) /* 500k entries of (node, stage, node): >= 200,000-deep chains */
@@ -14,7 +13,8 @@ typedef struct rw {
   const uop_pm *pm;
   uop_rewrite_ctx rc;
   bool node_first;
-  uop_ptrmap replace; /* node -> its final rewrite */
+  uop_ptrmap *replace; /* node -> its final rewrite (own_replace, or the ctx memo of a memoizable matcher) */
+  uop_ptrmap own_replace;
   uop_ptrmap inprog;  /* nodes whose rewrite is under way (a second entry is a cycle) */
   uop_ptrmap memo;    /* node-first: node -> pm result, or NO_MATCH */
   uop_vec stack;
@@ -35,7 +35,7 @@ static hcq_status push(rw *w, const uop *n, uintptr_t stage, const uop *nn) {
 }
 
 static const uop *final_of(rw *w, const uop *n) {
-  uintptr_t *r = uop_ptrmap_find(&w->replace, n);
+  uintptr_t *r = uop_ptrmap_find(w->replace, n);
   return r ? (const uop *)*r : NULL;
 }
 
@@ -139,14 +139,14 @@ static hcq_status run(rw *w, const uop *root, const uop **out_root) {
       if (next) {
         if ((st = push(w, n, 2, next)) || (st = push(w, next, 0, next))) return st;
       } else {
-        if (!uop_ptrmap_put(&w->replace, n, (uintptr_t)nn)) return oom(w);
-        if (nn != n && !uop_ptrmap_put(&w->replace, nn, (uintptr_t)nn)) return oom(w);
+        if (!uop_ptrmap_put(w->replace, n, (uintptr_t)nn)) return oom(w);
+        if (nn != n && !uop_ptrmap_put(w->replace, nn, (uintptr_t)nn)) return oom(w);
         uop_ptrmap_del(&w->inprog, n);
       }
     } else {
       const uop *f = final_of(w, nn);
       if (!f) return hcq_status_make(HCQ_CODE_INTERNAL, "graph_rewrite: rewrite of %s not ready", uop_op_name((uop_op)n->op));
-      if (!uop_ptrmap_put(&w->replace, n, (uintptr_t)f)) return oom(w);
+      if (!uop_ptrmap_put(w->replace, n, (uintptr_t)f)) return oom(w);
       uop_ptrmap_del(&w->inprog, n);
     }
   }
@@ -159,9 +159,18 @@ hcq_status uop_graph_rewrite(uop_ctx *ctx, const uop *root, const uop_pm *pm, uo
   *out_root = NULL;
   if (!ctx || !root || !pm) return hcq_status_make(HCQ_CODE_INVALID, "graph_rewrite: NULL argument");
   rw w = {.ctx = ctx, .pm = pm, .rc = {ctx, user}, .node_first = mode == UOP_REWRITE_NODE_FIRST};
+  /* Sources-first results of a memoizable matcher are fixed points that depend on the node only: keep them in the
+   * context (entries are only added for finished nodes, so they stay valid even if this call fails). */
+  int slot = w.node_first ? -1 : uop_pm_memo_slot(pm);
+  w.replace = slot >= 0 ? uop_ctx_memo_acquire(ctx, pm, slot) : NULL;
+  if (!w.replace) {
+    slot = -1;
+    w.replace = &w.own_replace;
+  }
   hcq_status st = run(&w, root, out_root);
   if (st) *out_root = NULL;
-  uop_ptrmap_free(&w.replace);
+  if (slot >= 0) uop_ctx_memo_release(ctx, slot);
+  uop_ptrmap_free(&w.own_replace);
   uop_ptrmap_free(&w.inprog);
   uop_ptrmap_free(&w.memo);
   uop_vec_free(&w.stack);

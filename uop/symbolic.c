@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "uop/symbolic_rules.h"
+#include "uop/uop_internal.h"
 
 int64_t uop_floordiv(int64_t a, int64_t d) {
   int64_t q = a / d;
@@ -173,6 +174,7 @@ static void sym_build_pm(void) {
   }
   hcq_status st = uop_pm_create(all, total, &sym_pm);
   free(all);
+  if (!st) uop_pm_set_memo(sym_pm, sym_memo_slot);
   if (st) {
     /* A broken rule table is a programming error: say which rule, leave the matcher NULL. */
     fprintf(stderr, "uop_symbolic_pm: %s\n", hcq_status_message(st));

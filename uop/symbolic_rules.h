@@ -44,6 +44,10 @@ bool sym_is_index(const uop *n);
 bool sym_is_bool(const uop *n);
 const uop *sym_not(uop_ctx *ctx, const uop *b); /* (b != true), folding !!x */
 
+/* Memo slot of the current simplification: the gate-nesting depth (the gate rules stop at the maximum depth, so
+ * each depth has its own results). */
+int sym_memo_slot(void);
+
 /* The families, in priority order. */
 extern const uop_rule sym_rules_fold[];
 extern const size_t sym_rules_fold_count;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "uop/match.h"
 #include "uop/uop.h"
 
 /* Open-addressing map from a node pointer to a word (pointer or integer). Key NULL marks an empty slot. */
@@ -122,6 +123,20 @@ static inline void uop_vec_free(uop_vec *s) {
 
 /* True once an allocation in ctx failed (sticky). */
 bool uop_ctx_is_oom(const uop_ctx *ctx);
+
+/* Per-context rewrite memo for matchers whose result on a node is a pure function of the node (uop_pm_set_memo):
+ * node -> its final rewrite, kept across uop_graph_rewrite calls, one map per slot (the symbolic rules use the
+ * gate-nesting depth as the slot, since deeper levels skip the gate rules). uop_ctx_memo_acquire returns NULL when
+ * the slot is out of range, belongs to another matcher or is in use by an enclosing rewrite (then the caller uses
+ * a private map); a non-NULL map must be released. */
+#define UOP_CTX_MEMO_SLOTS 4
+uop_ptrmap *uop_ctx_memo_acquire(uop_ctx *ctx, const void *owner, int slot);
+void uop_ctx_memo_release(uop_ctx *ctx, int slot);
+
+/* Mark pm as memoizable per context; slot_fn gives the memo slot for the current call (-1: do not memoize). */
+typedef int (*uop_pm_memo_slot_fn)(void);
+void uop_pm_set_memo(uop_pm *pm, uop_pm_memo_slot_fn slot_fn);
+int uop_pm_memo_slot(const uop_pm *pm); /* -1 if pm is not memoizable */
 
 /* Integer helpers used by bounds, evaluation and folding. */
 static inline int64_t uop_wrap_to(uop_dtype dt, int64_t v) {

@@ -35,6 +35,7 @@ typedef struct crule {
   uop_rule_fn fn;
   pnode *root;
   uop_opset early; /* ops required among the node's direct sources */
+  bool direct;      /* root-only pattern (its sources, if listed, are all '_'): no search, call fn right away */
   int ncap;
   char *names[UOP_MAX_CAPTURES];
   pnode pool[MAX_PNODES];
@@ -426,6 +427,11 @@ static hcq_status compile_rule(const uop_rule *rule, size_t index, crule **out) 
     return p.err;
   }
   pnode *root = r->root;
+  if (root->kind == PK_NODE && !root->star) {
+    r->direct = true;
+    for (int i = 0; i < root->nchild; i++)
+      if (root->child[i]->kind != PK_ANY || root->child[i]->cap >= 0) r->direct = false;
+  }
   if (root->kind == PK_NODE && root->has_src && !root->star) {
     for (int i = 0; i < root->nchild; i++) {
       const pnode *k = root->child[i];
@@ -644,6 +650,20 @@ const uop *uop_pm_rewrite(const uop_pm *pm, uop_rewrite_ctx *rc, const uop *node
   for (uint32_t k = 0; k < cnt; k++) {
     const crule *r = pm->rules[list[k]];
     if (r->early & ~srcops) continue;
+    if (r->direct) {
+      /* the whole pattern is the root's head and source count: one check, one binding, the callback */
+      const pnode *p = r->root;
+      if (!local_ok(p, node)) continue;
+      if (p->has_src && (node->nsrc < p->nchild || (!p->any_len && node->nsrc != p->nchild))) continue;
+      b.count = r->ncap;
+      if (r->ncap) {
+        b.names[0] = r->names[0];
+        b.nodes[0] = node;
+      }
+      const uop *res = r->fn(rc, node, &b);
+      if (res && res != node) return res;
+      continue;
+    }
     b.count = r->ncap;
     for (int i = 0; i < r->ncap; i++) {
       b.names[i] = r->names[i];

@@ -13,11 +13,12 @@ typedef struct rw {
   const uop_pm *pm;
   uop_rewrite_ctx rc;
   bool node_first;
-  uop_ptrmap *replace; /* node -> its final rewrite (own_replace, or the ctx memo of a memoizable matcher) */
-  uop_ptrmap own_replace;
-  uop_ptrmap inprog;  /* nodes whose rewrite is under way (a second entry is a cycle) */
-  uop_ptrmap memo;    /* node-first: node -> pm result, or NO_MATCH */
-  uop_vec stack;
+  uop_rw_memo *m;      /* own, or the ctx memo of a memoizable matcher */
+  uop_rw_memo own;
+  uop_ptrmap *replace; /* m->replace: node -> its final rewrite */
+  uop_ptrmap *inprog;  /* m->inprog: nodes whose rewrite is under way (a second entry is a cycle) */
+  uop_vec *stack;      /* m->stack */
+  uop_ptrmap memo;     /* node-first: node -> pm result, or NO_MATCH */
 } rw;
 
 static hcq_status oom(rw *w) {
@@ -26,11 +27,21 @@ static hcq_status oom(rw *w) {
 }
 
 static hcq_status push(rw *w, const uop *n, uintptr_t stage, const uop *nn) {
-  if (w->stack.n + 3 > MAX_STACK_WORDS)
+  uop_vec *v = w->stack;
+  if (v->n + 3 > MAX_STACK_WORDS)
     return hcq_status_make(HCQ_CODE_INVALID, "graph_rewrite: stack limit of %zu entries exceeded (rules do not converge?)",
                            MAX_STACK_WORDS / 3);
-  if (!uop_vec_push(&w->stack, (uintptr_t)n) || !uop_vec_push(&w->stack, stage) || !uop_vec_push(&w->stack, (uintptr_t)nn))
-    return oom(w);
+  if (v->n + 3 > v->cap) {
+    size_t ncap = v->cap ? v->cap * 2 : 96;
+    uintptr_t *nv = realloc(v->v, ncap * sizeof *nv);
+    if (!nv) return oom(w);
+    v->v = nv;
+    v->cap = ncap;
+  }
+  v->v[v->n] = (uintptr_t)n;
+  v->v[v->n + 1] = stage;
+  v->v[v->n + 2] = (uintptr_t)nn;
+  v->n += 3;
   return HCQ_OK;
 }
 
@@ -66,7 +77,7 @@ static hcq_status apply_chain(rw *w, const uop *n, const uop **out) {
     const uop *r = NULL;
     if ((st = memo_try(w, cur, &r))) break;
     if (!r) break;
-    if (r == n || uop_ptrmap_find(&w->inprog, r)) {
+    if (r == n || uop_ptrmap_find(w->inprog, r)) {
       st = cycle_error(n);
       break;
     }
@@ -97,18 +108,18 @@ static hcq_status run(rw *w, const uop *root, const uop **out_root) {
   const uop *small[8];
   if ((st = push(w, root, 0, root))) return st;
   size_t steps = 0;
-  while (w->stack.n) {
-    w->stack.n -= 3;
-    const uop *n = (const uop *)w->stack.v[w->stack.n];
-    uintptr_t stage = w->stack.v[w->stack.n + 1];
-    const uop *nn = (const uop *)w->stack.v[w->stack.n + 2];
+  while (w->stack->n) {
+    w->stack->n -= 3;
+    const uop *n = (const uop *)w->stack->v[w->stack->n];
+    uintptr_t stage = w->stack->v[w->stack->n + 1];
+    const uop *nn = (const uop *)w->stack->v[w->stack->n + 2];
     if (++steps > MAX_STEPS)
       return hcq_status_make(HCQ_CODE_INVALID, "graph_rewrite: no fixed point after %zu steps", MAX_STEPS);
     if (stage == 0) {
       if (final_of(w, n)) continue;
-      if (uop_ptrmap_find(&w->inprog, n)) return cycle_error(n);
+      if (uop_ptrmap_find(w->inprog, n)) return cycle_error(n);
       if (w->node_first && (st = apply_chain(w, n, &nn))) return st;
-      if (!uop_ptrmap_put(&w->inprog, n, 1)) return oom(w);
+      if (!uop_ptrmap_put(w->inprog, n, 1)) return oom(w);
       if ((st = push(w, n, 1, nn))) return st;
       for (uint32_t i = nn->nsrc; i-- > 0;)
         if (!final_of(w, nn->src[i]) && (st = push(w, nn->src[i], 0, nn->src[i]))) return st;
@@ -141,13 +152,13 @@ static hcq_status run(rw *w, const uop *root, const uop **out_root) {
       } else {
         if (!uop_ptrmap_put(w->replace, n, (uintptr_t)nn)) return oom(w);
         if (nn != n && !uop_ptrmap_put(w->replace, nn, (uintptr_t)nn)) return oom(w);
-        uop_ptrmap_del(&w->inprog, n);
+        uop_ptrmap_del(w->inprog, n);
       }
     } else {
       const uop *f = final_of(w, nn);
       if (!f) return hcq_status_make(HCQ_CODE_INTERNAL, "graph_rewrite: rewrite of %s not ready", uop_op_name((uop_op)n->op));
       if (!uop_ptrmap_put(w->replace, n, (uintptr_t)f)) return oom(w);
-      uop_ptrmap_del(&w->inprog, n);
+      uop_ptrmap_del(w->inprog, n);
     }
   }
   *out_root = final_of(w, root);
@@ -162,18 +173,26 @@ hcq_status uop_graph_rewrite(uop_ctx *ctx, const uop *root, const uop_pm *pm, uo
   /* Sources-first results of a memoizable matcher are fixed points that depend on the node only: keep them in the
    * context (entries are only added for finished nodes, so they stay valid even if this call fails). */
   int slot = w.node_first ? -1 : uop_pm_memo_slot(pm);
-  w.replace = slot >= 0 ? uop_ctx_memo_acquire(ctx, pm, slot) : NULL;
-  if (!w.replace) {
+  w.m = slot >= 0 ? uop_ctx_memo_acquire(ctx, pm, slot) : NULL;
+  if (!w.m) {
     slot = -1;
-    w.replace = &w.own_replace;
+    w.m = &w.own;
   }
+  w.replace = &w.m->replace;
+  w.inprog = &w.m->inprog;
+  w.stack = &w.m->stack;
+  w.stack->n = 0;
   hcq_status st = run(&w, root, out_root);
   if (st) *out_root = NULL;
-  if (slot >= 0) uop_ctx_memo_release(ctx, slot);
-  uop_ptrmap_free(&w.own_replace);
-  uop_ptrmap_free(&w.inprog);
+  if (slot >= 0) {
+    uop_ptrmap_clear(w.inprog); /* scratch for the next call */
+    w.stack->n = 0;
+    uop_ctx_memo_release(ctx, slot);
+  }
+  uop_ptrmap_free(&w.own.replace);
+  uop_ptrmap_free(&w.own.inprog);
+  uop_vec_free(&w.own.stack);
   uop_ptrmap_free(&w.memo);
-  uop_vec_free(&w.stack);
   return st;
 }
 

@@ -46,16 +46,22 @@ struct uop_ctx {
   blob_table strs, ints;
   bool oom;
   const void *memo_owner;
-  uop_ptrmap memo[UOP_CTX_MEMO_SLOTS];
+  uop_rw_memo memo[UOP_CTX_MEMO_SLOTS];
   bool memo_busy[UOP_CTX_MEMO_SLOTS];
 };
 
-uop_ptrmap *uop_ctx_memo_acquire(uop_ctx *ctx, const void *owner, int slot) {
+static void memo_free(uop_rw_memo *m) {
+  uop_ptrmap_free(&m->replace);
+  uop_ptrmap_free(&m->inprog);
+  uop_vec_free(&m->stack);
+}
+
+uop_rw_memo *uop_ctx_memo_acquire(uop_ctx *ctx, const void *owner, int slot) {
   if (!ctx || !owner || slot < 0 || slot >= UOP_CTX_MEMO_SLOTS || ctx->memo_busy[slot]) return NULL;
   if (ctx->memo_owner != owner) {
     for (int i = 0; i < UOP_CTX_MEMO_SLOTS; i++)
       if (ctx->memo_busy[i]) return NULL;
-    for (int i = 0; i < UOP_CTX_MEMO_SLOTS; i++) uop_ptrmap_free(&ctx->memo[i]);
+    for (int i = 0; i < UOP_CTX_MEMO_SLOTS; i++) memo_free(&ctx->memo[i]);
     ctx->memo_owner = owner;
   }
   ctx->memo_busy[slot] = true;
@@ -178,7 +184,7 @@ void uop_ctx_destroy(uop_ctx *ctx) {
   free(ctx->slots);
   free(ctx->strs.slots);
   free(ctx->ints.slots);
-  for (int i = 0; i < UOP_CTX_MEMO_SLOTS; i++) uop_ptrmap_free(&ctx->memo[i]);
+  for (int i = 0; i < UOP_CTX_MEMO_SLOTS; i++) memo_free(&ctx->memo[i]);
   free(ctx);
 }
 
@@ -362,10 +368,16 @@ const uop *uop_new(uop_ctx *ctx, uop_op op, uop_dtype dtype, const uop *const *s
   for (; ctx->slots[i].node; i = (i + 1) & mask) {
     if (ctx->slots[i].hash != h) continue;
     const uop *n = ctx->slots[i].node;
-    if (n->op != op || n->nsrc != nsrc || !uop_dt_eq(n->dtype, dtype) ||
-        n->dtype.ptr_v != dtype.ptr_v || !uop_arg_eq(&n->arg, &a))
+    /* both dtypes are canonical, so field equality is uop_dt_eq plus ptr_v */
+    if (n->op != op || n->nsrc != nsrc || n->dtype.scalar != dtype.scalar || n->dtype.count != dtype.count ||
+        n->dtype.addrspace != dtype.addrspace || n->dtype.ptr_v != dtype.ptr_v || n->dtype.size != dtype.size)
       continue;
-    if (nsrc && memcmp(n->src, src, nsrc * sizeof *src) != 0) continue;
+    if (n->arg.kind != a.kind || n->arg.i != a.i || !(a.kind == UOP_ARG_NONE || a.kind == UOP_ARG_INT
+                                                      || uop_arg_eq(&n->arg, &a)))
+      continue;
+    uint32_t k = 0;
+    while (k < nsrc && n->src[k] == src[k]) k++;
+    if (k != nsrc) continue;
     return n;
   }
   if (ctx->count >= UINT32_MAX - 1) {

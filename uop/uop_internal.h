@@ -125,13 +125,24 @@ static inline void uop_vec_free(uop_vec *s) {
 bool uop_ctx_is_oom(const uop_ctx *ctx);
 
 /* Per-context rewrite memo for matchers whose result on a node is a pure function of the node (uop_pm_set_memo):
- * node -> its final rewrite, kept across uop_graph_rewrite calls, one map per slot (the symbolic rules use the
- * gate-nesting depth as the slot, since deeper levels skip the gate rules). uop_ctx_memo_acquire returns NULL when
- * the slot is out of range, belongs to another matcher or is in use by an enclosing rewrite (then the caller uses
- * a private map); a non-NULL map must be released. */
+ * `replace` maps node -> its final rewrite and is kept across uop_graph_rewrite calls, one per slot (the symbolic
+ * rules use the gate-nesting depth as the slot, since deeper levels skip the gate rules). `inprog` and `stack` are
+ * scratch reused by the next call (left empty by a call that succeeds; a failed call clears them).
+ * uop_ctx_memo_acquire returns NULL when the slot is out of range, belongs to another matcher or is in use by an
+ * enclosing rewrite (then the caller uses private maps); a non-NULL memo must be released. */
 #define UOP_CTX_MEMO_SLOTS 4
-uop_ptrmap *uop_ctx_memo_acquire(uop_ctx *ctx, const void *owner, int slot);
+typedef struct uop_rw_memo {
+  uop_ptrmap replace, inprog;
+  uop_vec stack;
+} uop_rw_memo;
+uop_rw_memo *uop_ctx_memo_acquire(uop_ctx *ctx, const void *owner, int slot);
 void uop_ctx_memo_release(uop_ctx *ctx, int slot);
+
+/* Empty the map, keeping its storage. */
+static inline void uop_ptrmap_clear(uop_ptrmap *m) {
+  if (m->count) memset(m->keys, 0, m->cap * sizeof *m->keys);
+  m->count = 0;
+}
 
 /* Mark pm as memoizable per context; slot_fn gives the memo slot for the current call (-1: do not memoize). */
 typedef int (*uop_pm_memo_slot_fn)(void);

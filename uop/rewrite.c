@@ -197,54 +197,67 @@ hcq_status uop_graph_rewrite(uop_ctx *ctx, const uop *root, const uop_pm *pm, uo
 }
 
 /* Simultaneous one-shot replacement: occurrences of from[i] in the graph under root become to[i]; the to[i] are
- * taken as they are (not substituted again), so a map like x -> x+1 is fine. */
+ * taken as they are (not substituted again), so a map like x -> x+1 is fine. One post-order walk with a map
+ * node -> result (seeded with the replacements, so the walk stops at them); the map and the stack are the ctx's
+ * scratch when free (this is called a lot, on small graphs, by the gate simplification). */
 hcq_status uop_substitute(uop_ctx *ctx, const uop *root, const uop *const *from, const uop *const *to, size_t count,
                           const uop **out_root) {
   *out_root = NULL;
   if (!ctx || !root) return hcq_status_make(HCQ_CODE_INVALID, "uop_substitute: NULL argument");
-  const uop **nodes;
-  size_t n;
-  HCQ_TRY(uop_toposort(ctx, root, &nodes, &n));
-  uop_ptrmap map = {0}, out = {0};
+  for (size_t i = 0; i < count; i++)
+    if (!from[i] || !to[i]) return hcq_status_make(HCQ_CODE_INVALID, "uop_substitute: NULL entry %zu in the map", i);
+  uop_scratch own = {0}, *sc = uop_ctx_scratch_acquire(ctx);
+  if (!sc) sc = &own;
+  uop_ptrmap *done = &sc->map; /* node -> its result */
+  uop_vec *stack = &sc->stack;
   hcq_status st = HCQ_OK;
   const uop *small[8];
-  for (size_t i = 0; i < count; i++) {
-    if (!from[i] || !to[i]) {
-      st = hcq_status_make(HCQ_CODE_INVALID, "uop_substitute: NULL entry %zu in the map", i);
-      goto done;
+  for (size_t i = 0; i < count; i++)
+    if (!uop_ptrmap_put(done, from[i], (uintptr_t)to[i])) goto nomem;
+  if (!uop_ptrmap_find(done, root) && !uop_vec_push(stack, (uintptr_t)root)) goto nomem;
+  while (stack->n) {
+    const uop *x = (const uop *)stack->v[stack->n - 1];
+    if (uop_ptrmap_find(done, x)) { /* reached twice before it was finished */
+      stack->n--;
+      continue;
     }
-    if (!uop_ptrmap_put(&map, from[i], (uintptr_t)to[i])) goto nomem;
-  }
-  for (size_t k = 0; k < n; k++) {
-    const uop *x = nodes[k], *res = x;
-    uintptr_t *m = uop_ptrmap_find(&map, x);
-    if (m) {
-      res = (const uop *)*m;
-    } else if (x->nsrc) {
+    bool ready = true;
+    for (uint32_t i = x->nsrc; i-- > 0;)
+      if (!uop_ptrmap_find(done, x->src[i])) {
+        ready = false;
+        if (!uop_vec_push(stack, (uintptr_t)x->src[i])) goto nomem;
+      }
+    if (!ready) continue;
+    stack->n--;
+    const uop *res = x;
+    if (x->nsrc) {
       const uop **src = x->nsrc <= 8 ? small : malloc(x->nsrc * sizeof *src);
       if (!src) goto nomem;
       bool changed = false;
       for (uint32_t i = 0; i < x->nsrc; i++) {
-        uintptr_t *r = uop_ptrmap_find(&out, x->src[i]);
-        src[i] = r ? (const uop *)*r : x->src[i];
+        src[i] = (const uop *)*uop_ptrmap_find(done, x->src[i]);
         changed |= src[i] != x->src[i];
       }
       if (changed) res = uop_replace_src(ctx, x, src, x->nsrc);
       if (src != small) free(src);
       if (!res) goto nomem;
     }
-    if (res != x && !uop_ptrmap_put(&out, x, (uintptr_t)res)) goto nomem;
+    if (!uop_ptrmap_put(done, x, (uintptr_t)res)) goto nomem;
   }
-  {
-    uintptr_t *r = uop_ptrmap_find(&out, root);
-    *out_root = r ? (const uop *)*r : root;
-  }
-  goto done;
+  *out_root = (const uop *)*uop_ptrmap_find(done, root);
+  goto cleanup;
 nomem:
   st = uop_ctx_status(ctx);
   if (!st) st = hcq_status_make(HCQ_CODE_NOMEM, "uop_substitute: out of memory");
-done:
-  uop_ptrmap_free(&map);
-  uop_ptrmap_free(&out);
+cleanup:
+  stack->n = 0;
+  if (done->cap > 4096 && done->count * 16 < done->cap) uop_ptrmap_free(done); /* do not keep clearing a huge map */
+  else uop_ptrmap_clear(done);
+  if (sc == &own) {
+    uop_ptrmap_free(&own.map);
+    uop_vec_free(&own.stack);
+  } else {
+    uop_ctx_scratch_release(ctx, sc);
+  }
   return st;
 }

@@ -47,8 +47,19 @@ struct uop_ctx {
   bool oom;
   const void *memo_owner;
   uop_rw_memo memo[UOP_CTX_MEMO_SLOTS];
+  uop_scratch scratch;
   bool memo_busy[UOP_CTX_MEMO_SLOTS];
 };
+
+uop_scratch *uop_ctx_scratch_acquire(uop_ctx *ctx) {
+  if (!ctx || ctx->scratch.busy) return NULL;
+  ctx->scratch.busy = true;
+  return &ctx->scratch;
+}
+
+void uop_ctx_scratch_release(uop_ctx *ctx, uop_scratch *s) {
+  if (ctx && s == &ctx->scratch) s->busy = false;
+}
 
 static void memo_free(uop_rw_memo *m) {
   uop_ptrmap_free(&m->replace);
@@ -185,6 +196,8 @@ void uop_ctx_destroy(uop_ctx *ctx) {
   free(ctx->strs.slots);
   free(ctx->ints.slots);
   for (int i = 0; i < UOP_CTX_MEMO_SLOTS; i++) memo_free(&ctx->memo[i]);
+  uop_ptrmap_free(&ctx->scratch.map);
+  uop_vec_free(&ctx->scratch.stack);
   free(ctx);
 }
 

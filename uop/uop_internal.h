@@ -138,6 +138,16 @@ typedef struct uop_rw_memo {
 uop_rw_memo *uop_ctx_memo_acquire(uop_ctx *ctx, const void *owner, int slot);
 void uop_ctx_memo_release(uop_ctx *ctx, int slot);
 
+/* Scratch map + stack owned by the context for short non-reentrant walks (uop_substitute). Acquire returns NULL
+ * when it is already in use; the holder leaves both empty before releasing. */
+typedef struct uop_scratch {
+  uop_ptrmap map;
+  uop_vec stack;
+  bool busy;
+} uop_scratch;
+uop_scratch *uop_ctx_scratch_acquire(uop_ctx *ctx);
+void uop_ctx_scratch_release(uop_ctx *ctx, uop_scratch *s);
+
 /* Empty the map, keeping its storage. */
 static inline void uop_ptrmap_clear(uop_ptrmap *m) {
   if (m->count) memset(m->keys, 0, m->cap * sizeof *m->keys);

@@ -36,6 +36,7 @@ typedef struct crule {
   pnode *root;
   uop_opset early; /* ops required among the node's direct sources */
   bool direct;      /* root-only pattern (its sources, if listed, are all '_'): no search, call fn right away */
+  bool quick;       /* fixed source list, not '**': pre-check the root and its sources' heads before the search */
   int ncap;
   char *names[UOP_MAX_CAPTURES];
   pnode pool[MAX_PNODES];
@@ -432,6 +433,8 @@ static hcq_status compile_rule(const uop_rule *rule, size_t index, crule **out) 
     for (int i = 0; i < root->nchild; i++)
       if (root->child[i]->kind != PK_ANY || root->child[i]->cap >= 0) r->direct = false;
   }
+  r->quick = root->kind == PK_NODE && root->has_src && !root->star && !root->any_len &&
+             (!root->comm || root->nchild == 2);
   if (root->kind == PK_NODE && root->has_src && !root->star) {
     for (int i = 0; i < root->nchild; i++) {
       const pnode *k = root->child[i];
@@ -542,7 +545,7 @@ static bool arg_ok(const pnode *p, const uop *n) {
   return false;
 }
 
-static bool local_ok(const pnode *p, const uop *n) {
+static inline __attribute__((always_inline)) bool local_ok(const pnode *p, const uop *n) {
   switch (p->kind) {
   case PK_ANY: return true;
   case PK_INT:
@@ -639,6 +642,19 @@ out:
   return res;
 }
 
+/* Necessary conditions for a pattern with a fixed source list: the root's head and count, and each source's head
+ * (in either order for a commutative pair). Cheap, and it rejects most rules before the full search. */
+static bool quick_ok(const pnode *p, const uop *n) {
+  if (n->nsrc != p->nchild || !local_ok(p, n)) return false;
+  if (p->comm) {
+    const pnode *a = p->child[0], *b = p->child[1];
+    return (local_ok(a, n->src[0]) && local_ok(b, n->src[1])) || (local_ok(a, n->src[1]) && local_ok(b, n->src[0]));
+  }
+  for (uint32_t j = 0; j < n->nsrc; j++)
+    if (!local_ok(p->child[j], n->src[j])) return false;
+  return true;
+}
+
 const uop *uop_pm_rewrite(const uop_pm *pm, uop_rewrite_ctx *rc, const uop *node) {
   if (!pm || !node || node->op >= UOP_OP_COUNT) return NULL;
   uint32_t cnt = pm->nlist[node->op];
@@ -664,6 +680,7 @@ const uop *uop_pm_rewrite(const uop_pm *pm, uop_rewrite_ctx *rc, const uop *node
       if (res && res != node) return res;
       continue;
     }
+    if (r->quick && !quick_ok(r->root, node)) continue;
     b.count = r->ncap;
     for (int i = 0; i < r->ncap; i++) {
       b.names[i] = r->names[i];

@@ -54,17 +54,19 @@ static const uop *make_expr(uop_ctx *ctx, int kind) {
 /* Usage: simplify_bench [budget_s] [batches] [distinct]: with batches > 0, exactly that many batches per family
  * run (a fixed amount of work, for instruction counts under callgrind) instead of a time budget; distinct = 1 makes
  * every expression of a batch a different node (see make_expr), 0 (default) keeps the original mix, in which a
- * batch repeats expressions. */
+ * batch repeats expressions; a fourth argument runs only that family (0..3). */
 int main(int argc, char **argv) {
   double budget_s = argc > 1 ? atof(argv[1]) : 1.0;
   long fixed_batches = argc > 2 ? atol(argv[2]) : 0;
   distinct = argc > 3 ? atoi(argv[3]) : 0;
+  int only = argc > 4 ? atoi(argv[4]) : -1; /* run one family only */
   static const char *names[] = {"divmod chain", "recombine", "gated mod", "lt of div"};
   double best[4];
   long total = 0;
   double total_s = 0;
   printf("%-14s %12s %10s\n", "family", "expr/s", "us/expr");
   for (int kind = 0; kind < 4; kind++) {
+    if (only >= 0 && kind != only) continue;
     long done = 0;
     double t0 = now_s(), spent = 0;
     rs = 12345 + kind;

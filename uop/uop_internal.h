@@ -8,10 +8,15 @@
 #include "uop/match.h"
 #include "uop/uop.h"
 
-/* Open-addressing map from a node pointer to a word (pointer or integer). Key NULL marks an empty slot. */
+/* Open-addressing map from a node pointer to a word (pointer or integer). Key NULL marks an empty slot. Key and
+ * value share a slot (one cache line per probe); the load factor stays at most 1/2 so probes are short. */
+typedef struct uop_ptrmap_slot {
+  const void *key;
+  uintptr_t val;
+} uop_ptrmap_slot;
+
 typedef struct uop_ptrmap {
-  const void **keys;
-  uintptr_t *vals;
+  uop_ptrmap_slot *slots;
   size_t cap, count; /* cap is 0 or a power of two */
 } uop_ptrmap;
 
@@ -23,8 +28,7 @@ static inline size_t uop_ptrhash(const void *p) {
 }
 
 static inline void uop_ptrmap_free(uop_ptrmap *m) {
-  free(m->keys);
-  free(m->vals);
+  free(m->slots);
   memset(m, 0, sizeof *m);
 }
 
@@ -33,46 +37,38 @@ static inline uintptr_t *uop_ptrmap_find(const uop_ptrmap *m, const void *key) {
   if (!m->cap) return NULL;
   size_t mask = m->cap - 1;
   for (size_t i = uop_ptrhash(key) & mask;; i = (i + 1) & mask) {
-    if (m->keys[i] == key) return &m->vals[i];
-    if (!m->keys[i]) return NULL;
+    if (m->slots[i].key == key) return &m->slots[i].val;
+    if (!m->slots[i].key) return NULL;
   }
 }
 
 static inline bool uop_ptrmap_grow(uop_ptrmap *m) {
-  size_t ncap = m->cap ? m->cap * 2 : 64;
-  const void **nk = calloc(ncap, sizeof *nk);
-  uintptr_t *nv = malloc(ncap * sizeof *nv);
-  if (!nk || !nv) {
-    free(nk);
-    free(nv);
-    return false;
-  }
+  size_t ncap = m->cap ? m->cap * 2 : 32;
+  uop_ptrmap_slot *ns = calloc(ncap, sizeof *ns);
+  if (!ns) return false;
   for (size_t j = 0; j < m->cap; j++) {
-    if (!m->keys[j]) continue;
-    size_t i = uop_ptrhash(m->keys[j]) & (ncap - 1);
-    while (nk[i]) i = (i + 1) & (ncap - 1);
-    nk[i] = m->keys[j];
-    nv[i] = m->vals[j];
+    if (!m->slots[j].key) continue;
+    size_t i = uop_ptrhash(m->slots[j].key) & (ncap - 1);
+    while (ns[i].key) i = (i + 1) & (ncap - 1);
+    ns[i] = m->slots[j];
   }
-  free(m->keys);
-  free(m->vals);
-  m->keys = nk;
-  m->vals = nv;
+  free(m->slots);
+  m->slots = ns;
   m->cap = ncap;
   return true;
 }
 
 /* Insert or overwrite. Returns false on out-of-memory. */
 static inline bool uop_ptrmap_put(uop_ptrmap *m, const void *key, uintptr_t val) {
-  if ((m->count + 1) * 4 > m->cap * 3 && !uop_ptrmap_grow(m)) return false;
+  if ((m->count + 1) * 2 > m->cap && !uop_ptrmap_grow(m)) return false;
   size_t mask = m->cap - 1;
   size_t i = uop_ptrhash(key) & mask;
-  while (m->keys[i] && m->keys[i] != key) i = (i + 1) & mask;
-  if (!m->keys[i]) {
-    m->keys[i] = key;
+  while (m->slots[i].key && m->slots[i].key != key) i = (i + 1) & mask;
+  if (!m->slots[i].key) {
+    m->slots[i].key = key;
     m->count++;
   }
-  m->vals[i] = val;
+  m->slots[i].val = val;
   return true;
 }
 
@@ -81,21 +77,20 @@ static inline void uop_ptrmap_del(uop_ptrmap *m, const void *key) {
   if (!m->cap) return;
   size_t mask = m->cap - 1;
   size_t i = uop_ptrhash(key) & mask;
-  while (m->keys[i] != key) {
-    if (!m->keys[i]) return;
+  while (m->slots[i].key != key) {
+    if (!m->slots[i].key) return;
     i = (i + 1) & mask;
   }
   m->count--;
-  for (size_t j = (i + 1) & mask; m->keys[j]; j = (j + 1) & mask) {
-    size_t home = uop_ptrhash(m->keys[j]) & mask;
+  for (size_t j = (i + 1) & mask; m->slots[j].key; j = (j + 1) & mask) {
+    size_t home = uop_ptrhash(m->slots[j].key) & mask;
     /* can the entry at j move to the hole at i? only if its home is not in (i, j] cyclically */
     if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
-      m->keys[i] = m->keys[j];
-      m->vals[i] = m->vals[j];
+      m->slots[i] = m->slots[j];
       i = j;
     }
   }
-  m->keys[i] = NULL;
+  m->slots[i].key = NULL;
 }
 
 /* Growable array of words used as an explicit stack. */
@@ -150,7 +145,7 @@ void uop_ctx_scratch_release(uop_ctx *ctx, uop_scratch *s);
 
 /* Empty the map, keeping its storage. */
 static inline void uop_ptrmap_clear(uop_ptrmap *m) {
-  if (m->count) memset(m->keys, 0, m->cap * sizeof *m->keys);
+  if (m->count) memset(m->slots, 0, m->cap * sizeof *m->slots);
   m->count = 0;
 }
 

@@ -32,8 +32,6 @@ int64_t sym_gcd(int64_t a, int64_t b) {
   return x > (uint64_t)INT64_MAX ? 0 : (int64_t)x;
 }
 
-bool sym_is_index(const uop *n) { return n->dtype.scalar == UOP_INDEX && n->dtype.count <= 1 && !uop_dt_is_ptr(n->dtype); }
-bool sym_is_bool(const uop *n) { return n->dtype.scalar == UOP_BOOL && n->dtype.count <= 1 && !uop_dt_is_ptr(n->dtype); }
 
 bool sym_bounds(const uop *n, int64_t *lo, int64_t *hi) {
   if (uop_dt_is_ptr(n->dtype) || n->dtype.scalar == UOP_UINT64) return false;

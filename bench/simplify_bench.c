@@ -20,13 +20,18 @@ static double now_s(void) {
 
 #define BATCH 256
 
+/* distinct = 1: every expression of a batch gets its own reduce range id, so no two roots (and no subtrees that
+ * contain the range) are the same node; the gidx/lidx parts stay shared, as in a real kernel. */
+static int distinct;
+static int next_range_id;
+
 /* One expression of kernel index math: ((gidx*L + lidx)*U + ridx)//D % M, or its modulo split, under a gate. */
 static const uop *make_expr(uop_ctx *ctx, int kind) {
   static const int64_t gs[] = {16, 32, 64, 128}, ls[] = {4, 8, 16}, us[] = {1, 3, 4}, ds[] = {2, 3, 4, 12, 16};
   int64_t G = gs[rnd(4)], L = ls[rnd(3)], U = us[rnd(3)], D = ds[rnd(5)];
   const uop *g = uop_special(ctx, "gidx0", uop_index_const(ctx, G));
   const uop *l = uop_special(ctx, "lidx0", uop_index_const(ctx, L));
-  const uop *r = uop_range(ctx, uop_index_const(ctx, U), 1, UOP_AXIS_REDUCE);
+  const uop *r = uop_range(ctx, uop_index_const(ctx, U), distinct ? ++next_range_id : 1, UOP_AXIS_REDUCE);
   const uop *idx = uop_alu2(ctx, UOP_ADD, uop_alu2(ctx, UOP_MUL, uop_alu2(ctx, UOP_ADD, uop_alu2(ctx, UOP_MUL, g,
                              uop_index_const(ctx, L)), l), uop_index_const(ctx, U)), r);
   switch (kind) {
@@ -46,21 +51,30 @@ static const uop *make_expr(uop_ctx *ctx, int kind) {
   }
 }
 
+/* Usage: simplify_bench [budget_s] [batches] [distinct]: with batches > 0, exactly that many batches per family
+ * run (a fixed amount of work, for instruction counts under callgrind) instead of a time budget; distinct = 1 makes
+ * every expression of a batch a different node (see make_expr), 0 (default) keeps the original mix, in which a
+ * batch repeats expressions; a fourth argument runs only that family (0..3). */
 int main(int argc, char **argv) {
   double budget_s = argc > 1 ? atof(argv[1]) : 1.0;
+  long fixed_batches = argc > 2 ? atol(argv[2]) : 0;
+  distinct = argc > 3 ? atoi(argv[3]) : 0;
+  int only = argc > 4 ? atoi(argv[4]) : -1; /* run one family only */
   static const char *names[] = {"divmod chain", "recombine", "gated mod", "lt of div"};
   double best[4];
   long total = 0;
   double total_s = 0;
   printf("%-14s %12s %10s\n", "family", "expr/s", "us/expr");
   for (int kind = 0; kind < 4; kind++) {
+    if (only >= 0 && kind != only) continue;
     long done = 0;
     double t0 = now_s(), spent = 0;
     rs = 12345 + kind;
-    while (spent < budget_s / 4) {
+    while (fixed_batches > 0 ? done < fixed_batches * BATCH : spent < budget_s / 4) {
       uop_ctx *ctx;
       if (uop_ctx_create(&ctx)) return 1;
       const uop *in[BATCH];
+      next_range_id = 0;
       for (int i = 0; i < BATCH; i++) in[i] = make_expr(ctx, kind);
       double t1 = now_s();
       for (int i = 0; i < BATCH; i++) {
@@ -74,7 +88,7 @@ int main(int argc, char **argv) {
       spent += now_s() - t1;
       done += BATCH;
       uop_ctx_destroy(ctx);
-      if (now_s() - t0 > 10 * budget_s) break;
+      if (fixed_batches <= 0 && now_s() - t0 > 10 * budget_s) break;
     }
     best[kind] = done / spent;
     total += done;
@@ -83,6 +97,6 @@ int main(int argc, char **argv) {
   }
   double rate = total / total_s;
   printf("%-14s %12.0f %10.2f\n", "all", rate, 1e6 / rate);
-  printf("{\"name\":\"simplify\",\"metric\":\"expr/s\",\"value\":%.0f}\n", rate);
+  printf("{\"name\":\"simplify%s\",\"metric\":\"expr/s\",\"value\":%.0f}\n", distinct ? "_distinct" : "", rate);
   return 0;
 }

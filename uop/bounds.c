@@ -14,11 +14,14 @@
 
 typedef struct ib { int64_t lo, hi; } ib;
 
-static bool is_intlike(uop_dtype dt) { return uop_dt_is_int(dt) || uop_dt_is_bool(dt); }
+static bool is_intlike(uop_dtype dt) {
+  return dt.scalar == UOP_INDEX || dt.scalar == UOP_BOOL || uop_dt_is_int(dt); /* index first: the common case */
+}
 static bool is_index(uop_dtype dt) { return dt.scalar == UOP_INDEX; }
 
 static ib full_range(uop_dtype dt) {
   if (dt.scalar == UOP_BOOL) return (ib){0, 1};
+  if (dt.scalar == UOP_INDEX && dt.addrspace == UOP_AS_NONE) return (ib){INT64_MIN, INT64_MAX};
   if (uop_dt_is_ptr(dt) || !uop_dt_is_int(dt)) return (ib){INT64_MIN, INT64_MAX};
   return (ib){uop_dt_min(dt), uop_dt_max(dt)};
 }
@@ -26,7 +29,7 @@ static ib full_range(uop_dtype dt) {
 /* Bounds of a source in the int64 value domain; ok=false if it cannot be represented there (uint64 >= 2^63). */
 static bool src_ib(const uop *s, ib *out) {
   *out = (ib){s->vmin_, s->vmax_};
-  if (!is_intlike(s->dtype) || uop_dt_is_ptr(s->dtype)) return false;
+  if (!is_intlike(s->dtype) || s->dtype.addrspace != UOP_AS_NONE) return false;
   if (s->dtype.scalar == UOP_UINT64 && (out->lo < 0 || out->hi < 0)) return false;
   return true;
 }
@@ -220,7 +223,7 @@ static void compute_float(uop *n) {
 /* Compute n's bounds, all its sources being done. */
 static void compute_one(uop *n) {
   uop_dtype dt = n->dtype;
-  if (uop_dt_is_float(dt) && !uop_dt_is_ptr(dt)) {
+  if (dt.scalar != UOP_INDEX && uop_dt_is_float(dt) && dt.addrspace == UOP_AS_NONE) {
     compute_float(n);
     return;
   }
@@ -228,7 +231,7 @@ static void compute_one(uop *n) {
   set_bounds(n, full);
   n->fmin_ = -INFINITY;
   n->fmax_ = INFINITY;
-  if (!is_intlike(dt) || uop_dt_is_ptr(dt)) return;
+  if (!is_intlike(dt) || dt.addrspace != UOP_AS_NONE) return;
   ib a, b, r;
   switch (n->op) {
   case UOP_CONST:
@@ -349,6 +352,14 @@ static void compute_one(uop *n) {
 
 static void ensure(const uop *root) {
   if (root->bounds_done) return;
+  /* Common case (nodes are built bottom-up and asked for right away): the sources are done, no stack needed. */
+  uint32_t k = 0;
+  while (k < root->nsrc && root->src[k]->bounds_done) k++;
+  if (k == root->nsrc) {
+    compute_one((uop *)root);
+    ((uop *)root)->bounds_done = 1;
+    return;
+  }
   uop_vec stack = {0};
   if (!uop_vec_push(&stack, (uintptr_t)root)) goto oom;
   while (stack.n) {

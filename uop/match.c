@@ -1,6 +1,7 @@
 /* Pattern matcher: compiles the pattern language of match.h into small trees, dispatches by op, matches with all
  * bindings (commutative permutations, repeated names) and calls the rule function per binding. */
 #include "uop/match.h"
+#include "uop/uop_internal.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -34,6 +35,8 @@ typedef struct crule {
   uop_rule_fn fn;
   pnode *root;
   uop_opset early; /* ops required among the node's direct sources */
+  bool direct;      /* root-only pattern (its sources, if listed, are all '_'): no search, call fn right away */
+  bool quick;       /* fixed source list, not '**': pre-check the root and its sources' heads before the search */
   int ncap;
   char *names[UOP_MAX_CAPTURES];
   pnode pool[MAX_PNODES];
@@ -44,6 +47,7 @@ typedef struct crule {
 } crule;
 
 struct uop_pm {
+  uop_pm_memo_slot_fn memo_slot; /* non-NULL: results may be cached per context (uop_pm_set_memo) */
   crule **rules;
   size_t count;
   uint32_t *lists[UOP_OP_COUNT];
@@ -424,6 +428,13 @@ static hcq_status compile_rule(const uop_rule *rule, size_t index, crule **out) 
     return p.err;
   }
   pnode *root = r->root;
+  if (root->kind == PK_NODE && !root->star) {
+    r->direct = true;
+    for (int i = 0; i < root->nchild; i++)
+      if (root->child[i]->kind != PK_ANY || root->child[i]->cap >= 0) r->direct = false;
+  }
+  r->quick = root->kind == PK_NODE && root->has_src && !root->star && !root->any_len &&
+             (!root->comm || root->nchild == 2);
   if (root->kind == PK_NODE && root->has_src && !root->star) {
     for (int i = 0; i < root->nchild; i++) {
       const pnode *k = root->child[i];
@@ -534,7 +545,7 @@ static bool arg_ok(const pnode *p, const uop *n) {
   return false;
 }
 
-static bool local_ok(const pnode *p, const uop *n) {
+static inline __attribute__((always_inline)) bool local_ok(const pnode *p, const uop *n) {
   switch (p->kind) {
   case PK_ANY: return true;
   case PK_INT:
@@ -631,6 +642,19 @@ out:
   return res;
 }
 
+/* Necessary conditions for a pattern with a fixed source list: the root's head and count, and each source's head
+ * (in either order for a commutative pair). Cheap, and it rejects most rules before the full search. */
+static bool quick_ok(const pnode *p, const uop *n) {
+  if (n->nsrc != p->nchild || !local_ok(p, n)) return false;
+  if (p->comm) {
+    const pnode *a = p->child[0], *b = p->child[1];
+    return (local_ok(a, n->src[0]) && local_ok(b, n->src[1])) || (local_ok(a, n->src[1]) && local_ok(b, n->src[0]));
+  }
+  for (uint32_t j = 0; j < n->nsrc; j++)
+    if (!local_ok(p->child[j], n->src[j])) return false;
+  return true;
+}
+
 const uop *uop_pm_rewrite(const uop_pm *pm, uop_rewrite_ctx *rc, const uop *node) {
   if (!pm || !node || node->op >= UOP_OP_COUNT) return NULL;
   uint32_t cnt = pm->nlist[node->op];
@@ -642,6 +666,21 @@ const uop *uop_pm_rewrite(const uop_pm *pm, uop_rewrite_ctx *rc, const uop *node
   for (uint32_t k = 0; k < cnt; k++) {
     const crule *r = pm->rules[list[k]];
     if (r->early & ~srcops) continue;
+    if (r->direct) {
+      /* the whole pattern is the root's head and source count: one check, one binding, the callback */
+      const pnode *p = r->root;
+      if (!local_ok(p, node)) continue;
+      if (p->has_src && (node->nsrc < p->nchild || (!p->any_len && node->nsrc != p->nchild))) continue;
+      b.count = r->ncap;
+      if (r->ncap) {
+        b.names[0] = r->names[0];
+        b.nodes[0] = node;
+      }
+      const uop *res = r->fn(rc, node, &b);
+      if (res && res != node) return res;
+      continue;
+    }
+    if (r->quick && !quick_ok(r->root, node)) continue;
     b.count = r->ncap;
     for (int i = 0; i < r->ncap; i++) {
       b.names[i] = r->names[i];
@@ -654,6 +693,12 @@ const uop *uop_pm_rewrite(const uop_pm *pm, uop_rewrite_ctx *rc, const uop *node
   }
   return NULL;
 }
+
+void uop_pm_set_memo(uop_pm *pm, uop_pm_memo_slot_fn slot_fn) {
+  if (pm) pm->memo_slot = slot_fn;
+}
+
+int uop_pm_memo_slot(const uop_pm *pm) { return pm && pm->memo_slot ? pm->memo_slot() : -1; }
 
 const uop *uop_b(const uop_bindings *b, const char *name) {
   for (int i = 0; i < b->count; i++)

@@ -1,7 +1,6 @@
 /* graph_rewrite (both modes, to a fixed point, explicit stack) and substitute. */
 #include <stdlib.h>
 
-#include "uop/match.h"
 #include "uop/uop_internal.h"
 
 #define MAX_STACK_WORDS ((size_t)1500 * 1000) /* 500k entries of (node, stage, node): >= 200,000-deep chains */
@@ -14,10 +13,12 @@ typedef struct rw {
   const uop_pm *pm;
   uop_rewrite_ctx rc;
   bool node_first;
-  uop_ptrmap replace; /* node -> its final rewrite */
-  uop_ptrmap inprog;  /* nodes whose rewrite is under way (a second entry is a cycle) */
-  uop_ptrmap memo;    /* node-first: node -> pm result, or NO_MATCH */
-  uop_vec stack;
+  uop_rw_memo *m;      /* own, or the ctx memo of a memoizable matcher */
+  uop_rw_memo own;
+  uop_ptrmap *replace; /* m->replace: node -> its final rewrite */
+  uop_ptrmap *inprog;  /* m->inprog: nodes whose rewrite is under way (a second entry is a cycle) */
+  uop_vec *stack;      /* m->stack */
+  uop_ptrmap memo;     /* node-first: node -> pm result, or NO_MATCH */
 } rw;
 
 static hcq_status oom(rw *w) {
@@ -26,16 +27,26 @@ static hcq_status oom(rw *w) {
 }
 
 static hcq_status push(rw *w, const uop *n, uintptr_t stage, const uop *nn) {
-  if (w->stack.n + 3 > MAX_STACK_WORDS)
+  uop_vec *v = w->stack;
+  if (v->n + 3 > MAX_STACK_WORDS)
     return hcq_status_make(HCQ_CODE_INVALID, "graph_rewrite: stack limit of %zu entries exceeded (rules do not converge?)",
                            MAX_STACK_WORDS / 3);
-  if (!uop_vec_push(&w->stack, (uintptr_t)n) || !uop_vec_push(&w->stack, stage) || !uop_vec_push(&w->stack, (uintptr_t)nn))
-    return oom(w);
+  if (v->n + 3 > v->cap) {
+    size_t ncap = v->cap ? v->cap * 2 : 96;
+    uintptr_t *nv = realloc(v->v, ncap * sizeof *nv);
+    if (!nv) return oom(w);
+    v->v = nv;
+    v->cap = ncap;
+  }
+  v->v[v->n] = (uintptr_t)n;
+  v->v[v->n + 1] = stage;
+  v->v[v->n + 2] = (uintptr_t)nn;
+  v->n += 3;
   return HCQ_OK;
 }
 
 static const uop *final_of(rw *w, const uop *n) {
-  uintptr_t *r = uop_ptrmap_find(&w->replace, n);
+  uintptr_t *r = uop_ptrmap_find(w->replace, n);
   return r ? (const uop *)*r : NULL;
 }
 
@@ -66,7 +77,7 @@ static hcq_status apply_chain(rw *w, const uop *n, const uop **out) {
     const uop *r = NULL;
     if ((st = memo_try(w, cur, &r))) break;
     if (!r) break;
-    if (r == n || uop_ptrmap_find(&w->inprog, r)) {
+    if (r == n || uop_ptrmap_find(w->inprog, r)) {
       st = cycle_error(n);
       break;
     }
@@ -97,18 +108,18 @@ static hcq_status run(rw *w, const uop *root, const uop **out_root) {
   const uop *small[8];
   if ((st = push(w, root, 0, root))) return st;
   size_t steps = 0;
-  while (w->stack.n) {
-    w->stack.n -= 3;
-    const uop *n = (const uop *)w->stack.v[w->stack.n];
-    uintptr_t stage = w->stack.v[w->stack.n + 1];
-    const uop *nn = (const uop *)w->stack.v[w->stack.n + 2];
+  while (w->stack->n) {
+    w->stack->n -= 3;
+    const uop *n = (const uop *)w->stack->v[w->stack->n];
+    uintptr_t stage = w->stack->v[w->stack->n + 1];
+    const uop *nn = (const uop *)w->stack->v[w->stack->n + 2];
     if (++steps > MAX_STEPS)
       return hcq_status_make(HCQ_CODE_INVALID, "graph_rewrite: no fixed point after %zu steps", MAX_STEPS);
     if (stage == 0) {
       if (final_of(w, n)) continue;
-      if (uop_ptrmap_find(&w->inprog, n)) return cycle_error(n);
+      if (uop_ptrmap_find(w->inprog, n)) return cycle_error(n);
       if (w->node_first && (st = apply_chain(w, n, &nn))) return st;
-      if (!uop_ptrmap_put(&w->inprog, n, 1)) return oom(w);
+      if (!uop_ptrmap_put(w->inprog, n, 1)) return oom(w);
       if ((st = push(w, n, 1, nn))) return st;
       for (uint32_t i = nn->nsrc; i-- > 0;)
         if (!final_of(w, nn->src[i]) && (st = push(w, nn->src[i], 0, nn->src[i]))) return st;
@@ -139,15 +150,15 @@ static hcq_status run(rw *w, const uop *root, const uop **out_root) {
       if (next) {
         if ((st = push(w, n, 2, next)) || (st = push(w, next, 0, next))) return st;
       } else {
-        if (!uop_ptrmap_put(&w->replace, n, (uintptr_t)nn)) return oom(w);
-        if (nn != n && !uop_ptrmap_put(&w->replace, nn, (uintptr_t)nn)) return oom(w);
-        uop_ptrmap_del(&w->inprog, n);
+        if (!uop_ptrmap_put(w->replace, n, (uintptr_t)nn)) return oom(w);
+        if (nn != n && !uop_ptrmap_put(w->replace, nn, (uintptr_t)nn)) return oom(w);
+        uop_ptrmap_del(w->inprog, n);
       }
     } else {
       const uop *f = final_of(w, nn);
       if (!f) return hcq_status_make(HCQ_CODE_INTERNAL, "graph_rewrite: rewrite of %s not ready", uop_op_name((uop_op)n->op));
-      if (!uop_ptrmap_put(&w->replace, n, (uintptr_t)f)) return oom(w);
-      uop_ptrmap_del(&w->inprog, n);
+      if (!uop_ptrmap_put(w->replace, n, (uintptr_t)f)) return oom(w);
+      uop_ptrmap_del(w->inprog, n);
     }
   }
   *out_root = final_of(w, root);
@@ -159,64 +170,94 @@ hcq_status uop_graph_rewrite(uop_ctx *ctx, const uop *root, const uop_pm *pm, uo
   *out_root = NULL;
   if (!ctx || !root || !pm) return hcq_status_make(HCQ_CODE_INVALID, "graph_rewrite: NULL argument");
   rw w = {.ctx = ctx, .pm = pm, .rc = {ctx, user}, .node_first = mode == UOP_REWRITE_NODE_FIRST};
+  /* Sources-first results of a memoizable matcher are fixed points that depend on the node only: keep them in the
+   * context (entries are only added for finished nodes, so they stay valid even if this call fails). */
+  int slot = w.node_first ? -1 : uop_pm_memo_slot(pm);
+  w.m = slot >= 0 ? uop_ctx_memo_acquire(ctx, pm, slot) : NULL;
+  if (!w.m) {
+    slot = -1;
+    w.m = &w.own;
+  }
+  w.replace = &w.m->replace;
+  w.inprog = &w.m->inprog;
+  w.stack = &w.m->stack;
+  w.stack->n = 0;
   hcq_status st = run(&w, root, out_root);
   if (st) *out_root = NULL;
-  uop_ptrmap_free(&w.replace);
-  uop_ptrmap_free(&w.inprog);
+  if (slot >= 0) {
+    uop_ptrmap_clear(w.inprog); /* scratch for the next call */
+    w.stack->n = 0;
+    uop_ctx_memo_release(ctx, slot);
+  }
+  uop_ptrmap_free(&w.own.replace);
+  uop_ptrmap_free(&w.own.inprog);
+  uop_vec_free(&w.own.stack);
   uop_ptrmap_free(&w.memo);
-  uop_vec_free(&w.stack);
   return st;
 }
 
 /* Simultaneous one-shot replacement: occurrences of from[i] in the graph under root become to[i]; the to[i] are
- * taken as they are (not substituted again), so a map like x -> x+1 is fine. */
+ * taken as they are (not substituted again), so a map like x -> x+1 is fine. One post-order walk with a map
+ * node -> result (seeded with the replacements, so the walk stops at them); the map and the stack are the ctx's
+ * scratch when free (this is called a lot, on small graphs, by the gate simplification). */
 hcq_status uop_substitute(uop_ctx *ctx, const uop *root, const uop *const *from, const uop *const *to, size_t count,
                           const uop **out_root) {
   *out_root = NULL;
   if (!ctx || !root) return hcq_status_make(HCQ_CODE_INVALID, "uop_substitute: NULL argument");
-  const uop **nodes;
-  size_t n;
-  HCQ_TRY(uop_toposort(ctx, root, &nodes, &n));
-  uop_ptrmap map = {0}, out = {0};
+  for (size_t i = 0; i < count; i++)
+    if (!from[i] || !to[i]) return hcq_status_make(HCQ_CODE_INVALID, "uop_substitute: NULL entry %zu in the map", i);
+  uop_scratch own = {0}, *sc = uop_ctx_scratch_acquire(ctx);
+  if (!sc) sc = &own;
+  uop_ptrmap *done = &sc->map; /* node -> its result */
+  uop_vec *stack = &sc->stack;
   hcq_status st = HCQ_OK;
   const uop *small[8];
-  for (size_t i = 0; i < count; i++) {
-    if (!from[i] || !to[i]) {
-      st = hcq_status_make(HCQ_CODE_INVALID, "uop_substitute: NULL entry %zu in the map", i);
-      goto done;
+  for (size_t i = 0; i < count; i++)
+    if (!uop_ptrmap_put(done, from[i], (uintptr_t)to[i])) goto nomem;
+  if (!uop_ptrmap_find(done, root) && !uop_vec_push(stack, (uintptr_t)root)) goto nomem;
+  while (stack->n) {
+    const uop *x = (const uop *)stack->v[stack->n - 1];
+    if (uop_ptrmap_find(done, x)) { /* reached twice before it was finished */
+      stack->n--;
+      continue;
     }
-    if (!uop_ptrmap_put(&map, from[i], (uintptr_t)to[i])) goto nomem;
-  }
-  for (size_t k = 0; k < n; k++) {
-    const uop *x = nodes[k], *res = x;
-    uintptr_t *m = uop_ptrmap_find(&map, x);
-    if (m) {
-      res = (const uop *)*m;
-    } else if (x->nsrc) {
+    bool ready = true;
+    for (uint32_t i = x->nsrc; i-- > 0;)
+      if (!uop_ptrmap_find(done, x->src[i])) {
+        ready = false;
+        if (!uop_vec_push(stack, (uintptr_t)x->src[i])) goto nomem;
+      }
+    if (!ready) continue;
+    stack->n--;
+    const uop *res = x;
+    if (x->nsrc) {
       const uop **src = x->nsrc <= 8 ? small : malloc(x->nsrc * sizeof *src);
       if (!src) goto nomem;
       bool changed = false;
       for (uint32_t i = 0; i < x->nsrc; i++) {
-        uintptr_t *r = uop_ptrmap_find(&out, x->src[i]);
-        src[i] = r ? (const uop *)*r : x->src[i];
+        src[i] = (const uop *)*uop_ptrmap_find(done, x->src[i]);
         changed |= src[i] != x->src[i];
       }
       if (changed) res = uop_replace_src(ctx, x, src, x->nsrc);
       if (src != small) free(src);
       if (!res) goto nomem;
     }
-    if (res != x && !uop_ptrmap_put(&out, x, (uintptr_t)res)) goto nomem;
+    if (!uop_ptrmap_put(done, x, (uintptr_t)res)) goto nomem;
   }
-  {
-    uintptr_t *r = uop_ptrmap_find(&out, root);
-    *out_root = r ? (const uop *)*r : root;
-  }
-  goto done;
+  *out_root = (const uop *)*uop_ptrmap_find(done, root);
+  goto cleanup;
 nomem:
   st = uop_ctx_status(ctx);
   if (!st) st = hcq_status_make(HCQ_CODE_NOMEM, "uop_substitute: out of memory");
-done:
-  uop_ptrmap_free(&map);
-  uop_ptrmap_free(&out);
+cleanup:
+  stack->n = 0;
+  if (done->cap > 4096 && done->count * 16 < done->cap) uop_ptrmap_free(done); /* do not keep clearing a huge map */
+  else uop_ptrmap_clear(done);
+  if (sc == &own) {
+    uop_ptrmap_free(&own.map);
+    uop_vec_free(&own.stack);
+  } else {
+    uop_ctx_scratch_release(ctx, sc);
+  }
   return st;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "uop/symbolic_rules.h"
+#include "uop/uop_internal.h"
 
 int64_t uop_floordiv(int64_t a, int64_t d) {
   int64_t q = a / d;
@@ -31,8 +32,6 @@ int64_t sym_gcd(int64_t a, int64_t b) {
   return x > (uint64_t)INT64_MAX ? 0 : (int64_t)x;
 }
 
-bool sym_is_index(const uop *n) { return n->dtype.scalar == UOP_INDEX && n->dtype.count <= 1 && !uop_dt_is_ptr(n->dtype); }
-bool sym_is_bool(const uop *n) { return n->dtype.scalar == UOP_BOOL && n->dtype.count <= 1 && !uop_dt_is_ptr(n->dtype); }
 
 bool sym_bounds(const uop *n, int64_t *lo, int64_t *hi) {
   if (uop_dt_is_ptr(n->dtype) || n->dtype.scalar == UOP_UINT64) return false;
@@ -173,6 +172,7 @@ static void sym_build_pm(void) {
   }
   hcq_status st = uop_pm_create(all, total, &sym_pm);
   free(all);
+  if (!st) uop_pm_set_memo(sym_pm, sym_memo_slot);
   if (st) {
     /* A broken rule table is a programming error: say which rule, leave the matcher NULL. */
     fprintf(stderr, "uop_symbolic_pm: %s\n", hcq_status_message(st));

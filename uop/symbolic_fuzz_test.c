@@ -197,6 +197,34 @@ static void show(const char *what, const uop *n) {
   free(s);
 }
 
+/* The simplifier keeps results per context (a memo). Its output must not depend on what the context saw before:
+ * simplify a printed copy of orig in a fresh context and compare the printed results. */
+static bool same_as_cold(const uop *orig, const uop *simp) {
+  char *otext = NULL, *warm = NULL, *cold = NULL;
+  uop_ctx *fresh = NULL;
+  const uop *copy = NULL, *csimp = NULL;
+  bool ok = false;
+  hcq_status st = uop_print(orig, &otext);
+  if (!st) st = uop_print(simp, &warm);
+  if (!st) st = uop_ctx_create(&fresh);
+  if (!st) st = uop_parse(fresh, otext, strlen(otext), &copy);
+  if (!st) st = uop_simplify(fresh, copy, &csimp);
+  if (!st) st = uop_print(csimp, &cold);
+  if (st) {
+    fprintf(stderr, "fuzz: cold re-simplification failed: %s\n", hcq_status_message(st));
+    hcq_status_free(st);
+    goto done;
+  }
+  ok = strcmp(warm, cold) == 0;
+  if (!ok) fprintf(stderr, "fuzz: warm-context result\n%s\ndiffers from the fresh-context result\n%s\n", warm, cold);
+done:
+  free(otext);
+  free(warm);
+  free(cold);
+  uop_ctx_destroy(fresh);
+  return ok;
+}
+
 int main(void) {
   double budget_s = 3.0;
   const char *env = getenv("HCQ_FUZZ_SECONDS");
@@ -221,6 +249,11 @@ int main(void) {
       }
       exprs++;
       changed += simp != orig;
+      if (iter % 8 == 7 && !same_as_cold(orig, simp)) {
+        show("original", orig);
+        failures++;
+        continue;
+      }
       int64_t olo = uop_vmin(orig), ohi = uop_vmax(orig), slo = uop_vmin(simp), shi = uop_vmax(simp);
       /* enumerate every assignment */
       for (int i = 0; i < NVARS; i++) vals[i] = VARS[i].lo;

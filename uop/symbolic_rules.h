@@ -40,9 +40,17 @@ const uop *sym_lin(uop_ctx *ctx, const uop *a, int64_t c, int64_t b);
 bool sym_bounds(const uop *n, int64_t *lo, int64_t *hi);
 int64_t sym_gcd(int64_t a, int64_t b); /* non-negative; gcd(0, 0) = 0 */
 int64_t sym_ceildiv(int64_t a, int64_t d); /* d > 0 */
-bool sym_is_index(const uop *n);
-bool sym_is_bool(const uop *n);
+static inline bool sym_is_index(const uop *n) {
+  return n->dtype.scalar == UOP_INDEX && n->dtype.count <= 1 && n->dtype.addrspace == UOP_AS_NONE;
+}
+static inline bool sym_is_bool(const uop *n) {
+  return n->dtype.scalar == UOP_BOOL && n->dtype.count <= 1 && n->dtype.addrspace == UOP_AS_NONE;
+}
 const uop *sym_not(uop_ctx *ctx, const uop *b); /* (b != true), folding !!x */
+
+/* Memo slot of the current simplification: the gate-nesting depth (the gate rules stop at the maximum depth, so
+ * each depth has its own results). */
+int sym_memo_slot(void);
 
 /* The families, in priority order. */
 extern const uop_rule sym_rules_fold[];

@@ -27,14 +27,61 @@ typedef struct blob_table {
   size_t cap, count;
 } blob_table;
 
+/* Intern table slot: the full hash sits next to the node pointer, so a probe touches one cache line. */
+typedef struct intern_slot {
+  uint64_t hash;
+  uop *node; /* NULL = empty */
+} intern_slot;
+
+/* Small index constants and the two bools are looked up in a direct table (the rules build them constantly). */
+#define SMALL_CONST_MIN (-128)
+#define SMALL_CONST_MAX 1023
+
 struct uop_ctx {
   arena_chunk *chunks;
-  uop **nodes;     /* intern table slots (NULL = empty) */
-  uint64_t *hashes;
+  intern_slot *slots;
   size_t cap, count;
+  const uop *small_index[SMALL_CONST_MAX - SMALL_CONST_MIN + 1];
+  const uop *bools[2];
   blob_table strs, ints;
   bool oom;
+  const void *memo_owner;
+  uop_rw_memo memo[UOP_CTX_MEMO_SLOTS];
+  uop_scratch scratch;
+  bool memo_busy[UOP_CTX_MEMO_SLOTS];
 };
+
+uop_scratch *uop_ctx_scratch_acquire(uop_ctx *ctx) {
+  if (!ctx || ctx->scratch.busy) return NULL;
+  ctx->scratch.busy = true;
+  return &ctx->scratch;
+}
+
+void uop_ctx_scratch_release(uop_ctx *ctx, uop_scratch *s) {
+  if (ctx && s == &ctx->scratch) s->busy = false;
+}
+
+static void memo_free(uop_rw_memo *m) {
+  uop_ptrmap_free(&m->replace);
+  uop_ptrmap_free(&m->inprog);
+  uop_vec_free(&m->stack);
+}
+
+uop_rw_memo *uop_ctx_memo_acquire(uop_ctx *ctx, const void *owner, int slot) {
+  if (!ctx || !owner || slot < 0 || slot >= UOP_CTX_MEMO_SLOTS || ctx->memo_busy[slot]) return NULL;
+  if (ctx->memo_owner != owner) {
+    for (int i = 0; i < UOP_CTX_MEMO_SLOTS; i++)
+      if (ctx->memo_busy[i]) return NULL;
+    for (int i = 0; i < UOP_CTX_MEMO_SLOTS; i++) memo_free(&ctx->memo[i]);
+    ctx->memo_owner = owner;
+  }
+  ctx->memo_busy[slot] = true;
+  return &ctx->memo[slot];
+}
+
+void uop_ctx_memo_release(uop_ctx *ctx, int slot) {
+  if (ctx && slot >= 0 && slot < UOP_CTX_MEMO_SLOTS) ctx->memo_busy[slot] = false;
+}
 
 #define ARENA_CHUNK_B ((size_t)256 * 1024)
 
@@ -130,9 +177,8 @@ hcq_status uop_ctx_create(uop_ctx **out_ctx) {
   uop_ctx *ctx = calloc(1, sizeof *ctx);
   if (!ctx) return hcq_status_make(HCQ_CODE_NOMEM, "uop_ctx_create: out of memory");
   ctx->cap = 1024;
-  ctx->nodes = calloc(ctx->cap, sizeof *ctx->nodes);
-  ctx->hashes = calloc(ctx->cap, sizeof *ctx->hashes);
-  if (!ctx->nodes || !ctx->hashes) {
+  ctx->slots = calloc(ctx->cap, sizeof *ctx->slots);
+  if (!ctx->slots) {
     uop_ctx_destroy(ctx);
     return hcq_status_make(HCQ_CODE_NOMEM, "uop_ctx_create: out of memory");
   }
@@ -146,10 +192,12 @@ void uop_ctx_destroy(uop_ctx *ctx) {
     next = c->next;
     free(c);
   }
-  free(ctx->nodes);
-  free(ctx->hashes);
+  free(ctx->slots);
   free(ctx->strs.slots);
   free(ctx->ints.slots);
+  for (int i = 0; i < UOP_CTX_MEMO_SLOTS; i++) memo_free(&ctx->memo[i]);
+  uop_ptrmap_free(&ctx->scratch.map);
+  uop_vec_free(&ctx->scratch.stack);
   free(ctx);
 }
 
@@ -302,24 +350,16 @@ static uop_dtype dtype_canon(uop_dtype dt) {
 
 static bool table_grow(uop_ctx *ctx) {
   size_t ncap = ctx->cap * 2;
-  uop **nn = calloc(ncap, sizeof *nn);
-  uint64_t *nh = calloc(ncap, sizeof *nh);
-  if (!nn || !nh) {
-    free(nn);
-    free(nh);
-    return false;
-  }
+  intern_slot *ns = calloc(ncap, sizeof *ns);
+  if (!ns) return false;
   for (size_t j = 0; j < ctx->cap; j++) {
-    if (!ctx->nodes[j]) continue;
-    size_t i = ctx->hashes[j] & (ncap - 1);
-    while (nn[i]) i = (i + 1) & (ncap - 1);
-    nn[i] = ctx->nodes[j];
-    nh[i] = ctx->hashes[j];
+    if (!ctx->slots[j].node) continue;
+    size_t i = ctx->slots[j].hash & (ncap - 1);
+    while (ns[i].node) i = (i + 1) & (ncap - 1);
+    ns[i] = ctx->slots[j];
   }
-  free(ctx->nodes);
-  free(ctx->hashes);
-  ctx->nodes = nn;
-  ctx->hashes = nh;
+  free(ctx->slots);
+  ctx->slots = ns;
   ctx->cap = ncap;
   return true;
 }
@@ -338,12 +378,19 @@ const uop *uop_new(uop_ctx *ctx, uop_op op, uop_dtype dtype, const uop *const *s
   h *= 0xc4ceb9fe1a85ec53ull;
   h ^= h >> 29;
   size_t mask = ctx->cap - 1, i = h & mask;
-  for (; ctx->nodes[i]; i = (i + 1) & mask) {
-    const uop *n = ctx->nodes[i];
-    if (ctx->hashes[i] != h || n->op != op || n->nsrc != nsrc || !uop_dt_eq(n->dtype, dtype) ||
-        n->dtype.ptr_v != dtype.ptr_v || !uop_arg_eq(&n->arg, &a))
+  for (; ctx->slots[i].node; i = (i + 1) & mask) {
+    if (ctx->slots[i].hash != h) continue;
+    const uop *n = ctx->slots[i].node;
+    /* both dtypes are canonical, so field equality is uop_dt_eq plus ptr_v */
+    if (n->op != op || n->nsrc != nsrc || n->dtype.scalar != dtype.scalar || n->dtype.count != dtype.count ||
+        n->dtype.addrspace != dtype.addrspace || n->dtype.ptr_v != dtype.ptr_v || n->dtype.size != dtype.size)
       continue;
-    if (nsrc && memcmp(n->src, src, nsrc * sizeof *src) != 0) continue;
+    if (n->arg.kind != a.kind || n->arg.i != a.i || !(a.kind == UOP_ARG_NONE || a.kind == UOP_ARG_INT
+                                                      || uop_arg_eq(&n->arg, &a)))
+      continue;
+    uint32_t k = 0;
+    while (k < nsrc && n->src[k] == src[k]) k++;
+    if (k != nsrc) continue;
     return n;
   }
   if (ctx->count >= UINT32_MAX - 1) {
@@ -361,16 +408,27 @@ const uop *uop_new(uop_ctx *ctx, uop_op op, uop_dtype dtype, const uop *const *s
   n->nsrc = nsrc;
   n->src = s;
   n->id = (uint32_t)ctx->count;
-  ctx->nodes[i] = n;
-  ctx->hashes[i] = h;
+  ctx->slots[i] = (intern_slot){h, n};
   ctx->count++;
-  if (ctx->count * 4 > ctx->cap * 3 && !table_grow(ctx)) ctx->oom = true; /* node stays valid; later calls fail */
+  /* load factor at most 1/2: linear probing stays short for misses, the common case when rules build nodes */
+  if (ctx->count * 2 > ctx->cap && !table_grow(ctx)) ctx->oom = true; /* node stays valid; later calls fail */
   return n;
 }
 
 /* ------------------------------------------------------------------------------------------------ builders */
 
 const uop *uop_const_int(uop_ctx *ctx, uop_dtype dt, int64_t v) {
+  if (ctx && !ctx->oom && dt.addrspace == UOP_AS_NONE && dt.count <= 1) {
+    const uop **slot = NULL;
+    if (dt.scalar == UOP_INDEX && v >= SMALL_CONST_MIN && v <= SMALL_CONST_MAX)
+      slot = &ctx->small_index[v - SMALL_CONST_MIN];
+    else if (dt.scalar == UOP_BOOL && (v == 0 || v == 1))
+      slot = &ctx->bools[v];
+    if (slot) {
+      if (!*slot) *slot = uop_new(ctx, UOP_CONST, uop_dt((uop_scalar)dt.scalar), NULL, 0, uop_arg_int(v));
+      return *slot;
+    }
+  }
   if (uop_dt_is_float(dt)) return uop_const_float(ctx, dt, (double)v);
   return uop_new(ctx, UOP_CONST, dt, NULL, 0, uop_arg_int(uop_wrap_to(dt, v)));
 }
@@ -386,7 +444,11 @@ const uop *uop_const_float(uop_ctx *ctx, uop_dtype dt, double v) {
 }
 
 const uop *uop_const_bool(uop_ctx *ctx, bool v) { return uop_const_int(ctx, uop_dt(UOP_BOOL), v); }
-const uop *uop_index_const(uop_ctx *ctx, int64_t v) { return uop_const_int(ctx, uop_dt(UOP_INDEX), v); }
+const uop *uop_index_const(uop_ctx *ctx, int64_t v) {
+  if (ctx && v >= SMALL_CONST_MIN && v <= SMALL_CONST_MAX && ctx->small_index[v - SMALL_CONST_MIN] && !ctx->oom)
+    return ctx->small_index[v - SMALL_CONST_MIN];
+  return uop_const_int(ctx, uop_dt(UOP_INDEX), v);
+}
 
 const uop *uop_var(uop_ctx *ctx, const char *name, int64_t min, int64_t max, uop_dtype dt) {
   return uop_new(ctx, UOP_DEFINE_VAR, dt, NULL, 0, uop_arg_var(ctx, name, min, max));

@@ -5,12 +5,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "uop/match.h"
 #include "uop/uop.h"
 
-/* Open-addressing map from a node pointer to a word (pointer or integer). Key NULL marks an empty slot. */
+/* Open-addressing map from a node pointer to a word (pointer or integer). Key NULL marks an empty slot. Key and
+ * value share a slot (one cache line per probe); the load factor stays at most 1/2 so probes are short. */
+typedef struct uop_ptrmap_slot {
+  const void *key;
+  uintptr_t val;
+} uop_ptrmap_slot;
+
 typedef struct uop_ptrmap {
-  const void **keys;
-  uintptr_t *vals;
+  uop_ptrmap_slot *slots;
   size_t cap, count; /* cap is 0 or a power of two */
 } uop_ptrmap;
 
@@ -22,8 +28,7 @@ static inline size_t uop_ptrhash(const void *p) {
 }
 
 static inline void uop_ptrmap_free(uop_ptrmap *m) {
-  free(m->keys);
-  free(m->vals);
+  free(m->slots);
   memset(m, 0, sizeof *m);
 }
 
@@ -32,46 +37,38 @@ static inline uintptr_t *uop_ptrmap_find(const uop_ptrmap *m, const void *key) {
   if (!m->cap) return NULL;
   size_t mask = m->cap - 1;
   for (size_t i = uop_ptrhash(key) & mask;; i = (i + 1) & mask) {
-    if (m->keys[i] == key) return &m->vals[i];
-    if (!m->keys[i]) return NULL;
+    if (m->slots[i].key == key) return &m->slots[i].val;
+    if (!m->slots[i].key) return NULL;
   }
 }
 
 static inline bool uop_ptrmap_grow(uop_ptrmap *m) {
-  size_t ncap = m->cap ? m->cap * 2 : 64;
-  const void **nk = calloc(ncap, sizeof *nk);
-  uintptr_t *nv = malloc(ncap * sizeof *nv);
-  if (!nk || !nv) {
-    free(nk);
-    free(nv);
-    return false;
-  }
+  size_t ncap = m->cap ? m->cap * 2 : 32;
+  uop_ptrmap_slot *ns = calloc(ncap, sizeof *ns);
+  if (!ns) return false;
   for (size_t j = 0; j < m->cap; j++) {
-    if (!m->keys[j]) continue;
-    size_t i = uop_ptrhash(m->keys[j]) & (ncap - 1);
-    while (nk[i]) i = (i + 1) & (ncap - 1);
-    nk[i] = m->keys[j];
-    nv[i] = m->vals[j];
+    if (!m->slots[j].key) continue;
+    size_t i = uop_ptrhash(m->slots[j].key) & (ncap - 1);
+    while (ns[i].key) i = (i + 1) & (ncap - 1);
+    ns[i] = m->slots[j];
   }
-  free(m->keys);
-  free(m->vals);
-  m->keys = nk;
-  m->vals = nv;
+  free(m->slots);
+  m->slots = ns;
   m->cap = ncap;
   return true;
 }
 
 /* Insert or overwrite. Returns false on out-of-memory. */
 static inline bool uop_ptrmap_put(uop_ptrmap *m, const void *key, uintptr_t val) {
-  if ((m->count + 1) * 4 > m->cap * 3 && !uop_ptrmap_grow(m)) return false;
+  if ((m->count + 1) * 2 > m->cap && !uop_ptrmap_grow(m)) return false;
   size_t mask = m->cap - 1;
   size_t i = uop_ptrhash(key) & mask;
-  while (m->keys[i] && m->keys[i] != key) i = (i + 1) & mask;
-  if (!m->keys[i]) {
-    m->keys[i] = key;
+  while (m->slots[i].key && m->slots[i].key != key) i = (i + 1) & mask;
+  if (!m->slots[i].key) {
+    m->slots[i].key = key;
     m->count++;
   }
-  m->vals[i] = val;
+  m->slots[i].val = val;
   return true;
 }
 
@@ -80,21 +77,20 @@ static inline void uop_ptrmap_del(uop_ptrmap *m, const void *key) {
   if (!m->cap) return;
   size_t mask = m->cap - 1;
   size_t i = uop_ptrhash(key) & mask;
-  while (m->keys[i] != key) {
-    if (!m->keys[i]) return;
+  while (m->slots[i].key != key) {
+    if (!m->slots[i].key) return;
     i = (i + 1) & mask;
   }
   m->count--;
-  for (size_t j = (i + 1) & mask; m->keys[j]; j = (j + 1) & mask) {
-    size_t home = uop_ptrhash(m->keys[j]) & mask;
+  for (size_t j = (i + 1) & mask; m->slots[j].key; j = (j + 1) & mask) {
+    size_t home = uop_ptrhash(m->slots[j].key) & mask;
     /* can the entry at j move to the hole at i? only if its home is not in (i, j] cyclically */
     if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
-      m->keys[i] = m->keys[j];
-      m->vals[i] = m->vals[j];
+      m->slots[i] = m->slots[j];
       i = j;
     }
   }
-  m->keys[i] = NULL;
+  m->slots[i].key = NULL;
 }
 
 /* Growable array of words used as an explicit stack. */
@@ -122,6 +118,41 @@ static inline void uop_vec_free(uop_vec *s) {
 
 /* True once an allocation in ctx failed (sticky). */
 bool uop_ctx_is_oom(const uop_ctx *ctx);
+
+/* Per-context rewrite memo for matchers whose result on a node is a pure function of the node (uop_pm_set_memo):
+ * `replace` maps node -> its final rewrite and is kept across uop_graph_rewrite calls, one per slot (the symbolic
+ * rules use the gate-nesting depth as the slot, since deeper levels skip the gate rules). `inprog` and `stack` are
+ * scratch reused by the next call (left empty by a call that succeeds; a failed call clears them).
+ * uop_ctx_memo_acquire returns NULL when the slot is out of range, belongs to another matcher or is in use by an
+ * enclosing rewrite (then the caller uses private maps); a non-NULL memo must be released. */
+#define UOP_CTX_MEMO_SLOTS 4
+typedef struct uop_rw_memo {
+  uop_ptrmap replace, inprog;
+  uop_vec stack;
+} uop_rw_memo;
+uop_rw_memo *uop_ctx_memo_acquire(uop_ctx *ctx, const void *owner, int slot);
+void uop_ctx_memo_release(uop_ctx *ctx, int slot);
+
+/* Scratch map + stack owned by the context for short non-reentrant walks (uop_substitute). Acquire returns NULL
+ * when it is already in use; the holder leaves both empty before releasing. */
+typedef struct uop_scratch {
+  uop_ptrmap map;
+  uop_vec stack;
+  bool busy;
+} uop_scratch;
+uop_scratch *uop_ctx_scratch_acquire(uop_ctx *ctx);
+void uop_ctx_scratch_release(uop_ctx *ctx, uop_scratch *s);
+
+/* Empty the map, keeping its storage. */
+static inline void uop_ptrmap_clear(uop_ptrmap *m) {
+  if (m->count) memset(m->slots, 0, m->cap * sizeof *m->slots);
+  m->count = 0;
+}
+
+/* Mark pm as memoizable per context; slot_fn gives the memo slot for the current call (-1: do not memoize). */
+typedef int (*uop_pm_memo_slot_fn)(void);
+void uop_pm_set_memo(uop_pm *pm, uop_pm_memo_slot_fn slot_fn);
+int uop_pm_memo_slot(const uop_pm *pm); /* -1 if pm is not memoizable */
 
 /* Integer helpers used by bounds, evaluation and folding. */
 static inline int64_t uop_wrap_to(uop_dtype dt, int64_t v) {

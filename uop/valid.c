@@ -10,6 +10,8 @@
 
 static _Thread_local int valid_depth;
 
+int sym_memo_slot(void) { return valid_depth; }
+
 typedef struct vbound {
   const uop *x;
   int64_t lo, hi;

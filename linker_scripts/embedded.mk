@@ -7,6 +7,8 @@ ARCH ?= aarch64
 EMB_TRIPLE_aarch64 := aarch64-linux-gnu
 EMB_TRIPLE_armhf := arm-linux-gnueabihf
 EMB_TRIPLE := $(EMB_TRIPLE_$(ARCH))
+# 32-bit glibc: 64-bit off_t/ino_t, or stat/readdir fail with EOVERFLOW on the (64-bit) host's file systems.
+EMB_CFLAGS_armhf := -D_FILE_OFFSET_BITS=64
 
 .PHONY: cross-test cross-test-aarch64 cross-test-armhf cross-build-tests baremetal-test
 TEST_EXTRA += cross-test-aarch64 baremetal-test
@@ -14,7 +16,8 @@ TEST_EXTRA += cross-test-aarch64 baremetal-test
 cross-test:
 	@test -n "$(EMB_TRIPLE)" || { echo "cross-test: ARCH must be aarch64 or armhf (got '$(ARCH)')"; exit 2; }
 	@command -v $(EMB_TRIPLE)-gcc >/dev/null || { echo "cross-test: $(EMB_TRIPLE)-gcc missing (apt-get install gcc-$(EMB_TRIPLE))"; exit 1; }
-	$(MAKE) --no-print-directory -j2 BUILD=build-$(ARCH) CC=$(EMB_TRIPLE)-gcc HCQ_CROSS_ARCH=$(ARCH) SANITIZE=0 cross-build-tests
+	$(MAKE) --no-print-directory -j2 BUILD=build-$(ARCH) CC=$(EMB_TRIPLE)-gcc HCQ_CROSS_ARCH=$(ARCH) SANITIZE=0 \
+	  EXTRA_CFLAGS="$(EMB_CFLAGS_$(ARCH))" cross-build-tests
 	bash linker_scripts/cross_run_tests.sh $(ARCH) build-$(ARCH)
 
 cross-test-aarch64:

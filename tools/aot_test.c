@@ -3,8 +3,8 @@
  * with saxpy computed here in plain C from the same deterministic inputs. A corrupt image and an image for another
  * architecture are refused (cpu_image_parse / cpu_image_check_host messages, and the verb's exit status 1).
  * With aarch64-linux-gnu-gcc present an aarch64 image is also built on an x86_64 host and checked structurally.
- * Under linker_scripts/cross_run_tests.sh (qemu-user) the host arch is aarch64, so the first part builds and runs
- * an aarch64 image there. */
+ * Under linker_scripts/cross_run_tests.sh (qemu-user) the host arch is aarch64 or armhf, so the first part builds
+ * and runs an image for that machine there. */
 #include <elf.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -21,6 +21,10 @@
 #define HOST_ARCH "x86_64"
 #define OTHER_ARCH "aarch64"
 #define HOST_EM EM_X86_64
+#elif defined(__arm__)
+#define HOST_ARCH "armhf"
+#define OTHER_ARCH "aarch64"
+#define HOST_EM EM_ARM
 #else
 #define HOST_ARCH "aarch64"
 #define OTHER_ARCH "x86_64"

@@ -1,6 +1,7 @@
 # Embedded targets: cross builds tested under qemu-user, and a bare-metal boot under qemu-system.
 #   make cross-test ARCH=aarch64|armhf   cross-build libhcq, hcq and every test into build-ARCH/, then run the tests
-#                                        under qemu-user (linker_scripts/cross_run_tests.sh)
+#                                        under qemu-user (linker_scripts/cross_run_tests.sh), and a kernel image built
+#                                        here for ARCH with the cross hcq (linker_scripts/cross_aot_check.sh)
 #   make cross-test-aarch64 / cross-test-armhf
 #   make baremetal-test                  boot linker_scripts/baremetal/ on qemu-system-aarch64 -M virt (see there)
 ARCH ?= aarch64
@@ -11,14 +12,16 @@ EMB_TRIPLE := $(EMB_TRIPLE_$(ARCH))
 EMB_CFLAGS_armhf := -D_FILE_OFFSET_BITS=64
 
 .PHONY: cross-test cross-test-aarch64 cross-test-armhf cross-build-tests baremetal-test
-TEST_EXTRA += cross-test-aarch64 baremetal-test
+TEST_EXTRA += cross-test-aarch64 cross-test-armhf baremetal-test
 
-cross-test:
+# $(HCQ) (the host's hcq) builds the kernel image that linker_scripts/cross_aot_check.sh runs under qemu-user.
+cross-test: $(HCQ)
 	@test -n "$(EMB_TRIPLE)" || { echo "cross-test: ARCH must be aarch64 or armhf (got '$(ARCH)')"; exit 2; }
 	@command -v $(EMB_TRIPLE)-gcc >/dev/null || { echo "cross-test: $(EMB_TRIPLE)-gcc missing (apt-get install gcc-$(EMB_TRIPLE))"; exit 1; }
 	$(MAKE) --no-print-directory -j2 BUILD=build-$(ARCH) CC=$(EMB_TRIPLE)-gcc HCQ_CROSS_ARCH=$(ARCH) SANITIZE=0 \
 	  EXTRA_CFLAGS="$(EMB_CFLAGS_$(ARCH))" cross-build-tests
 	bash linker_scripts/cross_run_tests.sh $(ARCH) build-$(ARCH)
+	bash linker_scripts/cross_aot_check.sh $(ARCH) build-$(ARCH) $(HCQ)
 
 cross-test-aarch64:
 	@$(MAKE) --no-print-directory cross-test ARCH=aarch64

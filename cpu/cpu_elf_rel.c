@@ -280,7 +280,9 @@ static hcq_status fill_and_relocate(rel_loader *L) {
                        .avail_B = ts->sh_size - r[k].r_offset,
                        .P = addr_in(L, region, L->sec_off[t] + r[k].r_offset),
                        .A = r[k].r_addend,
-                       .G = L->got_off[sym] != NONE_OFF ? addr_in(L, REGION_RODATA, L->got_off[sym]) : 0};
+                       .G = L->got_off[sym] != NONE_OFF ? addr_in(L, REGION_RODATA, L->got_off[sym]) : 0,
+                       .GOT = addr_in(L, REGION_RODATA, L->got_base),
+                       .tramp = L->builtin[sym] != NULL};
       HCQ_TRY(sym_addr(L, sym, &rel.S));
       HCQ_TRY(hcq_status_annotate(cpu_reloc_apply(L->machine, &rel), "%s[%zu] against '%s'",
                                   cpu_elf_section_name(f, i), k, sym_name(L, sym)));

@@ -29,7 +29,7 @@ bool cpu_reloc_is_none(uint16_t machine, uint32_t type) {
 }
 
 size_t cpu_reloc_tramp_size(uint16_t machine) {
-  return machine == EM_X86_64 || machine == EM_AARCH64 ? 16 : machine == EM_ARM ? 8 : 0;
+  return machine == EM_X86_64 || machine == EM_AARCH64 || machine == EM_ARM ? 16 : 0;
 }
 
 void cpu_reloc_write_tramp(uint16_t machine, uint8_t *loc, uint64_t target) {
@@ -46,10 +46,14 @@ void cpu_reloc_write_tramp(uint16_t machine, uint8_t *loc, uint64_t target) {
     memcpy(loc + 4, &br, 4);
     memcpy(loc + 8, &target, 8);
   } else if (machine == EM_ARM) {
-    /* Arm state: ldr pc, [pc, #-4] ; .word target   (a load to pc interworks: a Thumb target keeps bit 0) */
+    /* +0 Arm state: ldr pc, [pc, #-4] ; .word target    +8 Thumb state: ldr.w pc, [pc, #0] ; .word target
+     * (a load to pc interworks: a Thumb target keeps bit 0; Thumb pc reads as +4, and +8 is word aligned) */
     uint32_t ldr = 0xe51ff004u, addr = (uint32_t)target;
+    uint16_t tldr[2] = {0xf8df, 0xf000};
     memcpy(loc, &ldr, 4);
     memcpy(loc + 4, &addr, 4);
+    memcpy(loc + 8, tldr, 4);
+    memcpy(loc + 12, &addr, 4);
   }
 }
 

@@ -22,6 +22,8 @@ typedef struct cpu_reloc {
   int64_t A;       /* addend */
   uint64_t G;      /* run-time address of the GOT slot that holds S (GOT relocations only) */
   uint64_t GOT;    /* run-time address of the GOT origin, _GLOBAL_OFFSET_TABLE_ (Arm GOT-relative types) */
+  bool tramp;      /* S is a loader trampoline (cpu_reloc_write_tramp); on EM_ARM it has an Arm entry at S and a
+                      Thumb entry at S + 8, and a branch that cannot switch state takes the one of its own state */
 } cpu_reloc;
 
 /* Apply one relocation for an architecture (e_machine EM_X86_64, EM_AARCH64 or EM_ARM). Errors: an unknown or unhandled
@@ -40,7 +42,8 @@ bool cpu_reloc_is_none(uint16_t machine, uint32_t type);
 const char *cpu_reloc_type_name(uint16_t machine, uint32_t type);
 
 /* A jump stub to an absolute address (for calls from a kernel to a loader built-in like memcpy, which lives
- * too far away for a 32-bit or 26-bit displacement). cpu_reloc_tramp_size is 0 for an unsupported machine. */
+ * too far away for a 32-bit or 26-bit displacement). cpu_reloc_tramp_size is 0 for an unsupported machine.
+ * EM_ARM: 16 bytes, an Arm stub then a Thumb stub (B and B.W tail calls cannot switch state). */
 size_t cpu_reloc_tramp_size(uint16_t machine);
 void cpu_reloc_write_tramp(uint16_t machine, uint8_t *loc, uint64_t target);
 

@@ -178,6 +178,10 @@ static hcq_status apply_t32(const cpu_reloc *r, uint32_t S, uint32_t T, uint32_t
   case R_ARM_THM_CALL:
   case R_ARM_THM_JUMP24: {
     int32_t A = t32_branch_imm(hw1, hw2) + (int32_t)r->A;
+    if (!T && r->tramp) { /* the trampoline's Thumb entry: BL/B.W without a state change */
+      S += 8;
+      T = 1;
+    }
     if (T) {
       int32_t v = (int32_t)((S + (uint32_t)A) - P);
       if (!fits_signed(v, 25)) return out_of_range(r, v, "");
@@ -197,6 +201,10 @@ static hcq_status apply_t32(const cpu_reloc *r, uint32_t S, uint32_t T, uint32_t
     break;
   }
   case R_ARM_THM_JUMP19: {
+    if (!T && r->tramp) { /* the trampoline's Thumb entry */
+      S += 8;
+      T = 1;
+    }
     int32_t v = (int32_t)(((S + (uint32_t)(t32_condbr_imm(hw1, hw2) + (int32_t)r->A)) | T) - P);
     if (!T) return hcq_status_make(HCQ_CODE_INVALID, "R_ARM_THM_JUMP19 at 0x%llx: conditional branch to Arm code",
                                    (unsigned long long)r->P);

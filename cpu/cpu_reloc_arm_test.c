@@ -76,6 +76,29 @@ static void test_t32(void) {
   CHECK_ERR(st, HCQ_CODE_INVALID, "R_ARM_THM_CALL");
 }
 
+/* Branches to a loader trampoline (Arm entry at S, Thumb entry at S + 8) take the entry of their own state. */
+static uint32_t to_tramp(uint32_t type, uint32_t word, uint64_t P, uint64_t S, hcq_status *st) {
+  uint8_t buf[4];
+  memcpy(buf, &word, 4);
+  cpu_reloc r = {.type = type, .loc = buf, .avail_B = 4, .P = P, .S = S, .tramp = true};
+  *st = cpu_reloc_apply(EM_ARM, &r);
+  memcpy(&word, buf, 4);
+  return word;
+}
+
+static void test_tramp(void) {
+  hcq_status st;
+  /* b.w tail call from Thumb code at 0x1000: to 0x2008 (Thumb entry): offset 0x1004 */
+  CHECK_EQ_INT(to_tramp(R_ARM_THM_JUMP24, T32(0xf7ff, 0xbffe), 0x1000, 0x2000, &st), T32(0xf001, 0xb802));
+  CHECK_OK(st);
+  /* bl from Thumb code: also the Thumb entry, as BL (no BLX) */
+  CHECK_EQ_INT(to_tramp(THM_CALL, T32(0xf7ff, 0xfffe), 0x1000, 0x2000, &st), T32(0xf001, 0xf802));
+  CHECK_OK(st);
+  /* b from Arm code: the Arm entry */
+  CHECK_EQ_INT(to_tramp(R_ARM_JUMP24, 0xeafffffeu, 0x1000, 0x2000, &st), 0xea0003feu);
+  CHECK_OK(st);
+}
+
 static void test_data(void) {
   ARM_OK(R_ARM_ABS32, 4, 0, 0x1001, 0, 0, 0x1005);                      /* implicit addend 4, Thumb bit kept */
   ARM_OK(R_ARM_TARGET1, 0, 0, 0x12345678, 0, 0, 0x12345678);
@@ -96,20 +119,25 @@ static void test_data(void) {
   CHECK(cpu_reloc_uses_got(EM_ARM, GOT_BREL) && cpu_reloc_uses_got(EM_ARM, R_ARM_GOT_PREL));
   CHECK(!cpu_reloc_uses_got(EM_ARM, R_ARM_ABS32));
   CHECK(cpu_reloc_is_none(EM_ARM, R_ARM_NONE) && cpu_reloc_is_none(EM_ARM, R_ARM_V4BX));
-  /* trampoline: ldr pc, [pc, #-4] ; .word target */
-  uint8_t tr[8];
-  CHECK_EQ_INT(cpu_reloc_tramp_size(EM_ARM), 8);
+  /* trampoline: ldr pc, [pc, #-4] ; .word target ; (Thumb) ldr.w pc, [pc, #0] ; .word target */
+  uint8_t tr[16];
+  CHECK_EQ_INT(cpu_reloc_tramp_size(EM_ARM), 16);
   cpu_reloc_write_tramp(EM_ARM, tr, 0x12345679u);
   uint32_t w;
   memcpy(&w, tr, 4);
   CHECK_EQ_INT(w, 0xe51ff004u);
   memcpy(&w, tr + 4, 4);
   CHECK_EQ_INT(w, 0x12345679u);
+  memcpy(&w, tr + 8, 4);
+  CHECK_EQ_INT(w, T32(0xf8df, 0xf000));
+  memcpy(&w, tr + 12, 4);
+  CHECK_EQ_INT(w, 0x12345679u);
 }
 
 int main(void) {
   test_a32();
   test_t32();
+  test_tramp();
   test_data();
   return testing_summary("cpu_reloc_arm_test");
 }

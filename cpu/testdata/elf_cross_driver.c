@@ -22,11 +22,17 @@ static uint8_t *slurp(const char *path, size_t *n) {
 static void check_interworking(cpu_program *p) {
   int (*t)(int) = (int (*)(int))sym(p, "entry_t");
   int (*a)(int) = (int (*)(int))sym(p, "entry_a");
-  if (!t || !a) return;
+  void *(*tc)(void *, const void *, unsigned) = (void *(*)(void *, const void *, unsigned))sym(p, "tcopy");
+  void *(*ac)(void *, const void *, unsigned) = (void *(*)(void *, const void *, unsigned))sym(p, "acopy");
+  if (!t || !a || !tc || !ac) return;
   for (int x = -3; x < 4; x++) {
     CHECK_EQ_INT(t(x), (x * 3 + 1) + 2);
     CHECK_EQ_INT(a(x), (x * 5 - 7) * 2);
   }
+  char src[64], d1[64] = {0}, d2[64] = {0};
+  for (int i = 0; i < 64; i++) src[i] = (char)(i * 7 + 1);
+  CHECK(tc(d1, src, 61) == d1 && memcmp(d1, src, 61) == 0 && d1[61] == 0);
+  CHECK(ac(d2, src, 33) == d2 && memcmp(d2, src, 33) == 0 && d2[33] == 0);
 }
 
 int main(int argc, char **argv) {

@@ -55,8 +55,8 @@ BM_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g -ffreestanding -fno-builtin
   -fno-stack-protector -fno-asynchronous-unwind-tables $(BM_CPU) -I. -D_GNU_SOURCE
 BM_KFLAGS := -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-stack-protector -fno-asynchronous-unwind-tables \
   -fno-ident $(BM_CPU)
-BM_CORE := cpu/cpu_elf.c cpu/cpu_elf_image.c cpu/cpu_elf_rel.c cpu/cpu_reloc.c cpu/cpu_reloc_aarch64.c \
-  cpu/cpu_reloc_x86_64.c cpu/cpu_reloc_names.c cpu/cpu_image.c cpu/cpu_kernel.c hcq/status.c
+BM_CORE := cpu/cpu_elf.c cpu/cpu_elf32.c cpu/cpu_elf_image.c cpu/cpu_elf_rel.c cpu/cpu_reloc.c cpu/cpu_reloc_aarch64.c \
+  cpu/cpu_reloc_arm.c cpu/cpu_reloc_x86_64.c cpu/cpu_reloc_names.c cpu/cpu_image.c cpu/cpu_kernel.c hcq/status.c
 BM_START := $(addprefix linker_scripts/baremetal/,start.S bm_libc.c bm_sync.c bm_main.c bm_images.S)
 BM_ELF := $(BM_DIR)/hcq-baremetal.elf
 BM_SPEC_saxpy := --buf float32:1048576:rw --buf float32:1048576:r --var n --global 1

@@ -36,7 +36,8 @@ static inline hcq_status tu_load(const uint8_t *obj, size_t size_B, const char *
   close(fd);
   snprintf(k->so_path, sizeof k->so_path, "%s.so", obj_path);
   char cmd[800];
-  snprintf(cmd, sizeof cmd, "%s -shared -nostdlib %s -o %s", cc_toolchain_cc(), obj_path, k->so_path);
+  /* -lgcc: 32-bit Arm kernels call libgcc helpers (__aeabi_d2lz ...), linked into the .so statically */
+  snprintf(cmd, sizeof cmd, "%s -shared -nostdlib %s -lgcc -o %s", cc_toolchain_cc(), obj_path, k->so_path);
   int rc = system(cmd);
   unlink(obj_path);
   if (rc != 0) return hcq_status_make(HCQ_CODE_INVALID, "link failed: %s", cmd);

@@ -69,8 +69,9 @@ hcq_status cpu_elf_collect_symbols(cpu_program *prog, const cpu_elf_file *f, siz
   return HCQ_OK;
 }
 
-/* Header checks common to every file type; fills f->sh when there are section headers. */
-static hcq_status check_header(cpu_elf_file *f) {
+/* Header checks common to every file type; fills f->sh when there are section headers. A 32-bit Arm file is
+ * widened first (*out_owned: the widened copy, to free). */
+static hcq_status check_header(cpu_elf_file *f, uint8_t **out_owned) {
   if (f->size_B < EI_NIDENT || memcmp(f->data, ELFMAG, SELFMAG) != 0)
     return hcq_status_make(HCQ_CODE_INVALID, "not an ELF file (bad magic, %zu bytes)", f->size_B);
   if (f->size_B < 20) return hcq_status_make(HCQ_CODE_INVALID, "truncated ELF header (%zu bytes)", f->size_B);
@@ -83,14 +84,17 @@ static hcq_status check_header(cpu_elf_file *f) {
     snprintf(want, sizeof want, "%s", cpu_machine_name(cpu_host_machine()));
     return hcq_status_make(HCQ_CODE_UNSUPPORTED, "ELF is for %s, this host is %s", cpu_machine_name(machine), want);
   }
-  if (f->data[EI_CLASS] != ELFCLASS64)
-    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "ELF class %u is not supported (only 64-bit for %s so far)",
-                           f->data[EI_CLASS], cpu_machine_name(machine));
   if (f->data[EI_DATA] != ELFDATA2LSB)
     return hcq_status_make(HCQ_CODE_UNSUPPORTED, "ELF data encoding %u is not little-endian", f->data[EI_DATA]);
-  if (f->size_B < sizeof(Elf64_Ehdr))
+  if (f->data[EI_CLASS] == ELFCLASS32 && machine == EM_ARM) {
+    HCQ_TRY(cpu_elf32_widen(f, out_owned));
+  } else if (f->data[EI_CLASS] != ELFCLASS64) {
+    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "ELF class %u is not supported for %s", f->data[EI_CLASS],
+                           cpu_machine_name(machine));
+  } else if (f->size_B < sizeof(Elf64_Ehdr)) {
     return hcq_status_make(HCQ_CODE_INVALID, "truncated ELF header (%zu bytes, need %zu)", f->size_B,
                            sizeof(Elf64_Ehdr));
+  }
   const Elf64_Ehdr *eh = f->eh;
   if (eh->e_version != EV_CURRENT || f->data[EI_VERSION] != EV_CURRENT)
     return hcq_status_make(HCQ_CODE_INVALID, "ELF version %u is not EV_CURRENT", eh->e_version);
@@ -117,7 +121,7 @@ static hcq_status check_header(cpu_elf_file *f) {
 hcq_status cpu_program_load(const void *elf, size_t size_B, cpu_program **out_prog) {
   if (!out_prog || (!elf && size_B)) return hcq_status_make(HCQ_CODE_INVALID, "cpu_program_load: NULL argument");
   *out_prog = NULL;
-  /* The headers are read in place: require the alignment of Elf64 structures. */
+  /* The headers are read in place: require the alignment of Elf64 structures (ELF32 files are widened). */
   void *copy = NULL;
   if ((uintptr_t)elf % 8) {
     copy = malloc(size_B ? size_B : 1);
@@ -127,7 +131,8 @@ hcq_status cpu_program_load(const void *elf, size_t size_B, cpu_program **out_pr
   }
   cpu_elf_file f = {.data = elf, .size_B = size_B, .eh = elf};
   cpu_program *prog = NULL;
-  hcq_status st = check_header(&f);
+  uint8_t *widened = NULL;
+  hcq_status st = check_header(&f, &widened);
   if (st) goto done;
   prog = calloc(1, sizeof *prog);
   if (!prog) {
@@ -142,6 +147,7 @@ hcq_status cpu_program_load(const void *elf, size_t size_B, cpu_program **out_pr
                                 f.eh->e_type);
   }
 done:
+  free(widened);
   free(copy);
   if (st) {
     cpu_program_destroy(prog);

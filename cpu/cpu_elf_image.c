@@ -73,9 +73,34 @@ static bool in_span(const image *im, uint64_t vaddr, uint64_t len) {
   return vaddr >= im->lo && vaddr <= im->hi && len <= im->hi - vaddr;
 }
 
+/* Arm images (ELF32) carry Elf32_Rel entries: R_ARM_RELATIVE adds the load bias to the 32-bit word in place. */
+static hcq_status apply_rel32(image *im, uint64_t rel, uint64_t relsz, uint64_t relent) {
+  if (!relsz) return HCQ_OK;
+  if (relent != sizeof(Elf32_Rel) || relsz % relent || !in_span(im, rel, relsz))
+    return hcq_status_make(HCQ_CODE_INVALID, "dynamic relocations at 0x%llx (0x%llx bytes, entries %llu) are malformed",
+                           (unsigned long long)rel, (unsigned long long)relsz, (unsigned long long)relent);
+  const uint8_t *table = im->base + (rel - im->lo);
+  for (uint64_t off = 0; off < relsz; off += sizeof(Elf32_Rel)) {
+    Elf32_Rel r;
+    memcpy(&r, table + off, sizeof r);
+    uint32_t type = ELF32_R_TYPE(r.r_info);
+    if (cpu_reloc_is_none(EM_ARM, type)) continue;
+    if (type != R_ARM_RELATIVE)
+      return hcq_status_make(HCQ_CODE_UNSUPPORTED, "dynamic relocation type %u (%s): only R_ARM_RELATIVE is allowed (no imports)",
+                             type, cpu_reloc_type_name(EM_ARM, type));
+    if (!in_span(im, r.r_offset, 4))
+      return hcq_status_make(HCQ_CODE_INVALID, "dynamic relocation at 0x%x is outside the image", r.r_offset);
+    uint32_t v;
+    memcpy(&v, im->base + (r.r_offset - im->lo), 4);
+    v += (uint32_t)im->bias;
+    memcpy(im->base + (r.r_offset - im->lo), &v, 4);
+  }
+  return HCQ_OK;
+}
+
 static hcq_status apply_dynamic(image *im) {
   uint16_t machine = im->f->eh->e_machine;
-  uint32_t relative = machine == EM_X86_64 ? R_X86_64_RELATIVE : R_AARCH64_RELATIVE;
+  uint32_t relative = machine == EM_X86_64 ? R_X86_64_RELATIVE : machine == EM_ARM ? R_ARM_RELATIVE : R_AARCH64_RELATIVE;
   for (size_t i = 0; i < im->phnum; i++) {
     const Elf64_Phdr *p = &im->ph[i];
     if (p->p_type != PT_DYNAMIC) continue;
@@ -84,7 +109,7 @@ static hcq_status apply_dynamic(image *im) {
                              (unsigned long long)p->p_offset);
     const Elf64_Dyn *d = (const Elf64_Dyn *)(im->f->data + p->p_offset);
     size_t n = p->p_filesz / sizeof *d;
-    uint64_t rela = 0, relasz = 0, relaent = sizeof(Elf64_Rela);
+    uint64_t rela = 0, relasz = 0, relaent = sizeof(Elf64_Rela), rel = 0, relsz = 0, relent = sizeof(Elf32_Rel);
     for (size_t k = 0; k < n && d[k].d_tag != DT_NULL; k++) {
       switch (d[k].d_tag) {
       case DT_RELA: rela = d[k].d_un.d_ptr; break;
@@ -93,13 +118,20 @@ static hcq_status apply_dynamic(image *im) {
       case DT_NEEDED: return hcq_status_make(HCQ_CODE_UNSUPPORTED, "image needs a shared library (DT_NEEDED): kernels must not import");
       case DT_REL:
       case DT_RELSZ:
-        return hcq_status_make(HCQ_CODE_UNSUPPORTED, "image has DT_REL relocations (not supported for %s)", cpu_machine_name(machine));
+      case DT_RELENT:
+        if (machine != EM_ARM)
+          return hcq_status_make(HCQ_CODE_UNSUPPORTED, "image has DT_REL relocations (not supported for %s)", cpu_machine_name(machine));
+        if (d[k].d_tag == DT_REL) rel = d[k].d_un.d_ptr;
+        else if (d[k].d_tag == DT_RELSZ) relsz = d[k].d_un.d_val;
+        else relent = d[k].d_un.d_val;
+        break;
       case DT_PLTRELSZ:
         if (d[k].d_un.d_val) return hcq_status_make(HCQ_CODE_UNSUPPORTED, "image has PLT relocations: it imports functions");
         break;
       default: break;
       }
     }
+    HCQ_TRY(apply_rel32(im, rel, relsz, relent));
     if (!relasz) continue;
     if (relaent != sizeof(Elf64_Rela) || relasz % relaent || !in_span(im, rela, relasz))
       return hcq_status_make(HCQ_CODE_INVALID, "dynamic relocations at 0x%llx (0x%llx bytes, entries %llu) are malformed",

@@ -46,6 +46,10 @@ hcq_status cpu_elf_check_table(const cpu_elf_file *f, size_t i, uint64_t entsize
 hcq_status cpu_elf_collect_symbols(cpu_program *prog, const cpu_elf_file *f, size_t symsec,
                                    bool (*addr_of)(void *ctx, size_t index, const Elf64_Sym *s, uint64_t *out), void *ctx);
 
+/* A 32-bit little-endian file (armhf): replace f's data and header with a widened 64-bit view (cpu_elf32.c);
+ * *out_owned is the new buffer, which the caller frees after loading. */
+hcq_status cpu_elf32_widen(cpu_elf_file *f, uint8_t **out_owned);
+
 hcq_status cpu_elf_load_rel(const cpu_elf_file *f, cpu_program *prog);
 hcq_status cpu_elf_load_image(const cpu_elf_file *f, cpu_program *prog);
 

@@ -13,12 +13,30 @@
 
 enum { REGION_TEXT, REGION_RODATA, REGION_DATA, NREGIONS };
 
-/* Functions a compiler may call even in freestanding code; resolved to the host C library. */
+#if defined(__arm__)
+/* The Arm EABI run-time helpers (libgcc) that gcc and clang call for 64-bit integer division, shifts and
+ * conversions between 64-bit integers and floating point, which armv7-a has no instruction for. They are linked
+ * into this program from libgcc by naming them here. */
+#define ARM_HELPERS(X)                                                                                             \
+  X(__aeabi_ldivmod) X(__aeabi_uldivmod) X(__aeabi_idiv) X(__aeabi_uidiv) X(__aeabi_idivmod) X(__aeabi_uidivmod) \
+  X(__aeabi_llsl) X(__aeabi_llsr) X(__aeabi_lasr) X(__aeabi_lmul) X(__aeabi_lcmp) X(__aeabi_ulcmp)             \
+  X(__aeabi_d2lz) X(__aeabi_d2ulz) X(__aeabi_f2lz) X(__aeabi_f2ulz) X(__aeabi_l2d) X(__aeabi_ul2d)             \
+  X(__aeabi_l2f) X(__aeabi_ul2f)
+#define DECLARE_HELPER(n) extern void n(void);
+ARM_HELPERS(DECLARE_HELPER)
+#define HELPER_ENTRY(n) {#n, (void *)n},
+#endif
+
+/* Functions a compiler may call even in freestanding code; resolved to the host C library (and libgcc). */
 static const struct {
   const char *name;
   void *fn;
 } builtins[] = {
-    {"memcpy", (void *)memcpy}, {"memset", (void *)memset}, {"memmove", (void *)memmove}, {"memcmp", (void *)memcmp}};
+    {"memcpy", (void *)memcpy}, {"memset", (void *)memset}, {"memmove", (void *)memmove}, {"memcmp", (void *)memcmp},
+#if defined(__arm__)
+    ARM_HELPERS(HELPER_ENTRY)
+#endif
+};
 
 typedef struct rel_loader {
   const cpu_elf_file *f;
@@ -123,7 +141,7 @@ static hcq_status plan_symbols(rel_loader *L) {
       } else if (ELF64_ST_BIND(s->st_info) != STB_WEAK) {
         return hcq_status_make(HCQ_CODE_NOT_FOUND,
                                "undefined symbol '%s' (kernels must not import anything; the loader provides only "
-                               "memcpy, memset, memmove, memcmp)", name);
+                               "memcpy, memset, memmove, memcmp, and the __aeabi_* helpers on armhf)", name);
       }
     } else if (s->st_shndx == SHN_COMMON) {
       HCQ_TRY(hcq_status_annotate(reserve(L, REGION_DATA, s->st_size, s->st_value, &L->sym_extra[i]),
@@ -262,7 +280,9 @@ static hcq_status fill_and_relocate(rel_loader *L) {
                        .avail_B = ts->sh_size - r[k].r_offset,
                        .P = addr_in(L, region, L->sec_off[t] + r[k].r_offset),
                        .A = r[k].r_addend,
-                       .G = L->got_off[sym] != NONE_OFF ? addr_in(L, REGION_RODATA, L->got_off[sym]) : 0};
+                       .G = L->got_off[sym] != NONE_OFF ? addr_in(L, REGION_RODATA, L->got_off[sym]) : 0,
+                       .GOT = addr_in(L, REGION_RODATA, L->got_base),
+                       .tramp = L->builtin[sym] != NULL};
       HCQ_TRY(sym_addr(L, sym, &rel.S));
       HCQ_TRY(hcq_status_annotate(cpu_reloc_apply(L->machine, &rel), "%s[%zu] against '%s'",
                                   cpu_elf_section_name(f, i), k, sym_name(L, sym)));

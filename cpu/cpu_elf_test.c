@@ -16,6 +16,25 @@
 #define KFLAGS "-O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-stack-protector -fno-asynchronous-unwind-tables"
 #define LDFLAGS_IMG "-pie --no-dynamic-linker -z norelro -z noexecstack --no-undefined -T linker_scripts/cpu_kernel.ld"
 
+/* The file structures of this host's ELF class (armhf objects are ELF32). */
+#if UINTPTR_MAX == 0xffffffffu
+typedef Elf32_Ehdr T_Ehdr;
+typedef Elf32_Shdr T_Shdr;
+typedef Elf32_Phdr T_Phdr;
+typedef Elf32_Rel T_Rel;
+#define T_SHT_REL SHT_REL
+#define T_R_INFO(sym, type) ELF32_R_INFO(sym, type)
+#define T_R_SYM(info) ELF32_R_SYM(info)
+#else
+typedef Elf64_Ehdr T_Ehdr;
+typedef Elf64_Shdr T_Shdr;
+typedef Elf64_Phdr T_Phdr;
+typedef Elf64_Rela T_Rel;
+#define T_SHT_REL SHT_RELA
+#define T_R_INFO(sym, type) ELF64_R_INFO(sym, type)
+#define T_R_SYM(info) ELF64_R_SYM(info)
+#endif
+
 static char tmpdir[64];
 
 static uint8_t *read_file(const char *path, size_t *out_size) {
@@ -142,31 +161,37 @@ static void test_errors(void) {
   set16(bad, 18, other);
   char msg[80];
   snprintf(msg, sizeof msg, "ELF is for %s, this host is %s", other == EM_AARCH64 ? "aarch64" : "x86_64",
-           other == EM_AARCH64 ? "x86_64" : "aarch64");
+           cpu_machine_name(cpu_host_machine()));
   CHECK_ERR(cpu_program_load(bad, n, &p), HCQ_CODE_UNSUPPORTED, msg);
-  /* bad e_shentsize */
+  /* bad e_shentsize (the other class's size) */
   memcpy(bad, obj, n);
-  set16(bad, offsetof(Elf64_Ehdr, e_shentsize), 40);
-  CHECK_ERR(cpu_program_load(bad, n, &p), HCQ_CODE_INVALID, "e_shentsize 40");
+  set16(bad, offsetof(T_Ehdr, e_shentsize), sizeof(T_Shdr) == 64 ? 40 : 64);
+  CHECK_ERR(cpu_program_load(bad, n, &p), HCQ_CODE_INVALID, sizeof(T_Shdr) == 64 ? "e_shentsize 40" : "x 64 bytes");
   /* section headers beyond the end */
   CHECK_ERR(cpu_program_load(obj, n - 10, &p), HCQ_CODE_INVALID, "outside the file");
   CHECK_ERR(cpu_program_load(obj, 10, &p), HCQ_CODE_INVALID, "ELF");
   CHECK_ERR(cpu_program_load("hello", 5, &p), HCQ_CODE_INVALID, "not an ELF file");
   /* an unhandled relocation type, named: turn the first RELA entry into R_*_TLSGD-like types */
   memcpy(bad, obj, n);
-  const Elf64_Ehdr *eh = (const Elf64_Ehdr *)bad;
-  const Elf64_Shdr *sh = (const Elf64_Shdr *)(bad + eh->e_shoff);
+  const T_Ehdr *eh = (const T_Ehdr *)bad;
+  const T_Shdr *sh = (const T_Shdr *)(bad + eh->e_shoff);
   int patched = 0;
   for (int i = 0; i < eh->e_shnum && !patched; i++)
-    if (sh[i].sh_type == SHT_RELA && sh[i].sh_size && (sh[sh[i].sh_info].sh_flags & SHF_ALLOC)) {
-      Elf64_Rela *r = (Elf64_Rela *)(bad + sh[i].sh_offset);
-      uint32_t t = cpu_host_machine() == EM_X86_64 ? R_X86_64_TLSGD : R_AARCH64_TLSGD_ADR_PAGE21;
-      r->r_info = ELF64_R_INFO(ELF64_R_SYM(r->r_info), t);
+    if (sh[i].sh_type == T_SHT_REL && sh[i].sh_size && (sh[sh[i].sh_info].sh_flags & SHF_ALLOC)) {
+      T_Rel r;
+      memcpy(&r, bad + sh[i].sh_offset, sizeof r);
+      uint32_t t = cpu_host_machine() == EM_X86_64 ? R_X86_64_TLSGD
+                   : cpu_host_machine() == EM_ARM  ? 108 /* R_ARM_TLS_LE32 */
+                                                   : R_AARCH64_TLSGD_ADR_PAGE21;
+      r.r_info = T_R_INFO(T_R_SYM(r.r_info), t);
+      memcpy(bad + sh[i].sh_offset, &r, sizeof r);
       patched = 1;
     }
   CHECK(patched);
   if (cpu_host_machine() == EM_X86_64)
     CHECK_ERR(cpu_program_load(bad, n, &p), HCQ_CODE_UNSUPPORTED, "type 19 (R_X86_64_TLSGD)");
+  else if (cpu_host_machine() == EM_ARM)
+    CHECK_ERR(cpu_program_load(bad, n, &p), HCQ_CODE_UNSUPPORTED, "type 108 (R_ARM_TLS_LE32)");
   else
     CHECK_ERR(cpu_program_load(bad, n, &p), HCQ_CODE_UNSUPPORTED, "(R_AARCH64_TLSGD_ADR_PAGE21)");
   free(bad);
@@ -188,7 +213,7 @@ static const uint64_t interesting[] = {0, 1, 7, 8, 0x40, 0xfff, 0x1000, 0x7fffff
 static void mutate(uint8_t *b, size_t *n, const uint8_t *orig, size_t orig_n) {
   memcpy(b, orig, orig_n);
   *n = orig_n;
-  const Elf64_Ehdr *eh = (const Elf64_Ehdr *)orig;
+  const T_Ehdr *eh = (const T_Ehdr *)orig;
   int kind = (int)(rnd() % 6);
   uint64_t v = rnd() % 3 == 0 ? interesting[rnd() % (sizeof interesting / sizeof *interesting)] : rnd();
   size_t field_w = (size_t)1 << (rnd() % 4); /* 1, 2, 4, 8 bytes */
@@ -201,19 +226,19 @@ static void mutate(uint8_t *b, size_t *n, const uint8_t *orig, size_t orig_n) {
     *n = (size_t)(rnd() % orig_n);
     return;
   case 2: /* an ELF header field */
-    off = rnd() % (sizeof(Elf64_Ehdr) - field_w + 1);
+    off = rnd() % (sizeof(T_Ehdr) - field_w + 1);
     break;
   case 3: /* a section header field (program header for images) */
     if (eh->e_type == ET_REL || rnd() % 2) {
-      off = eh->e_shoff + (rnd() % eh->e_shnum) * sizeof(Elf64_Shdr) + rnd() % (sizeof(Elf64_Shdr) - field_w + 1);
+      off = eh->e_shoff + (rnd() % eh->e_shnum) * sizeof(T_Shdr) + rnd() % (sizeof(T_Shdr) - field_w + 1);
     } else {
-      off = eh->e_phoff + (rnd() % eh->e_phnum) * sizeof(Elf64_Phdr) + rnd() % (sizeof(Elf64_Phdr) - field_w + 1);
+      off = eh->e_phoff + (rnd() % eh->e_phnum) * sizeof(T_Phdr) + rnd() % (sizeof(T_Phdr) - field_w + 1);
     }
     break;
   default: /* a word inside some section's contents: symbols, relocations, dynamic tables */
   {
-    const Elf64_Shdr *sh = (const Elf64_Shdr *)(orig + eh->e_shoff);
-    const Elf64_Shdr *s = &sh[rnd() % eh->e_shnum];
+    const T_Shdr *sh = (const T_Shdr *)(orig + eh->e_shoff);
+    const T_Shdr *s = &sh[rnd() % eh->e_shnum];
     if (s->sh_type == SHT_NOBITS || s->sh_size < 8) return;
     off = s->sh_offset + (rnd() % (s->sh_size - 7) & ~(uint64_t)(field_w - 1));
     break;

@@ -15,7 +15,9 @@ hcq_status cpu_kernel_args_init(cpu_kernel_args *out, void *fn, const uint64_t *
   return HCQ_OK;
 }
 
-typedef uint64_t u;
+/* One machine word per argument: 64 bits on x86_64/aarch64, 32 on armhf, where AAPCS passes int and pointer
+ * parameters in r0-r3 and then 4-byte stack slots (a 64-bit word would take two). */
+typedef uintptr_t u;
 typedef void (*call8)(u, u, u, u, u, u, u, u);
 typedef void (*call32)(u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u,
                        u, u);
@@ -23,8 +25,8 @@ typedef void (*call32)(u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, 
 void cpu_kernel_run(void *ctx, int core_id) {
   const cpu_kernel_args *k = ctx;
   u a[32] = {0};
-  memcpy(a, k->args, (size_t)k->nargs * sizeof(u));
-  a[k->nargs] = (u)(int64_t)core_id;
+  for (int i = 0; i < k->nargs; i++) a[i] = (u)k->args[i];
+  a[k->nargs] = (u)(intptr_t)core_id;
   /* Extra trailing arguments are ignored by the callee: the caller owns the stack area in both ABIs. */
   if (k->nargs < 8) {
     ((call8)k->fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);

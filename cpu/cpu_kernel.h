@@ -1,7 +1,7 @@
 /* cpu_kernel: calling a loaded kernel `void k(T* restrict data0, ..., int var0, ..., int core_id)` with a
  * run-time list of arguments. Pointer and integer arguments only (what the C renderer emits); each is passed as
- * a 64-bit word, which the x86_64 SysV and AAPCS64 (Linux) ABIs read correctly for int parameters; core_id is
- * appended as the last argument. */
+ * a machine word (uintptr_t: the list holds 64-bit values, truncated to 32 bits on armhf), which the x86_64 SysV,
+ * AAPCS64 and AAPCS (armhf) ABIs read correctly for int and pointer parameters; core_id is appended last. */
 #ifndef HCQ_CPU_KERNEL_H
 #define HCQ_CPU_KERNEL_H
 

@@ -28,9 +28,15 @@ int main(void) {
     cpu_free(p, size_B);
   }
   void *p = (void *)1;
-  CHECK_ERR(cpu_alloc((size_t)1 << 62, 0, &p), HCQ_CODE_NOMEM, "4611686018427387904");
-  CHECK(p == NULL);
-  CHECK_ERR(cpu_alloc(SIZE_MAX, 0, &p), HCQ_CODE_NOMEM, "18446744073709551615");
+  if (sizeof(size_t) == 8) {
+    CHECK_ERR(cpu_alloc((size_t)((uint64_t)1 << 62), 0, &p), HCQ_CODE_NOMEM, "4611686018427387904");
+    CHECK(p == NULL);
+    CHECK_ERR(cpu_alloc(SIZE_MAX, 0, &p), HCQ_CODE_NOMEM, "18446744073709551615");
+  } else { /* 32-bit: 3.5 GiB cannot be mapped next to the program */
+    CHECK_ERR(cpu_alloc((size_t)7 << 29, 0, &p), HCQ_CODE_NOMEM, "3758096384");
+    CHECK(p == NULL);
+    CHECK_ERR(cpu_alloc(SIZE_MAX, 0, &p), HCQ_CODE_NOMEM, "4294967295");
+  }
   CHECK_ERR(cpu_alloc(100, 3000, &p), HCQ_CODE_INVALID, "power of two");
   CHECK_ERR(cpu_alloc(0, 0, &p), HCQ_CODE_INVALID, "size 0");
   cpu_free(NULL, 100);

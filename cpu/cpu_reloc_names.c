@@ -70,6 +70,21 @@ static const reloc_name aarch64_names[] = {
     N(R_AARCH64_IRELATIVE),
 };
 
+/* AAELF names (glibc's <elf.h> still spells 10, 24, 25, 26 as THM_PC22, GOTOFF, GOTPC, GOT32). */
+static const reloc_name arm_names[] = {
+    {0, "R_ARM_NONE"}, {1, "R_ARM_PC24"}, {2, "R_ARM_ABS32"}, {3, "R_ARM_REL32"},
+    {10, "R_ARM_THM_CALL"}, {17, "R_ARM_TLS_DTPMOD32"}, {18, "R_ARM_TLS_DTPOFF32"}, {19, "R_ARM_TLS_TPOFF32"},
+    {20, "R_ARM_COPY"}, {21, "R_ARM_GLOB_DAT"}, {22, "R_ARM_JUMP_SLOT"}, {23, "R_ARM_RELATIVE"},
+    {24, "R_ARM_GOTOFF32"}, {25, "R_ARM_BASE_PREL"}, {26, "R_ARM_GOT_BREL"}, {27, "R_ARM_PLT32"},
+    {28, "R_ARM_CALL"}, {29, "R_ARM_JUMP24"}, {30, "R_ARM_THM_JUMP24"}, {38, "R_ARM_TARGET1"},
+    {40, "R_ARM_V4BX"}, {41, "R_ARM_TARGET2"}, {42, "R_ARM_PREL31"}, {43, "R_ARM_MOVW_ABS_NC"},
+    {44, "R_ARM_MOVT_ABS"}, {45, "R_ARM_MOVW_PREL_NC"}, {46, "R_ARM_MOVT_PREL"}, {47, "R_ARM_THM_MOVW_ABS_NC"},
+    {48, "R_ARM_THM_MOVT_ABS"}, {49, "R_ARM_THM_MOVW_PREL_NC"}, {50, "R_ARM_THM_MOVT_PREL"},
+    {51, "R_ARM_THM_JUMP19"}, {96, "R_ARM_GOT_PREL"}, {102, "R_ARM_THM_JUMP11"}, {103, "R_ARM_THM_JUMP8"},
+    {104, "R_ARM_TLS_GD32"}, {105, "R_ARM_TLS_LDM32"}, {106, "R_ARM_TLS_LDO32"}, {107, "R_ARM_TLS_IE32"},
+    {108, "R_ARM_TLS_LE32"}, {160, "R_ARM_IRELATIVE"},
+};
+
 static const char *find(const reloc_name *t, size_t n, uint32_t type) {
   for (size_t i = 0; i < n; i++)
     if (t[i].type == type) return t[i].name;
@@ -79,5 +94,6 @@ static const char *find(const reloc_name *t, size_t n, uint32_t type) {
 const char *cpu_reloc_type_name(uint16_t machine, uint32_t type) {
   if (machine == EM_X86_64) return find(x86_64_names, sizeof x86_64_names / sizeof *x86_64_names, type);
   if (machine == EM_AARCH64) return find(aarch64_names, sizeof aarch64_names / sizeof *aarch64_names, type);
+  if (machine == EM_ARM) return find(arm_names, sizeof arm_names / sizeof *arm_names, type);
   return "unknown";
 }

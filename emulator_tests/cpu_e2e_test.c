@@ -44,7 +44,14 @@ static void run_example(const char *path, bool noopt) {
     hcq_status_free(st);
     goto done;
   }
-  CHECK_OK(cc_kernel_buffers(k.sink, &host, &nhost));
+  st = cc_kernel_buffers(k.sink, &host, &nhost);
+  if (st && sizeof(size_t) == 4 && strstr(hcq_status_message(st), "too large")) {
+    /* 32-bit hosts: buffers beyond the address space (examples/big_int64.uop) cannot even be sized */
+    printf("%-30s %-6s compiled, not run (buffers exceed the 32-bit address space)\n", path, noopt ? "noopt" : "heur");
+    hcq_status_free(st);
+    goto done;
+  }
+  CHECK_OK(st);
   size_t total = 0;
   for (size_t i = 0; i < nhost; i++) total += host[i].size_B;
   if (total > (k.prog->nvars ? RUN_LIMIT_VAR_B : RUN_LIMIT_B)) {
@@ -216,7 +223,10 @@ static void test_errors(const char *dir) {
   const char *huge = "(kernel huge (let out (buf 0 float32 1099511627776)) (let r (range 0 1099511627776 loop))"
                      " (sink (store (index out r) 1.0 r)))";
   CHECK_OK(krun_compile_text(&k, huge, &(cc_options){.noopt = true}, 2));
-  CHECK_ERR(krun_setup(&k, dev), HCQ_CODE_NOMEM, "MiB of memory are available");
+  if (sizeof(size_t) == 4) /* 32-bit hosts: 4 TiB has no size_t size at all */
+    CHECK_ERR(krun_setup(&k, dev), HCQ_CODE_INVALID, "too large");
+  else
+    CHECK_ERR(krun_setup(&k, dev), HCQ_CODE_NOMEM, "MiB of memory are available");
   krun_free(&k);
   snprintf(path, sizeof path, "%s/huge.uop", dir);
   f = fopen(path, "w");

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <linux/ioctl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,7 +23,7 @@ void kif_format_ioc(unsigned long request, char *out, size_t out_size_B) {
 
 size_t kif_ioc_arg_size(unsigned long request) {
   unsigned int req = (unsigned int)request;
-  if (request >> 32) return 0; /* not a 32-bit ioctl number at all */
+  if ((uint64_t)request >> 32) return 0; /* not a 32-bit ioctl number at all (unsigned long may be 32 bits) */
   return _IOC_DIR(req) == _IOC_NONE ? 0 : _IOC_SIZE(req);
 }
 

@@ -6,13 +6,15 @@
 # the emulated architecture: qemu-user only emulates the test process, and an execve of a host program (the shell,
 # a compiler) runs it natively, so the tests reach the cross toolchain through PATH shims in BUILD/cross-bin:
 # cc/gcc -> TRIPLE-gcc, ld -> TRIPLE-ld, clang-19 -> clang-19 --target=TRIPLE. HCQ_CC_TUNE replaces
-# -march/-mcpu=native, which a cross compiler cannot detect. HCQ_QEMU_USER=1 tells tests about qemu-user limits
-# (unknown ioctl numbers fail with ENOSYS). HCQ_FUZZ_SECONDS=5: the symbolic fuzzer needs >100 expressions.
+# -march/-mcpu=native, which a cross compiler cannot detect (armhf: also -mfpu, or Debian's gcc stays at
+# vfpv3-d16, without fused multiply-add). HCQ_QEMU_USER=1 tells tests about qemu-user limits
+# (unknown ioctl numbers fail with ENOSYS). HCQ_FUZZ_SECONDS=5 (10 on armhf, where qemu-arm emulates 64-bit
+# arithmetic with 32-bit instructions): the symbolic fuzzer needs >100 expressions.
 set -eu
 arch=$1 build=$2
 case $arch in
   aarch64) triple=aarch64-linux-gnu qemu=qemu-aarch64 tune=-mcpu=cortex-a57 ;;
-  armhf) triple=arm-linux-gnueabihf qemu=qemu-arm tune=-mcpu=cortex-a15 ;;
+  armhf) triple=arm-linux-gnueabihf qemu=qemu-arm tune='-mcpu=cortex-a15 -mfpu=neon-vfpv4' fuzz_s=10 ;;
   *) echo "cross_run_tests: unknown ARCH '$arch'"; exit 2 ;;
 esac
 command -v $qemu >/dev/null || { echo "cross_run_tests: $qemu missing (apt-get install qemu-user)"; exit 1; }
@@ -35,6 +37,6 @@ for t in $(find "$build/tests" -type f -perm -u+x | sort); do
   tests+=("$w")
 done
 echo "== cross tests ($arch, ${#tests[@]} binaries) under $qemu -L /usr/$triple, kernels built with $triple-gcc $tune"
-export QEMU_LD_PREFIX=/usr/$triple PATH=$shims:$PATH HCQ_CC=$triple-gcc HCQ_CC_TUNE=$tune HCQ_QEMU_USER=1 HCQ_FUZZ_SECONDS=5
+export QEMU_LD_PREFIX=/usr/$triple PATH=$shims:$PATH HCQ_CC=$triple-gcc HCQ_CC_TUNE=$tune HCQ_QEMU_USER=1 HCQ_FUZZ_SECONDS=${fuzz_s:-5}
 export XDG_CACHE_HOME=$root/$build/cache
 exec bash tools/run_tests.sh "${tests[@]}"

@@ -1,21 +1,27 @@
 # Embedded targets: cross builds tested under qemu-user, and a bare-metal boot under qemu-system.
 #   make cross-test ARCH=aarch64|armhf   cross-build libhcq, hcq and every test into build-ARCH/, then run the tests
-#                                        under qemu-user (linker_scripts/cross_run_tests.sh)
+#                                        under qemu-user (linker_scripts/cross_run_tests.sh), and a kernel image built
+#                                        here for ARCH with the cross hcq (linker_scripts/cross_aot_check.sh)
 #   make cross-test-aarch64 / cross-test-armhf
 #   make baremetal-test                  boot linker_scripts/baremetal/ on qemu-system-aarch64 -M virt (see there)
 ARCH ?= aarch64
 EMB_TRIPLE_aarch64 := aarch64-linux-gnu
 EMB_TRIPLE_armhf := arm-linux-gnueabihf
 EMB_TRIPLE := $(EMB_TRIPLE_$(ARCH))
+# 32-bit glibc: 64-bit off_t/ino_t, or stat/readdir fail with EOVERFLOW on the (64-bit) host's file systems.
+EMB_CFLAGS_armhf := -D_FILE_OFFSET_BITS=64
 
 .PHONY: cross-test cross-test-aarch64 cross-test-armhf cross-build-tests baremetal-test
-TEST_EXTRA += cross-test-aarch64 baremetal-test
+TEST_EXTRA += cross-test-aarch64 cross-test-armhf baremetal-test
 
-cross-test:
+# $(HCQ) (the host's hcq) builds the kernel image that linker_scripts/cross_aot_check.sh runs under qemu-user.
+cross-test: $(HCQ)
 	@test -n "$(EMB_TRIPLE)" || { echo "cross-test: ARCH must be aarch64 or armhf (got '$(ARCH)')"; exit 2; }
 	@command -v $(EMB_TRIPLE)-gcc >/dev/null || { echo "cross-test: $(EMB_TRIPLE)-gcc missing (apt-get install gcc-$(EMB_TRIPLE))"; exit 1; }
-	$(MAKE) --no-print-directory -j2 BUILD=build-$(ARCH) CC=$(EMB_TRIPLE)-gcc HCQ_CROSS_ARCH=$(ARCH) SANITIZE=0 cross-build-tests
+	$(MAKE) --no-print-directory -j2 BUILD=build-$(ARCH) CC=$(EMB_TRIPLE)-gcc HCQ_CROSS_ARCH=$(ARCH) SANITIZE=0 \
+	  EXTRA_CFLAGS="$(EMB_CFLAGS_$(ARCH))" cross-build-tests
 	bash linker_scripts/cross_run_tests.sh $(ARCH) build-$(ARCH)
+	bash linker_scripts/cross_aot_check.sh $(ARCH) build-$(ARCH) $(HCQ)
 
 cross-test-aarch64:
 	@$(MAKE) --no-print-directory cross-test ARCH=aarch64
@@ -49,8 +55,8 @@ BM_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g -ffreestanding -fno-builtin
   -fno-stack-protector -fno-asynchronous-unwind-tables $(BM_CPU) -I. -D_GNU_SOURCE
 BM_KFLAGS := -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-stack-protector -fno-asynchronous-unwind-tables \
   -fno-ident $(BM_CPU)
-BM_CORE := cpu/cpu_elf.c cpu/cpu_elf_image.c cpu/cpu_elf_rel.c cpu/cpu_reloc.c cpu/cpu_reloc_aarch64.c \
-  cpu/cpu_reloc_x86_64.c cpu/cpu_reloc_names.c cpu/cpu_image.c cpu/cpu_kernel.c hcq/status.c
+BM_CORE := cpu/cpu_elf.c cpu/cpu_elf32.c cpu/cpu_elf_image.c cpu/cpu_elf_rel.c cpu/cpu_reloc.c cpu/cpu_reloc_aarch64.c \
+  cpu/cpu_reloc_arm.c cpu/cpu_reloc_x86_64.c cpu/cpu_reloc_names.c cpu/cpu_image.c cpu/cpu_kernel.c hcq/status.c
 BM_START := $(addprefix linker_scripts/baremetal/,start.S bm_libc.c bm_sync.c bm_main.c bm_images.S)
 BM_ELF := $(BM_DIR)/hcq-baremetal.elf
 BM_SPEC_saxpy := --buf float32:1048576:rw --buf float32:1048576:r --var n --global 1

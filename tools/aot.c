@@ -228,10 +228,20 @@ static hcq_status build_in(const char *dir, const cc_program *prog, const char *
     snprintf(ld, sizeof ld, "%s-ld", triple_of(arch));
   }
   const char *tune = getenv("HCQ_CC_TUNE");
-  if (!tune || !*tune) tune = !strcmp(arch, "aarch64") ? "-mcpu=cortex-a57" : !strcmp(arch, "armhf") ? "-mcpu=cortex-a15" : "-O2";
-  char *cargv[] = {cc, "-c", "-x", "c", "-O2", "-fPIC", "-ffreestanding", "-fno-builtin", "-nostdlib",
-                   "-fno-math-errno", "-fno-stack-protector", "-fno-asynchronous-unwind-tables", "-fno-ident",
-                   (char *)tune, src, "-o", obj, NULL};
+  if (!tune || !*tune)
+    tune = !strcmp(arch, "aarch64") ? "-mcpu=cortex-a57" : !strcmp(arch, "armhf") ? "-mcpu=cortex-a15 -mfpu=neon-vfpv4" : "-O2";
+  /* the tuning may be several flags ("-mcpu=cortex-a15 -mfpu=neon-vfpv4"): one argv entry each */
+  char tune_buf[256], *cargv[32] = {cc, "-c", "-x", "c", "-O2", "-fPIC", "-ffreestanding", "-fno-builtin", "-nostdlib",
+                                    "-fno-math-errno", "-fno-stack-protector", "-fno-asynchronous-unwind-tables",
+                                    "-fno-ident"};
+  int cargc = 13;
+  snprintf(tune_buf, sizeof tune_buf, "%s", tune);
+  char *save = NULL;
+  for (char *tok = strtok_r(tune_buf, " ", &save); tok && cargc < 28; tok = strtok_r(NULL, " ", &save)) cargv[cargc++] = tok;
+  cargv[cargc++] = src;
+  cargv[cargc++] = "-o";
+  cargv[cargc++] = obj;
+  cargv[cargc] = NULL;
   HCQ_TRY(hcq_status_annotate(run_tool(cargv, logp), "compiling kernel %s for %s", prog->name, arch));
   snprintf(defsym, sizeof defsym, "--defsym=hcq_entry=%s", prog->name);
   char *largv[] = {ld, "-pie", "--no-dynamic-linker", "-z", "norelro", "-z", "noexecstack", "--no-undefined",

@@ -29,10 +29,11 @@ static uint16_t host_machine(void) {
 }
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: hcq run --image K.img [--var NAME=VALUE]... [--out SLOT=FILE]... [--threads N] [--seed S]\n"
-             "               [--repeat R] [--timeout-ms T]\n"
+  fprintf(f, "usage: hcq run --image K.img [--var NAME=VALUE]... [--in SLOT=FILE]... [--out SLOT=FILE]...\n"
+             "               [--threads N] [--seed S] [--repeat R] [--timeout-ms T]\n"
              "  Runs a kernel image from `hcq compile --arch A -o K.img` on the CPU device (no compiler needed):\n"
-             "  every variable of the image must be given; buffers are filled deterministically.\n");
+             "  every variable of the image must be given; buffers are filled deterministically, or from raw\n"
+             "  little-endian files of exactly the buffer's size with --in.\n");
 }
 
 typedef struct aot_job {
@@ -83,9 +84,30 @@ static hcq_status launch(aot_job *j, const hcq_args *args, const hcq_val *bufv, 
   return st;
 }
 
+/* Replace the deterministic fill of buffer `slot` with the raw bytes of `path` (exactly the buffer's size). */
+static hcq_status read_input(int slot, const char *path, void *host, size_t size_B) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return hcq_status_make(HCQ_CODE_IO, "--in %d=%s: %s", slot, path, strerror(errno));
+  size_t got = fread(host, 1, size_B, f);
+  bool longer = fgetc(f) != EOF;
+  fclose(f);
+  if (got != size_B || longer)
+    return hcq_status_make(HCQ_CODE_INVALID, "--in %d=%s: the file has %s%zu bytes, buffer slot %d holds %zu", slot,
+                           path, longer ? "more than " : "", got, slot, size_B);
+  return HCQ_OK;
+}
+
+typedef struct io_files {
+  const int *slots;
+  const char **paths;
+  size_t n;
+} io_files;
+
 static hcq_status run_image(const cpu_image *img, const char **var_names, const int64_t *var_vals, size_t nvars,
-                            const int *out_slots, const char **out_paths, size_t nouts, int threads, uint64_t seed,
-                            int repeat, uint32_t timeout_ms) {
+                            io_files ins, io_files outs, int threads, uint64_t seed, int repeat, uint32_t timeout_ms) {
+  const int *out_slots = outs.slots;
+  const char **out_paths = outs.paths;
+  size_t nouts = outs.n;
   const cpu_image_spec *sp = &img->spec;
   int64_t vals[CPU_IMAGE_MAX_VARS];
   for (size_t v = 0; v < sp->nvars; v++) {
@@ -120,13 +142,17 @@ static hcq_status run_image(const cpu_image *img, const char **var_names, const 
       return hcq_status_make(HCQ_CODE_INVALID, "kernel %s: buffer slot %zu has unknown dtype %s", sp->name, i, sp->bufs[i].dtype);
     dts[i] = uop_dt(s);
     int64_t item = uop_dt_itemsize_B(dts[i]);
-    if (sp->bufs[i].slot != (int)i || sp->bufs[i].size < 0 || item <= 0 || sp->bufs[i].size > (INT64_C(1) << 40) / item)
+    if (sp->bufs[i].slot != (int)i || sp->bufs[i].size < 0 || item <= 0 || sp->bufs[i].size > (INT64_C(1) << 40) / item ||
+        (uint64_t)(sp->bufs[i].size * item) > SIZE_MAX) /* 32-bit hosts */
       return hcq_status_make(HCQ_CODE_INVALID, "kernel %s: buffer slot %zu (%lld elements) is unusable", sp->name, i, (long long)sp->bufs[i].size);
     sizes_B[i] = (size_t)(sp->bufs[i].size * item);
   }
   for (size_t o = 0; o < nouts; o++)
     if (out_slots[o] < 0 || (size_t)out_slots[o] >= sp->nbufs)
       return hcq_status_make(HCQ_CODE_INVALID, "--out %d=%s: the kernel has no buffer slot %d", out_slots[o], out_paths[o], out_slots[o]);
+  for (size_t o = 0; o < ins.n; o++)
+    if (ins.slots[o] < 0 || (size_t)ins.slots[o] >= sp->nbufs)
+      return hcq_status_make(HCQ_CODE_INVALID, "--in %d=%s: the kernel has no buffer slot %d", ins.slots[o], ins.paths[o], ins.slots[o]);
 
   aot_job j = {0};
   hcq_args args;
@@ -142,6 +168,8 @@ static hcq_status run_image(const cpu_image *img, const char **var_names, const 
       bufv[i] = hcq_imm(j.mems[i].va);
     }
   }
+  for (size_t o = 0; !st && o < ins.n; o++)
+    st = read_input(ins.slots[o], ins.paths[o], j.mems[ins.slots[o]].host, sizes_B[ins.slots[o]]);
   for (size_t v = 0; v < sp->nvars; v++) varv[v] = hcq_imm((uint64_t)vals[v]);
   if (!st) st = cpu_device_load(j.dev, img->elf, img->elf_size_B, sp->name, &j.dprog);
   if (!st) st = cpu_device_alloc(j.dev, hcq_args_size_B(0, (uint32_t)sp->nbufs, (uint32_t)sp->nvars), &j.argm);
@@ -186,10 +214,10 @@ static hcq_status run_image(const cpu_image *img, const char **var_names, const 
 
 int aot_run_main(int argc, char **argv) {
   const char *path = NULL;
-  const char *var_names[CPU_IMAGE_MAX_VARS * 2], *out_paths[32];
+  const char *var_names[CPU_IMAGE_MAX_VARS * 2], *out_paths[32], *in_paths[32];
   int64_t var_vals[CPU_IMAGE_MAX_VARS * 2];
-  int out_slots[32];
-  size_t nvars = 0, nouts = 0;
+  int out_slots[32], in_slots[32];
+  size_t nvars = 0, nouts = 0, nins = 0;
   int threads = 0, repeat = 1;
   long long seed = 7, timeout_ms = 30000;
   char *names_mem[CPU_IMAGE_MAX_VARS * 2];
@@ -229,18 +257,24 @@ int aot_run_main(int argc, char **argv) {
       var_names[nvars] = names_mem[nvars];
       var_vals[nvars++] = v;
       if (!names_mem[nvars - 1]) goto done;
-    } else if (!strcmp(a, "--out") && has) {
+    } else if ((!strcmp(a, "--out") || !strcmp(a, "--in")) && has) {
+      bool out = !strcmp(a, "--out");
       const char *s = argv[++i];
       char *end;
       errno = 0;
       long v = strtol(s, &end, 10);
-      if (errno || end == s || *end != '=' || !end[1] || v < 0 || v >= CPU_IMAGE_MAX_BUFS || nouts == 32) {
-        fprintf(stderr, "hcq run: --out wants SLOT=FILE, got '%s'\n", s);
+      if (errno || end == s || *end != '=' || !end[1] || v < 0 || v >= CPU_IMAGE_MAX_BUFS || (out ? nouts : nins) == 32) {
+        fprintf(stderr, "hcq run: %s wants SLOT=FILE, got '%s'\n", a, s);
         goto done;
       }
-      out_slots[nouts] = (int)v;
-      out_paths[nouts++] = end + 1;
-    } else if (!strcmp(a, "--check") || !strcmp(a, "--in") || !strcmp(a, "--opts") || !strcmp(a, "--noopt")) {
+      if (out) {
+        out_slots[nouts] = (int)v;
+        out_paths[nouts++] = end + 1;
+      } else {
+        in_slots[nins] = (int)v;
+        in_paths[nins++] = end + 1;
+      }
+    } else if (!strcmp(a, "--check") || !strcmp(a, "--opts") || !strcmp(a, "--noopt")) {
       fprintf(stderr, "hcq run: %s is not available with --image (an image has no kernel source to %s)\n", a,
               !strcmp(a, "--check") ? "interpret" : "compile or match");
       goto done;
@@ -258,8 +292,8 @@ int aot_run_main(int argc, char **argv) {
   cpu_image img;
   hcq_status st = load_image(path, &bytes, &img);
   if (!st)
-    st = run_image(&img, var_names, var_vals, nvars, out_slots, out_paths, nouts, threads, (uint64_t)seed, repeat,
-                   (uint32_t)timeout_ms);
+    st = run_image(&img, var_names, var_vals, nvars, (io_files){in_slots, in_paths, nins},
+                   (io_files){out_slots, out_paths, nouts}, threads, (uint64_t)seed, repeat, (uint32_t)timeout_ms);
   rc = st ? 1 : 0;
   if (st) fprintf(stderr, "hcq run: %s\n", hcq_status_message(st));
   hcq_status_free(st);

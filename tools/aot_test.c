@@ -3,8 +3,8 @@
  * with saxpy computed here in plain C from the same deterministic inputs. A corrupt image and an image for another
  * architecture are refused (cpu_image_parse / cpu_image_check_host messages, and the verb's exit status 1).
  * With aarch64-linux-gnu-gcc present an aarch64 image is also built on an x86_64 host and checked structurally.
- * Under linker_scripts/cross_run_tests.sh (qemu-user) the host arch is aarch64, so the first part builds and runs
- * an aarch64 image there. */
+ * Under linker_scripts/cross_run_tests.sh (qemu-user) the host arch is aarch64 or armhf, so the first part builds
+ * and runs an image for that machine there. */
 #include <elf.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -21,6 +21,10 @@
 #define HOST_ARCH "x86_64"
 #define OTHER_ARCH "aarch64"
 #define HOST_EM EM_X86_64
+#elif defined(__arm__)
+#define HOST_ARCH "armhf"
+#define OTHER_ARCH "aarch64"
+#define HOST_EM EM_ARM
 #else
 #define HOST_ARCH "aarch64"
 #define OTHER_ARCH "x86_64"
@@ -126,6 +130,30 @@ int main(void) {
     bad += y[i] != want; /* inputs are multiples of 1/16 in [-2, 2): exact in float */
   }
   CHECK_EQ_INT(bad, 0);
+  /* --in: buffers from files (y = i/16 - 8, x = 1 - i/64 for the first elements; exact in float) */
+  char in0[160], in1[160], in0_arg[170], in1_arg[170];
+  snprintf(in0, sizeof in0, "%s/y_in.bin", dir);
+  snprintf(in1, sizeof in1, "%s/x_in.bin", dir);
+  for (int i = 0; i < N_ELEMS; i++) {
+    y0[i] = (float)(i % 256) / 16 - 8;
+    x[i] = 1 - (float)(i % 128) / 64;
+  }
+  spit(in0, (const uint8_t *)y0, N_ELEMS * 4);
+  spit(in1, (const uint8_t *)x, N_ELEMS * 4);
+  snprintf(in0_arg, sizeof in0_arg, "0=%s", in0);
+  snprintf(in1_arg, sizeof in1_arg, "1=%s", in1);
+  const char *run_in[] = {"run", "--image", img_path, "--var", "n=300", "--in", in0_arg, "--in", in1_arg,
+                          "--out", out_arg, NULL};
+  CHECK_EQ_INT(verb(hcq_verb_run, run_in), 0);
+  free(y);
+  y = (float *)slurp(out_path, &y_B);
+  bad = 0;
+  for (int i = 0; y && y_B == (size_t)N_ELEMS * 4 && i < N_ELEMS; i++)
+    bad += y[i] != (i < 300 ? (1 - (float)(i % 128) / 64) * 2.5f + ((float)(i % 256) / 16 - 8) : y0[i]);
+  CHECK(y && y_B == (size_t)N_ELEMS * 4);
+  CHECK_EQ_INT(bad, 0);
+  spit(in1, (const uint8_t *)x, 400); /* a short input file is refused, naming the sizes */
+  CHECK_EQ_INT(verb(hcq_verb_run, run_in), 1);
   /* a missing variable is an error naming it */
   const char *run_novar[] = {"run", "--image", img_path, NULL};
   CHECK_EQ_INT(verb(hcq_verb_run, run_novar), 1);

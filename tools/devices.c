@@ -7,7 +7,7 @@
 #include "cpu/cpu_pool.h"
 #include "tools/verbs.h"
 
-#if defined(__aarch64__)
+#if defined(__aarch64__) || defined(__arm__)
 #include <sys/auxv.h>
 #endif
 
@@ -39,6 +39,14 @@ static size_t cpu_features(feature *out, size_t cap) {
   ADD("sve", hw & (1ul << 22));
   ADD("sve2", hw2 & (1ul << 1));
   ADD("bf16", hw2 & (1ul << 14));
+#elif defined(__arm__)
+  unsigned long hw = getauxval(AT_HWCAP); /* HWCAP_ARM_* bits of the Linux uapi */
+  ADD("neon", hw & (1ul << 12));
+  ADD("vfpv4", hw & (1ul << 16));
+  ADD("idiva", hw & (1ul << 17));
+#else
+  (void)out;
+  (void)cap;
 #endif
 #undef ADD
   return n;

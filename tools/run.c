@@ -18,7 +18,7 @@ static void usage(FILE *f) {
           "usage: hcq run [--dev cpu] [--var NAME=VALUE]... [--opts 'UPCAST:0:4,...' | --noopt] [--check]\n"
           "               [--in SLOT=FILE]... [--out SLOT=FILE]... [--threads N] [--seed S] [--repeat R]\n"
           "               [--timeout-ms T] FILE.uop\n"
-          "       hcq run --image K.img [--var NAME=VALUE]... [--out SLOT=FILE]... (see hcq run --image K --help)\n"
+          "       hcq run --image K.img [--var NAME=VALUE]... [--in/--out SLOT=FILE]... (see hcq run --image K --help)\n"
           "  Compiles FILE for the c target, fills the buffers deterministically (or from raw little-endian files\n"
           "  with --in), runs it on the CPU device through an hcq queue and prints the kernel time (median of R\n"
           "  runs) and the throughput over all buffer bytes. --check compares every buffer with the reference\n"

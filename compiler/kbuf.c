@@ -132,7 +132,9 @@ void cc_fill_buffer(void *data, uop_dtype dt, int64_t nelems, uint64_t seed) {
 
 hcq_status cc_kbufs_alloc_fill(cc_kbuf *bufs, size_t count, uint64_t seed) {
   for (size_t i = 0; i < count; i++) {
-    bufs[i].data = malloc(bufs[i].size_B ? bufs[i].size_B : 1);
+    /* 64-byte aligned: at least every target's buf_align_B (malloc gives only 8 on 32-bit glibc). */
+    void *p = NULL;
+    bufs[i].data = posix_memalign(&p, 64, bufs[i].size_B ? bufs[i].size_B : 1) == 0 ? p : NULL;
     if (!bufs[i].data)
       return hcq_status_make(HCQ_CODE_NOMEM, "buffer slot %d: cannot allocate %zu bytes", bufs[i].slot,
                              bufs[i].size_B);

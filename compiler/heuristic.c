@@ -10,6 +10,14 @@
 #define MAX_AXES 64
 /* Set to 1 once the expander lowers GROUP_REDUCE ranges. */
 #define CC_HEURISTIC_GROUPTOP 0
+/* Transpose tile on CPU targets: lanes along the store's contiguous axis (16 floats: a whole 64-byte line written
+ * per visit, so the power-of-two row stride's cache set conflicts cost nothing) and along the load's. */
+#ifndef CC_HEURISTIC_CPU_TILE_STORE
+#define CC_HEURISTIC_CPU_TILE_STORE 16
+#endif
+#ifndef CC_HEURISTIC_CPU_TILE_LOAD
+#define CC_HEURISTIC_CPU_TILE_LOAD 4
+#endif
 
 /* Apply an opt; a refusal (HCQ_CODE_INVALID) sets *ok = false and is not an error. */
 static hcq_status try_opt(cc_sched *s, cc_opt_op op, int axis, int64_t amount, bool *ok) {
@@ -242,6 +250,48 @@ static hcq_status threads(cc_sched *s) {
   return HCQ_OK;
 }
 
+/* The axis along which idx is contiguous (a term rng*1), or -1. */
+static int unit_stride_axis(const cc_sched *s, const uop *idx, const int *ax, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (stride_sum(idx, s->rngs[ax[i]]) == 1) return ax[i];
+  return -1;
+}
+
+/* CPU targets (no locals): a kernel that stores contiguously along one axis and loads contiguously along another (a
+ * transpose) gets both axes upcast, so each step reads and writes short contiguous runs instead of striding
+ * through a new page per element. Returns whether it applied anything. */
+static hcq_status cpu_transpose_tile(cc_sched *s, int64_t tile_store, int64_t tile_load, bool *applied) {
+  *applied = false;
+  int ax[MAX_AXES];
+  size_t n = upcastable(s, ax);
+  if (n < 2) return HCQ_OK;
+  int store_axis = -1, load_axis = -1;
+  for (uint32_t i = 0; i < s->sink->nsrc; i++) {
+    const uop *st = s->sink->src[i];
+    if (st->op != UOP_STORE || st->src[0]->op != UOP_INDEX_OP) return HCQ_OK;
+    int a = unit_stride_axis(s, st->src[0]->src[1], ax, n);
+    if (a < 0 || (store_axis >= 0 && a != store_axis)) return HCQ_OK;
+    store_axis = a;
+  }
+  const uop **bufs;
+  size_t nbufs;
+  HCQ_TRY(cc_sched_bufs(s, &bufs, &nbufs));
+  for (size_t b = 0; b < nbufs && load_axis < 0; b++) {
+    int a = unit_stride_axis(s, bufs[b]->src[1], ax, n);
+    if (a >= 0 && a != store_axis) load_axis = a;
+  }
+  free(bufs);
+  if (store_axis < 0 || load_axis < 0) return HCQ_OK;
+  if (size_of(s, store_axis) % (2 * tile_store) || size_of(s, load_axis) % (2 * tile_load)) return HCQ_OK;
+  /* the axes stay in the view (amount < size): both indices remain valid; the first upcast's lanes (the store's) end up innermost */
+  bool ok;
+  HCQ_TRY(try_opt(s, CC_OPT_UPCAST, store_axis, tile_store, &ok));
+  if (!ok) return HCQ_OK;
+  HCQ_TRY(try_opt(s, CC_OPT_UPCAST, load_axis, tile_load, &ok));
+  *applied = true;
+  return HCQ_OK;
+}
+
 hcq_status cc_hand_coded(cc_sched *s) {
   bool ok;
   int ax[MAX_AXES];
@@ -267,9 +317,13 @@ hcq_status cc_hand_coded(cc_sched *s) {
   HCQ_TRY(upcast_loop(s));
   /* 6: unroll the last reduce axis */
   HCQ_TRY(reduce_unroll(s));
+  /* 7 (CPU): if nothing is upcast, tile a transpose (not in the reference) */
+  bool tiled = false;
+  if (s->t->has_threads && !s->t->has_local && !axes_of(s, AX(UPCAST) | AX(UNROLL), false, to_up))
+    HCQ_TRY(cpu_transpose_tile(s, CC_HEURISTIC_CPU_TILE_STORE, CC_HEURISTIC_CPU_TILE_LOAD, &tiled));
   /* 7: if nothing is upcast, upcast the last upcastable axis by 4 */
   n = upcastable(s, ax);
-  if (!axes_of(s, AX(UPCAST) | AX(UNROLL), false, to_up) && n && size_of(s, ax[n - 1]) % 4 == 0)
+  if (!tiled && !axes_of(s, AX(UPCAST) | AX(UNROLL), false, to_up) && n && size_of(s, ax[n - 1]) % 4 == 0)
     HCQ_TRY(try_opt(s, CC_OPT_UPCAST, ax[n - 1], 4, &ok));
   /* 8: locals */
   if (s->t->has_local) HCQ_TRY(locals(s));

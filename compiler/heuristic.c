@@ -283,7 +283,7 @@ static hcq_status cpu_transpose_tile(cc_sched *s, int64_t tile_store, int64_t ti
   free(bufs);
   if (store_axis < 0 || load_axis < 0) return HCQ_OK;
   if (size_of(s, store_axis) % (2 * tile_store) || size_of(s, load_axis) % (2 * tile_load)) return HCQ_OK;
-  /* the axes stay in the view (amount < size): both indices remain valid; the first upcast's lanes (the store's) end up innermost */
+  /* both axes stay in the view (amount < size), so the second axis number is still valid after the first upcast */
   bool ok;
   HCQ_TRY(try_opt(s, CC_OPT_UPCAST, store_axis, tile_store, &ok));
   if (!ok) return HCQ_OK;

@@ -1,0 +1,185 @@
+/* Non-temporal stores of the c target (render_c.c) and the CPU heuristic's transpose tile (heuristic.c).
+ *
+ * NT stores must appear only for outputs the kernel never reads that are at least the target's nt_store_min_B
+ * (lowered here to 4 KiB so small kernels qualify), must be fenced, and the kernels must still compute what the
+ * reference interpreter computes, with gcc and with clang-19 when installed, on aligned and misaligned buffers. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/opt_test_util.h"
+#include "hcq/testing.h"
+
+static uop_ctx *g_ctx;
+
+#define ADD_4096                                                                                                     \
+  "(kernel add (let out (buf 0 float32 4096)) (let a (buf 1 float32 4096)) (let b (buf 2 float32 4096))"            \
+  " (let r0 (range 0 4096 loop)) (sink (store (index out r0) (+ (load (index a r0)) (load (index b r0))) r0)))"
+/* 512 floats = 2 KiB: below the threshold */
+#define ADD_512                                                                                                      \
+  "(kernel add (let out (buf 0 float32 512)) (let a (buf 1 float32 512)) (let b (buf 2 float32 512))"               \
+  " (let r0 (range 0 512 loop)) (sink (store (index out r0) (+ (load (index a r0)) (load (index b r0))) r0)))"
+/* 4099: no upcast by 4, so single stores */
+#define ADD_4099                                                                                                     \
+  "(kernel add (let out (buf 0 float32 4099)) (let a (buf 1 float32 4099)) (let b (buf 2 float32 4099))"            \
+  " (let r0 (range 0 4099 loop)) (sink (store (index out r0) (+ (load (index a r0)) (load (index b r0))) r0)))"
+#define ADD_INT                                                                                                      \
+  "(kernel addi (let out (buf 0 int32 4096)) (let a (buf 1 int32 4096)) (let b (buf 2 int32 4096))"                 \
+  " (let r0 (range 0 4096 loop)) (sink (store (index out r0) (+ (load (index a r0)) (load (index b r0))) r0)))"
+/* the output is read: never non-temporal */
+#define SAXPY                                                                                                        \
+  "(kernel saxpy (let y (buf 0 float32 4096)) (let x (buf 1 float32 4096)) (let r0 (range 0 4096 loop))"             \
+  " (let yi (index y r0)) (sink (store yi (+ (* (load (index x r0)) 2.5) (load yi)) r0)))"
+#define TRANSPOSE_64                                                                                                 \
+  "(kernel transpose (let out (buf 0 float32 4096)) (let x (buf 1 float32 4096))"                                    \
+  " (let r0 (range 0 64 loop)) (let r1 (range 1 64 loop))"                                                           \
+  " (sink (store (index out (+ (* r1 64) r0)) (load (index x (+ (* r0 64) r1))) r0 r1)))"
+/* a gated store into a big output: plain (masked), and the kernel still matches */
+#define MASKED                                                                                                       \
+  "(kernel masked (let out (buf 0 float32 4096)) (let a (buf 1 float32 4096)) (let r0 (range 0 4096 loop))"        \
+  " (sink (store (index out r0 (< r0 1000)) (load (index a r0)) r0)))"
+
+static const uop *parse(const char *text) {
+  const uop *k = NULL;
+  CHECK_OK(cc_kernel_parse(g_ctx, text, strlen(text), "<test>", &k));
+  return k;
+}
+
+/* Compile with the heuristic; check that NT4 / NT1 appear (or not) and that the native run matches. */
+static void check(const char *what, const char *text, const cc_target *t, bool want_nt4, bool want_nt) {
+  const uop *k = parse(text);
+  if (!k) return;
+  size_t bad = SIZE_MAX;
+  cc_program *p = NULL;
+  CHECK_OK(otu_native_same(g_ctx, k, t, NULL, NULL, 0, 7, &bad, &p));
+  if (!p) return;
+  bool nt4 = strstr(p->source, "HCQ_NT4((") != NULL, nt = nt4 || strstr(p->source, "HCQ_NT1((") != NULL;
+  bool fence = strstr(p->source, "__builtin_ia32_sfence()") != NULL;
+  if (nt4 != want_nt4 || nt != want_nt || fence != want_nt || bad) {
+    fprintf(stderr, "  %s (HCQ_CC=%s): nt4 %d nt %d fence %d, %zu bad elements\n%s\n", what, getenv("HCQ_CC"), nt4,
+            nt, fence, bad, p->source);
+  }
+  CHECK(nt4 == want_nt4);
+  CHECK(nt == want_nt);
+  CHECK(fence == want_nt);
+  CHECK_EQ_INT((long long)bad, 0);
+  cc_program_free(p);
+}
+
+/* The aligned vector path must fall back to plain stores when the output pointer is not 16-byte aligned. */
+static void check_misaligned(const cc_target *t) {
+  const uop *k = parse(ADD_4096);
+  if (!k) return;
+  cc_program *p = NULL;
+  tu_kernel tk = {0};
+  hcq_status st = cc_compile_source(g_ctx, k, t, NULL, &p);
+  if (!st) st = cc_compile_binary(t, p);
+  if (!st) st = tu_load(p->binary, p->binary_size_B, p->name, &tk);
+  CHECK_OK(st);
+  if (st || !p) {
+    cc_program_free(p);
+    return;
+  }
+  CHECK(strstr(p->source, "HCQ_NT4((") != NULL);
+  enum { N = 4096 };
+  float *out = aligned_alloc(64, (N + 16) * 4), *a = aligned_alloc(64, (N + 16) * 4);
+  float *b = aligned_alloc(64, (N + 16) * 4);
+  if (!out || !a || !b) CHECK(false);
+  for (int shift = 0; out && a && b && shift < 4; shift++) {
+    for (int i = 0; i < N + 16; i++) a[i] = (float)i * 0.5f, b[i] = (float)(i % 7), out[i] = -1;
+    int64_t threads = 1;
+    if (!uop_const_value(p->global_size[0], &threads)) threads = 1;
+    for (int64_t core = 0; core < threads; core++)
+      tu_call(&tk, (uintptr_t[]){(uintptr_t)(out + shift), (uintptr_t)(a + shift), (uintptr_t)(b + shift),
+                                 (uintptr_t)core}, 4);
+    size_t bad = 0;
+    for (int i = 0; i < N + 16; i++) {
+      float want = i >= shift && i < shift + N ? a[i] + b[i] : -1;
+      bad += out[i] != want;
+    }
+    if (bad) fprintf(stderr, "  misaligned by %d floats: %zu bad elements\n", shift, bad);
+    CHECK_EQ_INT((long long)bad, 0);
+  }
+  free(out);
+  free(a);
+  free(b);
+  tu_unload(&tk);
+  cc_program_free(p);
+}
+
+/* A transpose gets both axes upcast on CPU targets (16 along the store's contiguous axis, 4 along the load's); a
+ * plain elementwise kernel keeps the default upcast. */
+static void check_transpose_tile(const cc_target *t) {
+  cc_target c2 = *t;
+  c2.nt_store_min_B = 0;
+  const uop *tr = NULL, *add = NULL;
+  CHECK_OK(otu_prep(g_ctx, TRANSPOSE_64, &c2, &tr));
+  CHECK_OK(otu_prep(g_ctx, ADD_4096, &c2, &add));
+  cc_opt *app = NULL;
+  size_t napp = 0;
+  const uop *o = NULL;
+  if (tr) CHECK_OK(otu_opt(g_ctx, tr, &c2, NULL, &o, &app, &napp));
+  int64_t up_store = 0, up_load = 0;
+  for (size_t i = 0; i < napp; i++) {
+    if (app[i].op == CC_OPT_UPCAST && app[i].axis == 0) up_store = app[i].amount; /* r0: out's unit stride */
+    if (app[i].op == CC_OPT_UPCAST && app[i].axis == 1) up_load = app[i].amount;  /* r1: x's unit stride */
+  }
+  CHECK_EQ_INT(up_store, 16);
+  CHECK_EQ_INT(up_load, 4);
+  free(app);
+  app = NULL;
+  napp = 0;
+  if (add) CHECK_OK(otu_opt(g_ctx, add, &c2, NULL, &o, &app, &napp));
+  CHECK(napp >= 1 && app[0].op == CC_OPT_UPCAST && app[0].axis == 0 && app[0].amount == 4);
+  size_t nup = 0;
+  for (size_t i = 0; i < napp; i++) nup += app[i].op == CC_OPT_UPCAST;
+  CHECK_EQ_INT((long long)nup, 1);
+  free(app);
+  check("transpose tiled, no nt", TRANSPOSE_64, &c2, false, false);
+}
+
+static void run_all(const cc_target *t) {
+  cc_target nt = *t;
+  nt.nt_store_min_B = 4096;
+  bool x86 = t->nt_store_min_B > 0; /* the c target enables NT stores on x86_64 only */
+  if (x86) {
+    check("add 4096", ADD_4096, &nt, true, true);
+    check("add 512 (small)", ADD_512, &nt, false, false);
+    check("add 4099 (single stores)", ADD_4099, &nt, false, true);
+    check("add int32 (single stores)", ADD_INT, &nt, false, true);
+    check("saxpy (output read)", SAXPY, &nt, false, false);
+    check("transpose 64", TRANSPOSE_64, &nt, true, true);
+    check("masked store", MASKED, &nt, false, false);
+    check_misaligned(&nt);
+  }
+  /* the default threshold: none of these small kernels qualify */
+  check("add 4096, default threshold", ADD_4096, t, false, false);
+  check_transpose_tile(t);
+}
+
+int main(void) {
+  char dir[] = "/tmp/hcq-render-nt-test-XXXXXX";
+  if (!mkdtemp(dir)) return 1;
+  setenv("XDG_CACHE_HOME", dir, 1);
+  if (!tu_have("cc")) {
+    fprintf(stderr, "render_c_nt_test: no cc (install gcc): skipped\n");
+    return 77;
+  }
+  CHECK_OK(uop_ctx_create(&g_ctx));
+  if (!g_ctx) return testing_summary("render_c_nt");
+  cc_target t;
+  CHECK_OK(cc_target_get("c", 2, &t));
+  setenv("HCQ_CC", "cc", 1);
+  run_all(&t);
+  if (tu_have("clang-19")) {
+    setenv("HCQ_CC", "clang-19", 1);
+    run_all(&t);
+  } else {
+    fprintf(stderr, "render_c_nt_test: clang-19 not installed (Debian package clang-19): clang half skipped\n");
+  }
+  uop_ctx_destroy(g_ctx);
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd) != 0) fprintf(stderr, "cleanup of %s failed\n", dir);
+  return testing_summary("render_c_nt");
+}

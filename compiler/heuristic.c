@@ -232,8 +232,12 @@ static hcq_status locals(cc_sched *s) {
 
 static hcq_status threads(cc_sched *s) {
   static const int64_t COUNTS[] = {32, 16, 12, 8, 6, 5, 4, 3, 2};
+  /* symbolic sizes count at their largest (THREAD gates a symbolic axis it cannot divide) */
   int64_t full = 1;
-  for (size_t i = 0; i < s->nrngs; i++) full = sat_mul(full, uop_vmin(s->rngs[i]->src[0]));
+  for (size_t i = 0; i < s->nrngs; i++) {
+    const uop *end = s->rngs[i]->src[0];
+    full = sat_mul(full, cc_axis_size(s->rngs[i]) >= 0 ? uop_vmin(end) : uop_vmax(end));
+  }
   for (size_t c = 0; c < sizeof COUNTS / sizeof COUNTS[0]; c++) {
     int64_t t = COUNTS[c];
     if (t > s->t->global_max[0] || full / 131072 < t) continue;
@@ -241,7 +245,7 @@ static hcq_status threads(cc_sched *s) {
     size_t n = axes_of(s, AX(LOOP), false, ax);
     for (size_t i = 0; i < n; i++) {
       const uop *q;
-      if (!cc_divides(s->ctx, s->rngs[ax[i]]->src[0], t, &q)) continue;
+      if (cc_axis_size(s->rngs[ax[i]]) >= 0 && !cc_divides(s->ctx, s->rngs[ax[i]]->src[0], t, &q)) continue;
       bool ok;
       HCQ_TRY(try_opt(s, CC_OPT_THREAD, ax[i], t, &ok));
       if (ok) return HCQ_OK;

@@ -260,8 +260,16 @@ static bool nt_same_run(const nt_store *a, const nt_store *b, int64_t step) {
   return !b->done && b->f32 && a->buf == b->buf && a->base == b->base && b->off == a->off + step;
 }
 
-/* Emit the held-back stores: runs of 4 consecutive floats (lowest offset first) as HCQ_NT4, the rest one by one. */
+/* Emit the held-back stores: runs of 4 consecutive floats (lowest offset first) as HCQ_NT4, the rest one by one.
+ * Reordering is safe only while the addresses are known apart: same buffer, same base, distinct offsets (stores to
+ * one address keep their order). If some buffer is written through two different bases, which might alias at run
+ * time, everything goes out one by one in program order. */
 static void nt_flush(rc *r) {
+  bool mixed = false;
+  for (size_t i = 0; i < r->nnt && !mixed; i++)
+    for (size_t j = 0; j < i && !mixed; j++) mixed = r->nt[i].buf == r->nt[j].buf && r->nt[i].base != r->nt[j].base;
+  for (size_t i = 0; i < r->nnt && mixed; i++) line(r, "HCQ_NT1(%s, %s);", r->nt[i].ptr, r->nt[i].val);
+  if (mixed) r->nnt = 0;
   for (;;) {
     nt_store *first = NULL;
     for (size_t i = 0; i < r->nnt && !first; i++)

@@ -39,6 +39,12 @@ static uop_ctx *g_ctx;
   "(kernel masked (let out (buf 0 float32 4096)) (let a (buf 1 float32 4096)) (let r0 (range 0 4096 loop))"        \
   " (sink (store (index out r0 (< r0 1000)) (load (index a r0)) r0)))"
 
+/* one buffer written through two different index bases (out[r0] and out[4095 - r0]): kept in program order */
+#define TWO_BASES                                                                                                    \
+  "(kernel mix (let out (buf 0 float32 4096)) (let a (buf 1 float32 2048)) (let r0 (range 0 2048 loop))"             \
+  " (sink (store (index out r0) (load (index a r0)) r0)"                                                              \
+  " (store (index out (+ (* r0 -1) 4095)) (* (load (index a r0)) 2.0) r0)))"
+
 static const uop *parse(const char *text) {
   const uop *k = NULL;
   CHECK_OK(cc_kernel_parse(g_ctx, text, strlen(text), "<test>", &k));
@@ -150,6 +156,7 @@ static void run_all(const cc_target *t) {
     check("saxpy (output read)", SAXPY, &nt, false, false);
     check("transpose 64", TRANSPOSE_64, &nt, true, true);
     check("masked store", MASKED, &nt, false, false);
+    check("two index bases (program order)", TWO_BASES, &nt, false, true);
     check_misaligned(&nt);
   }
   /* the default threshold: none of these small kernels qualify */

@@ -84,17 +84,19 @@ static void sum_task(void *ctx, int core_id) {
   sum_job *j = ctx;
   size_t per = (j->n + (size_t)j->parts - 1) / (size_t)j->parts;
   size_t lo = (size_t)core_id * per, hi = lo + per < j->n ? lo + per : j->n;
-  bench_v4 acc[4] = {{0}};
+  /* four named accumulators (an array would live on the stack at -O2) */
+  bench_v4 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, v0, v1, v2, v3;
   size_t i = lo;
-  for (; i + 16 <= hi; i += 16)
-    for (int k = 0; k < 4; k++) {
-      bench_v4 v;
-      memcpy(&v, j->x + i + 4 * k, sizeof v);
-      acc[k] += v;
-    }
+  for (; i + 16 <= hi; i += 16) {
+    memcpy(&v0, j->x + i, sizeof v0);
+    memcpy(&v1, j->x + i + 4, sizeof v1);
+    memcpy(&v2, j->x + i + 8, sizeof v2);
+    memcpy(&v3, j->x + i + 12, sizeof v3);
+    a0 += v0, a1 += v1, a2 += v2, a3 += v3;
+  }
   float s = 0;
   for (; i < hi; i++) s += j->x[i];
-  bench_v4 t = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+  bench_v4 t = (a0 + a1) + (a2 + a3);
   j->partial[core_id] = (double)(s + ((t[0] + t[1]) + (t[2] + t[3])));
 }
 

@@ -31,6 +31,8 @@ typedef struct cc_target {
   bool has_threads;         /* THREAD opt: core_id argument (CPU) */
   bool has_shared;          /* shared memory (DEFINE_LOCAL) */
   bool supports_float4;     /* vector loads/stores of float/half by 4/2 */
+  bool cpu_tiles;           /* heuristic: CPU register/transpose tiles instead of the reference's upcasts (c,
+                               llvm-cpu; off = the reference's choices) */
   int64_t nt_store_min_B;   /* c on x86_64: non-temporal stores into outputs of at least this size the kernel never
                                reads (0: never) */
   int64_t global_max[3];    /* c: {threads, 0, 0} */

@@ -1,6 +1,7 @@
 /* The hand-coded heuristic (reference compiler.md 6), in the reference's order: GROUPTOP (targets with locals),
  * full upcast of small masked axes, the upcast loop, reduce unroll, default upcast, locals (targets with locals),
- * THREAD last. Tensor cores and the matvec special case are not implemented. An opt the checks refuse is skipped
+ * THREAD last. CPU targets with cpu_tiles deviate: reduce kernels get a vectorizable register tile instead of the
+ * upcast loop and unroll, transposes a 16x4 tile instead of the default upcast. Tensor cores and the matvec special case are not implemented. An opt the checks refuse is skipped
  * (the reference would skip or end that step too). */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,13 @@
 #endif
 #ifndef CC_HEURISTIC_CPU_TILE_LOAD
 #define CC_HEURISTIC_CPU_TILE_LOAD 4
+#endif
+/* Register tile of reduce kernels on CPU targets: accumulator lanes along the output's contiguous axis x rows. */
+#ifndef CC_HEURISTIC_CPU_REG_LANES
+#define CC_HEURISTIC_CPU_REG_LANES 16
+#endif
+#ifndef CC_HEURISTIC_CPU_REG_ROWS
+#define CC_HEURISTIC_CPU_REG_ROWS 8
 #endif
 
 /* Apply an opt; a refusal (HCQ_CODE_INVALID) sets *ok = false and is not an error. */
@@ -261,7 +269,7 @@ static int unit_stride_axis(const cc_sched *s, const uop *idx, const int *ax, si
   return -1;
 }
 
-/* CPU targets (no locals): a kernel that stores contiguously along one axis and loads contiguously along another (a
+/* CPU targets (cpu_tiles): a kernel that stores contiguously along one axis and loads contiguously along another (a
  * transpose) gets both axes upcast, so each step reads and writes short contiguous runs instead of striding
  * through a new page per element. Returns whether it applied anything. */
 static hcq_status cpu_transpose_tile(cc_sched *s, int64_t tile_store, int64_t tile_load, bool *applied) {
@@ -296,6 +304,42 @@ static hcq_status cpu_transpose_tile(cc_sched *s, int64_t tile_store, int64_t ti
   return HCQ_OK;
 }
 
+/* CPU targets (cpu_tiles), reduce kernels such as matmul: instead of the reference's 4x4 upcasts, a register tile
+ * the C compiler vectorizes: 16 lanes along the axis the store is contiguous on (one 512-bit vector, or several
+ * narrower ones, of accumulators) times `rows` along another output axis, each axis ignored by some buffer (so its
+ * lanes reuse loads: a matmul's B row for every A row). No reduce unroll: the accumulators already fill the
+ * registers. Returns whether it applied anything. */
+static hcq_status cpu_reduce_tile(cc_sched *s, int64_t lanes, int64_t rows, bool *applied) {
+  *applied = false;
+  int ax[MAX_AXES], un[MAX_AXES];
+  size_t n = upcastable(s, ax);
+  if (n < 2 || !unrollable(s, un) || s->sink->nsrc != 1) return HCQ_OK;
+  const uop *st = s->sink->src[0];
+  if (st->op != UOP_STORE || st->src[0]->op != UOP_INDEX_OP) return HCQ_OK;
+  int lane_axis = unit_stride_axis(s, st->src[0]->src[1], ax, n);
+  if (lane_axis < 0 || size_of(s, lane_axis) % (2 * lanes)) return HCQ_OK;
+  const uop **bufs;
+  size_t nbufs;
+  HCQ_TRY(cc_sched_bufs(s, &bufs, &nbufs));
+  bool lane_reuse = false;
+  int row_axis = -1;
+  for (size_t b = 0; b < nbufs; b++) lane_reuse |= !cc_uses(bufs[b]->src[1], s->rngs[lane_axis]);
+  for (size_t i = 0; i < n && row_axis < 0; i++) {
+    if (ax[i] == lane_axis || size_of(s, ax[i]) % rows) continue;
+    for (size_t b = 0; b < nbufs && row_axis < 0; b++)
+      if (!cc_uses(bufs[b]->src[1], s->rngs[ax[i]])) row_axis = ax[i];
+  }
+  free(bufs);
+  if (!lane_reuse || row_axis < 0) return HCQ_OK;
+  bool ok;
+  HCQ_TRY(try_opt(s, CC_OPT_UPCAST, lane_axis, lanes, &ok));
+  if (!ok) return HCQ_OK;
+  /* the lane axis stays in the view (lanes < size); the row axis may be used up (rows == size): last, no shift */
+  HCQ_TRY(try_opt(s, CC_OPT_UPCAST, row_axis, rows, &ok));
+  *applied = true;
+  return HCQ_OK;
+}
+
 hcq_status cc_hand_coded(cc_sched *s) {
   bool ok;
   int ax[MAX_AXES];
@@ -317,13 +361,18 @@ hcq_status cc_hand_coded(cc_sched *s) {
   }
   for (size_t i = nto; i-- > 0;) HCQ_TRY(try_opt(s, CC_OPT_UPCAST, to_up[i], 0, &ok));
 
-  /* 5: the upcast loop */
-  HCQ_TRY(upcast_loop(s));
-  /* 6: unroll the last reduce axis */
-  HCQ_TRY(reduce_unroll(s));
+  /* 5 (CPU): a vectorizable register tile for reduce kernels (not in the reference); else 5: the upcast loop and
+   * 6: unroll the last reduce axis */
+  bool reg_tiled = false;
+  if (s->t->cpu_tiles && !nto)
+    HCQ_TRY(cpu_reduce_tile(s, CC_HEURISTIC_CPU_REG_LANES, CC_HEURISTIC_CPU_REG_ROWS, &reg_tiled));
+  if (!reg_tiled) {
+    HCQ_TRY(upcast_loop(s));
+    HCQ_TRY(reduce_unroll(s));
+  }
   /* 7 (CPU): if nothing is upcast, tile a transpose (not in the reference) */
   bool tiled = false;
-  if (s->t->has_threads && !s->t->has_local && !axes_of(s, AX(UPCAST) | AX(UNROLL), false, to_up))
+  if (s->t->cpu_tiles && !axes_of(s, AX(UPCAST) | AX(UNROLL), false, to_up))
     HCQ_TRY(cpu_transpose_tile(s, CC_HEURISTIC_CPU_TILE_STORE, CC_HEURISTIC_CPU_TILE_LOAD, &tiled));
   /* 7: if nothing is upcast, upcast the last upcastable axis by 4 */
   n = upcastable(s, ax);

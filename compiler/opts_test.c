@@ -345,6 +345,7 @@ int main(void) {
   CHECK_OK(uop_ctx_create(&g_ctx));
   CHECK_OK(cc_target_get("c", 4, &g_c));
   CHECK_OK(cc_target_get("c", 8, &g_c8));
+  g_c8.cpu_tiles = false; /* the reference's heuristic choices (compiler/render_c_nt_test checks the CPU tiles) */
   CHECK_OK(cc_target_get("ptx:sm_90", 0, &g_ptx));
   test_upcast_structure();
   test_thread_structure();

@@ -1,4 +1,4 @@
-/* Non-temporal stores of the c target (render_c.c) and the CPU heuristic's transpose tile (heuristic.c).
+/* Non-temporal stores of the c target (render_c.c) and the CPU heuristic's tiles (heuristic.c: transpose, matmul).
  *
  * NT stores must appear only for outputs the kernel never reads that are at least the target's nt_store_min_B
  * (lowered here to 4 KiB so small kernels qualify), must be fenced, and the kernels must still compute what the
@@ -144,6 +144,39 @@ static void check_transpose_tile(const cc_target *t) {
   check("transpose tiled, no nt", TRANSPOSE_64, &c2, false, false);
 }
 
+#define MATMUL_64                                                                                                    \
+  "(kernel matmul (let c (buf 0 float32 4096)) (let a (buf 1 float32 4096)) (let b (buf 2 float32 4096))"            \
+  " (let r0 (range 0 64 loop)) (let r1 (range 1 64 loop)) (let k (range 1002 64 reduce))"                             \
+  " (sink (store (index c (+ (* r0 64) r1)) (reduce add (* (load (index a (+ (* r0 64) k))) (load (index b (+ (* k 64)" \
+  " r1)))) k) r0 r1)))"
+
+/* A matmul gets a 16 (along c's rows, b's unit stride) x 8 register tile and no reduce unroll on CPU targets; with
+ * cpu_tiles off, the reference's 4x4 upcasts and unroll. */
+static void check_reduce_tile(const cc_target *t) {
+  cc_target c2 = *t;
+  c2.nt_store_min_B = 0;
+  for (int tiles = 0; tiles < 2; tiles++) {
+    c2.cpu_tiles = tiles;
+    const uop *mm = NULL, *o = NULL;
+    CHECK_OK(otu_prep(g_ctx, MATMUL_64, &c2, &mm));
+    cc_opt *app = NULL;
+    size_t napp = 0;
+    if (mm) CHECK_OK(otu_opt(g_ctx, mm, &c2, NULL, &o, &app, &napp));
+    int64_t up1 = 0, up0 = 0;
+    size_t unroll = 0;
+    for (size_t i = 0; i < napp; i++) {
+      if (app[i].op == CC_OPT_UPCAST && app[i].axis == 1) up1 = app[i].amount;
+      if (app[i].op == CC_OPT_UPCAST && app[i].axis == 0) up0 = app[i].amount;
+      unroll += app[i].op == CC_OPT_UNROLL;
+    }
+    CHECK_EQ_INT(up1, tiles ? 16 : 4);
+    CHECK_EQ_INT(up0, tiles ? 8 : 4);
+    CHECK_EQ_INT((long long)unroll, tiles ? 0 : 1);
+    free(app);
+    check(tiles ? "matmul, register tile" : "matmul, reference upcasts", MATMUL_64, &c2, false, false);
+  }
+}
+
 static void run_all(const cc_target *t) {
   cc_target nt = *t;
   nt.nt_store_min_B = 4096;
@@ -162,6 +195,7 @@ static void run_all(const cc_target *t) {
   /* the default threshold: none of these small kernels qualify */
   check("add 4096, default threshold", ADD_4096, t, false, false);
   check_transpose_tile(t);
+  check_reduce_tile(t);
 }
 
 int main(void) {

@@ -64,6 +64,7 @@ hcq_status cc_target_get(const char *name, int threads, cc_target *out) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     out->has_threads = true; /* llvm-cpu kernels take the same core_id argument as c kernels */
     out->supports_float4 = true;
+    out->cpu_tiles = true;
     out->global_max[0] = threads > 0 ? threads : (cores > 0 ? cores : 1);
     /* c renders SQRT and TRUNC with compiler builtins; MAX, EXP2, LOG2, SIN and RECIP are decomposed. */
     out->supported_ops = OPS_C_COMMON | UOP_OPBIT(UOP_SQRT) | UOP_OPBIT(UOP_TRUNC);

@@ -147,8 +147,8 @@ static void check_transpose_tile(const cc_target *t) {
 #define MATMUL_64                                                                                                    \
   "(kernel matmul (let c (buf 0 float32 4096)) (let a (buf 1 float32 4096)) (let b (buf 2 float32 4096))"            \
   " (let r0 (range 0 64 loop)) (let r1 (range 1 64 loop)) (let k (range 1002 64 reduce))"                             \
-  " (sink (store (index c (+ (* r0 64) r1)) (reduce add (* (load (index a (+ (* r0 64) k))) (load (index b (+ (* k 64)" \
-  " r1)))) k) r0 r1)))"
+  " (sink (store (index c (+ (* r0 64) r1))"                                                                          \
+  " (reduce add (* (load (index a (+ (* r0 64) k))) (load (index b (+ (* k 64) r1)))) k) r0 r1)))"
 
 /* A matmul gets a 16 (along c's rows, b's unit stride) x 8 register tile and no reduce unroll on CPU targets; with
  * cpu_tiles off, the reference's 4x4 upcasts and unroll. */

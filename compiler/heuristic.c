@@ -27,6 +27,10 @@
 #ifndef CC_HEURISTIC_CPU_REG_ROWS
 #define CC_HEURISTIC_CPU_REG_ROWS 8
 #endif
+/* ... and the input panel size above which the lane axis becomes the outer loop (about a quarter of an L3). */
+#ifndef CC_HEURISTIC_CPU_SWAP_B
+#define CC_HEURISTIC_CPU_SWAP_B ((int64_t)8 << 20)
+#endif
 
 /* Apply an opt; a refusal (HCQ_CODE_INVALID) sets *ok = false and is not an error. */
 static hcq_status try_opt(cc_sched *s, cc_opt_op op, int axis, int64_t amount, bool *ok) {
@@ -310,7 +314,7 @@ static hcq_status cpu_transpose_tile(cc_sched *s, int64_t tile_store, int64_t ti
  * narrower ones, of accumulators) times `rows` along another output axis, each axis ignored by some buffer (so its
  * lanes reuse loads: a matmul's B row for every A row). No reduce unroll: the accumulators already fill the
  * registers. Returns whether it applied anything. */
-static hcq_status cpu_reduce_tile(cc_sched *s, int64_t lanes, int64_t rows, bool *applied) {
+static hcq_status cpu_reduce_tile(cc_sched *s, int64_t lanes, int64_t rows, int64_t swap_min_B, bool *applied) {
   *applied = false;
   int ax[MAX_AXES], un[MAX_AXES];
   size_t n = upcastable(s, ax);
@@ -332,12 +336,20 @@ static hcq_status cpu_reduce_tile(cc_sched *s, int64_t lanes, int64_t rows, bool
   }
   free(bufs);
   if (!lane_reuse || row_axis < 0) return HCQ_OK;
+  /* the panel of the lane-indexed input one row tile reads (a matmul's B: reduce x lane-axis sizes, in bytes) */
+  int64_t panel_B = sat_mul(size_of(s, lane_axis), 4);
+  for (size_t i = 0, nun = unrollable(s, un); i < nun; i++) panel_B = sat_mul(panel_B, size_of(s, un[i]));
   bool ok;
   HCQ_TRY(try_opt(s, CC_OPT_UPCAST, lane_axis, lanes, &ok));
   if (!ok) return HCQ_OK;
   /* the lane axis stays in the view (lanes < size); the row axis may be used up (rows == size): last, no shift */
+  bool row_stays = size_of(s, row_axis) > rows;
   HCQ_TRY(try_opt(s, CC_OPT_UPCAST, row_axis, rows, &ok));
   *applied = true;
+  /* A panel bigger than the cache is re-read from memory for every row tile: make the lane axis the outer loop, so
+   * one lane tile's column panel stays cached while the row tiles pass. */
+  if (ok && row_stays && row_axis < lane_axis && panel_B > swap_min_B)
+    HCQ_TRY(try_opt(s, CC_OPT_SWAP, row_axis, lane_axis, &ok));
   return HCQ_OK;
 }
 
@@ -366,7 +378,7 @@ hcq_status cc_hand_coded(cc_sched *s) {
    * 6: unroll the last reduce axis */
   bool reg_tiled = false;
   if (s->t->cpu_tiles && !nto)
-    HCQ_TRY(cpu_reduce_tile(s, CC_HEURISTIC_CPU_REG_LANES, CC_HEURISTIC_CPU_REG_ROWS, &reg_tiled));
+    HCQ_TRY(cpu_reduce_tile(s, CC_HEURISTIC_CPU_REG_LANES, CC_HEURISTIC_CPU_REG_ROWS, CC_HEURISTIC_CPU_SWAP_B, &reg_tiled));
   if (!reg_tiled) {
     HCQ_TRY(upcast_loop(s));
     HCQ_TRY(reduce_unroll(s));

@@ -478,12 +478,15 @@ static hcq_status apply_swap(cc_sched *s, cc_opt o, const uop *rng) {
   if (o.amount < 0 || (uint64_t)o.amount >= s->nrngs)
     return opt_error(s, o, rng, "SWAP's second axis %lld is not one of the %zu axes", (long long)o.amount, s->nrngs);
   const uop *alt = s->rngs[o.amount];
-  if (cc_axis_type(rng) != UOP_AXIS_GLOBAL || cc_axis_type(alt) != UOP_AXIS_GLOBAL)
-    return opt_error(s, o, rng, "swap is only for two GLOBAL axes (axis %lld is %s)", (long long)o.amount,
-                     uop_axis_name(cc_axis_type(alt)));
+  /* two GLOBAL axes (the reference), or on CPU targets two LOOP axes: exchanging their ids swaps the loop nest */
+  uop_axis at = cc_axis_type(rng);
+  bool loops = s->t->has_threads && at == UOP_AXIS_LOOP && cc_axis_type(alt) == UOP_AXIS_LOOP;
+  if (!loops && (at != UOP_AXIS_GLOBAL || cc_axis_type(alt) != UOP_AXIS_GLOBAL))
+    return opt_error(s, o, rng, "swap is only for two GLOBAL axes (or two LOOP axes on CPU) (axis %lld is %s)",
+                     (long long)o.amount, uop_axis_name(cc_axis_type(alt)));
   map_job j = {.n = 2, .from = {rng, alt}};
-  j.to[0] = uop_range(s->ctx, rng->src[0], alt->arg.i, UOP_AXIS_GLOBAL);
-  j.to[1] = uop_range(s->ctx, alt->src[0], rng->arg.i, UOP_AXIS_GLOBAL);
+  j.to[0] = uop_range(s->ctx, rng->src[0], alt->arg.i, at);
+  j.to[1] = uop_range(s->ctx, alt->src[0], rng->arg.i, at);
   if (!j.to[0] || !j.to[1]) return hcq_status_make(HCQ_CODE_NOMEM, "optimize: out of memory");
   const uop *rebuilt;
   HCQ_TRY(cc_rebuild(s->ctx, s->sink, map_fn, &j, &rebuilt));

@@ -172,9 +172,38 @@ static void check_reduce_tile(const cc_target *t) {
     CHECK_EQ_INT(up1, tiles ? 16 : 4);
     CHECK_EQ_INT(up0, tiles ? 8 : 4);
     CHECK_EQ_INT((long long)unroll, tiles ? 0 : 1);
+    for (size_t i = 0; i < napp; i++) CHECK(app[i].op != CC_OPT_SWAP); /* 16 KiB panel: no swap */
     free(app);
     check(tiles ? "matmul, register tile" : "matmul, reference upcasts", MATMUL_64, &c2, false, false);
   }
+  /* SWAP of two LOOP axes (CPU only) keeps the results */
+  const uop *k = NULL;
+  CHECK_OK(cc_kernel_parse(g_ctx, MATMUL_64, strlen(MATMUL_64), "<test>", &k));
+  cc_opt *o = NULL;
+  size_t no = 0;
+  CHECK_OK(cc_opts_parse("UPCAST:1:16,UPCAST:0:8,SWAP:0:1,THREAD:0:2", &o, &no));
+  cc_options co = {.opts = o, .nopts = no};
+  size_t bad = SIZE_MAX;
+  if (k && o) CHECK_OK(otu_native_same(g_ctx, k, &c2, &co, NULL, 0, 5, &bad, NULL));
+  CHECK_EQ_INT((long long)bad, 0);
+  free(o);
+  /* a 2048 matmul's B panel (16 MiB) exceeds the swap threshold: the lane axis becomes the outer loop */
+  char text[600];
+  snprintf(text, sizeof text,
+           "(kernel mm (let c (buf 0 float32 4194304)) (let a (buf 1 float32 4194304)) (let b (buf 2 float32 4194304))"
+           " (let r0 (range 0 2048 loop)) (let r1 (range 1 2048 loop)) (let k (range 1002 2048 reduce))"
+           " (sink (store (index c (+ (* r0 2048) r1))"
+           " (reduce add (* (load (index a (+ (* r0 2048) k))) (load (index b (+ (* k 2048) r1)))) k) r0 r1)))");
+  c2.cpu_tiles = true;
+  const uop *big = NULL, *out = NULL;
+  CHECK_OK(otu_prep(g_ctx, text, &c2, &big));
+  cc_opt *app = NULL;
+  size_t napp = 0;
+  if (big) CHECK_OK(otu_opt(g_ctx, big, &c2, NULL, &out, &app, &napp));
+  bool swapped = false;
+  for (size_t i = 0; i < napp; i++) swapped |= app[i].op == CC_OPT_SWAP && app[i].axis == 0 && app[i].amount == 1;
+  CHECK(swapped);
+  free(app);
 }
 
 static void run_all(const cc_target *t) {

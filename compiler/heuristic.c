@@ -378,7 +378,8 @@ hcq_status cc_hand_coded(cc_sched *s) {
    * 6: unroll the last reduce axis */
   bool reg_tiled = false;
   if (s->t->cpu_tiles && !nto)
-    HCQ_TRY(cpu_reduce_tile(s, CC_HEURISTIC_CPU_REG_LANES, CC_HEURISTIC_CPU_REG_ROWS, CC_HEURISTIC_CPU_SWAP_B, &reg_tiled));
+    HCQ_TRY(cpu_reduce_tile(s, CC_HEURISTIC_CPU_REG_LANES, CC_HEURISTIC_CPU_REG_ROWS, CC_HEURISTIC_CPU_SWAP_B,
+                            &reg_tiled));
   if (!reg_tiled) {
     HCQ_TRY(upcast_loop(s));
     HCQ_TRY(reduce_unroll(s));

@@ -294,10 +294,12 @@ static void nt_flush(rc *r) {
   r->nnt = 0;
 }
 
-/* A STORE into a non-temporal buffer (unmasked): held back until the window fills or the scope changes. */
+/* A scalar STORE into a non-temporal buffer (unmasked): held back until the window fills or the scope changes.
+ * Vector stores are left to the plain path (HCQ_NT1 takes scalars; a vector NT store would need its own form). */
 static bool nt_store_hold(rc *r, const uop *n) {
   const uop *idx = n->src[0];
   if (idx->op != UOP_INDEX_OP || idx->nsrc != 2 || !uop_ptrmap_find(&r->nt_bufs, idx->src[0])) return false;
+  if (n->src[1]->dtype.count != 1) return false;
   if (r->nnt == NT_WINDOW) nt_flush(r);
   const uop *e = idx->src[1];
   int64_t c;

@@ -34,6 +34,10 @@ typedef struct cc_target {
   int vector_max;           /* c: widest float32 vector the vectorize pass builds (lanes; < 2 = pass off): 4, 8 with
                              * AVX2, 16 with AVX-512 on an x86_64 host; $HCQ_VECTOR_MAX overrides */
   int64_t buf_align_B;      /* c: guaranteed alignment of every buffer argument (the CPU device maps pages) */
+  bool cpu_tiles;           /* heuristic: CPU register/transpose tiles instead of the reference's upcasts (c,
+                               llvm-cpu; off = the reference's choices) */
+  int64_t nt_store_min_B;   /* c on x86_64: non-temporal stores into outputs of at least this size the kernel never
+                               reads (0: never) */
   int64_t global_max[3];    /* c: {threads, 0, 0} */
   int64_t local_max[3];
   int64_t shared_max_B;

@@ -1,7 +1,9 @@
 /* The hand-coded heuristic (reference compiler.md 6), in the reference's order: GROUPTOP (targets with locals),
  * full upcast of small masked axes, the upcast loop, reduce unroll, default upcast, locals (targets with locals),
- * THREAD last. Tensor cores and the matvec special case are not implemented. An opt the checks refuse is skipped
- * (the reference would skip or end that step too). */
+ * THREAD last. CPU targets with cpu_tiles deviate: reduce kernels get a vectorizable register tile instead of the
+ * upcast loop and unroll, transposes a 16x4 tile instead of the default upcast. Tensor cores and the matvec
+ * special case are not implemented. An opt the checks refuse is skipped (the reference would skip or end that step
+ * too). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +12,25 @@
 #define MAX_AXES 64
 /* GROUPTOP in the heuristic (group_reduce.c lowers GROUP_REDUCE ranges to shared memory). */
 #define CC_HEURISTIC_GROUPTOP 1
+/* Transpose tile on CPU targets: lanes along the store's contiguous axis (16 floats: a whole 64-byte line written
+ * per visit, so the power-of-two row stride's cache set conflicts cost nothing) and along the load's. */
+#ifndef CC_HEURISTIC_CPU_TILE_STORE
+#define CC_HEURISTIC_CPU_TILE_STORE 16
+#endif
+#ifndef CC_HEURISTIC_CPU_TILE_LOAD
+#define CC_HEURISTIC_CPU_TILE_LOAD 4
+#endif
+/* Register tile of reduce kernels on CPU targets: accumulator lanes along the output's contiguous axis x rows. */
+#ifndef CC_HEURISTIC_CPU_REG_LANES
+#define CC_HEURISTIC_CPU_REG_LANES 16
+#endif
+#ifndef CC_HEURISTIC_CPU_REG_ROWS
+#define CC_HEURISTIC_CPU_REG_ROWS 8
+#endif
+/* ... and the input panel size above which the lane axis becomes the outer loop (about a quarter of an L3). */
+#ifndef CC_HEURISTIC_CPU_SWAP_B
+#define CC_HEURISTIC_CPU_SWAP_B ((int64_t)8 << 20)
+#endif
 
 /* Apply an opt; a refusal (HCQ_CODE_INVALID) sets *ok = false and is not an error. */
 static hcq_status try_opt(cc_sched *s, cc_opt_op op, int axis, int64_t amount, bool *ok) {
@@ -224,8 +245,12 @@ static hcq_status locals(cc_sched *s) {
 
 static hcq_status threads(cc_sched *s) {
   static const int64_t COUNTS[] = {32, 16, 12, 8, 6, 5, 4, 3, 2};
+  /* symbolic sizes count at their largest (THREAD gates a symbolic axis it cannot divide) */
   int64_t full = 1;
-  for (size_t i = 0; i < s->nrngs; i++) full = sat_mul(full, uop_vmin(s->rngs[i]->src[0]));
+  for (size_t i = 0; i < s->nrngs; i++) {
+    const uop *end = s->rngs[i]->src[0];
+    full = sat_mul(full, cc_axis_size(s->rngs[i]) >= 0 ? uop_vmin(end) : uop_vmax(end));
+  }
   for (size_t c = 0; c < sizeof COUNTS / sizeof COUNTS[0]; c++) {
     int64_t t = COUNTS[c];
     if (t > s->t->global_max[0] || full / 131072 < t) continue;
@@ -233,12 +258,98 @@ static hcq_status threads(cc_sched *s) {
     size_t n = axes_of(s, AX(LOOP), false, ax);
     for (size_t i = 0; i < n; i++) {
       const uop *q;
-      if (!cc_divides(s->ctx, s->rngs[ax[i]]->src[0], t, &q)) continue;
+      if (cc_axis_size(s->rngs[ax[i]]) >= 0 && !cc_divides(s->ctx, s->rngs[ax[i]]->src[0], t, &q)) continue;
       bool ok;
       HCQ_TRY(try_opt(s, CC_OPT_THREAD, ax[i], t, &ok));
       if (ok) return HCQ_OK;
     }
   }
+  return HCQ_OK;
+}
+
+/* The axis along which idx is contiguous (a term rng*1), or -1. */
+static int unit_stride_axis(const cc_sched *s, const uop *idx, const int *ax, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (stride_sum(idx, s->rngs[ax[i]]) == 1) return ax[i];
+  return -1;
+}
+
+/* CPU targets (cpu_tiles): a kernel that stores contiguously along one axis and loads contiguously along another (a
+ * transpose) gets both axes upcast, so each step reads and writes short contiguous runs instead of striding
+ * through a new page per element. Returns whether it applied anything. */
+static hcq_status cpu_transpose_tile(cc_sched *s, int64_t tile_store, int64_t tile_load, bool *applied) {
+  *applied = false;
+  int ax[MAX_AXES];
+  size_t n = upcastable(s, ax);
+  if (n < 2) return HCQ_OK;
+  int store_axis = -1, load_axis = -1;
+  for (uint32_t i = 0; i < s->sink->nsrc; i++) {
+    const uop *st = s->sink->src[i];
+    if (st->op != UOP_STORE || st->src[0]->op != UOP_INDEX_OP) return HCQ_OK;
+    int a = unit_stride_axis(s, st->src[0]->src[1], ax, n);
+    if (a < 0 || (store_axis >= 0 && a != store_axis)) return HCQ_OK;
+    store_axis = a;
+  }
+  const uop **bufs;
+  size_t nbufs;
+  HCQ_TRY(cc_sched_bufs(s, &bufs, &nbufs));
+  for (size_t b = 0; b < nbufs && load_axis < 0; b++) {
+    int a = unit_stride_axis(s, bufs[b]->src[1], ax, n);
+    if (a >= 0 && a != store_axis) load_axis = a;
+  }
+  free(bufs);
+  if (store_axis < 0 || load_axis < 0) return HCQ_OK;
+  if (size_of(s, store_axis) % (2 * tile_store) || size_of(s, load_axis) % (2 * tile_load)) return HCQ_OK;
+  /* both axes stay in the view (amount < size), so the second axis number is still valid after the first upcast */
+  bool ok;
+  HCQ_TRY(try_opt(s, CC_OPT_UPCAST, store_axis, tile_store, &ok));
+  if (!ok) return HCQ_OK;
+  HCQ_TRY(try_opt(s, CC_OPT_UPCAST, load_axis, tile_load, &ok));
+  *applied = true;
+  return HCQ_OK;
+}
+
+/* CPU targets (cpu_tiles), reduce kernels such as matmul: instead of the reference's 4x4 upcasts, a register tile
+ * the C compiler vectorizes: 16 lanes along the axis the store is contiguous on (one 512-bit vector, or several
+ * narrower ones, of accumulators) times `rows` along another output axis, each axis ignored by some buffer (so its
+ * lanes reuse loads: a matmul's B row for every A row). No reduce unroll: the accumulators already fill the
+ * registers. Returns whether it applied anything. */
+static hcq_status cpu_reduce_tile(cc_sched *s, int64_t lanes, int64_t rows, int64_t swap_min_B, bool *applied) {
+  *applied = false;
+  int ax[MAX_AXES], un[MAX_AXES];
+  size_t n = upcastable(s, ax);
+  if (n < 2 || !unrollable(s, un) || s->sink->nsrc != 1) return HCQ_OK;
+  const uop *st = s->sink->src[0];
+  if (st->op != UOP_STORE || st->src[0]->op != UOP_INDEX_OP) return HCQ_OK;
+  int lane_axis = unit_stride_axis(s, st->src[0]->src[1], ax, n);
+  if (lane_axis < 0 || size_of(s, lane_axis) % (2 * lanes)) return HCQ_OK;
+  const uop **bufs;
+  size_t nbufs;
+  HCQ_TRY(cc_sched_bufs(s, &bufs, &nbufs));
+  bool lane_reuse = false;
+  int row_axis = -1;
+  for (size_t b = 0; b < nbufs; b++) lane_reuse |= !cc_uses(bufs[b]->src[1], s->rngs[lane_axis]);
+  for (size_t i = 0; i < n && row_axis < 0; i++) {
+    if (ax[i] == lane_axis || size_of(s, ax[i]) % rows) continue;
+    for (size_t b = 0; b < nbufs && row_axis < 0; b++)
+      if (!cc_uses(bufs[b]->src[1], s->rngs[ax[i]])) row_axis = ax[i];
+  }
+  free(bufs);
+  if (!lane_reuse || row_axis < 0) return HCQ_OK;
+  /* the panel of the lane-indexed input one row tile reads (a matmul's B: reduce x lane-axis sizes, in bytes) */
+  int64_t panel_B = sat_mul(size_of(s, lane_axis), 4);
+  for (size_t i = 0, nun = unrollable(s, un); i < nun; i++) panel_B = sat_mul(panel_B, size_of(s, un[i]));
+  bool ok;
+  HCQ_TRY(try_opt(s, CC_OPT_UPCAST, lane_axis, lanes, &ok));
+  if (!ok) return HCQ_OK;
+  /* the lane axis stays in the view (lanes < size); the row axis may be used up (rows == size): last, no shift */
+  bool row_stays = size_of(s, row_axis) > rows;
+  HCQ_TRY(try_opt(s, CC_OPT_UPCAST, row_axis, rows, &ok));
+  *applied = true;
+  /* A panel bigger than the cache is re-read from memory for every row tile: make the lane axis the outer loop, so
+   * one lane tile's column panel stays cached while the row tiles pass. */
+  if (ok && row_stays && row_axis < lane_axis && panel_B > swap_min_B)
+    HCQ_TRY(try_opt(s, CC_OPT_SWAP, row_axis, lane_axis, &ok));
   return HCQ_OK;
 }
 
@@ -278,13 +389,23 @@ hcq_status cc_hand_coded(cc_sched *s) {
   }
   for (size_t i = nto; i-- > 0;) HCQ_TRY(try_opt(s, CC_OPT_UPCAST, to_up[i], 0, &ok));
 
-  /* 5: the upcast loop */
-  HCQ_TRY(upcast_loop(s));
-  /* 6: unroll the last reduce axis */
-  HCQ_TRY(reduce_unroll(s));
+  /* 5 (CPU): a vectorizable register tile for reduce kernels (not in the reference); else 5: the upcast loop and
+   * 6: unroll the last reduce axis */
+  bool reg_tiled = false;
+  if (s->t->cpu_tiles && !nto)
+    HCQ_TRY(cpu_reduce_tile(s, CC_HEURISTIC_CPU_REG_LANES, CC_HEURISTIC_CPU_REG_ROWS, CC_HEURISTIC_CPU_SWAP_B,
+                            &reg_tiled));
+  if (!reg_tiled) {
+    HCQ_TRY(upcast_loop(s));
+    HCQ_TRY(reduce_unroll(s));
+  }
+  /* 7 (CPU): if nothing is upcast, tile a transpose (not in the reference) */
+  bool tiled = false;
+  if (s->t->cpu_tiles && !axes_of(s, AX(UPCAST) | AX(UNROLL), false, to_up))
+    HCQ_TRY(cpu_transpose_tile(s, CC_HEURISTIC_CPU_TILE_STORE, CC_HEURISTIC_CPU_TILE_LOAD, &tiled));
   /* 7: if nothing is upcast, upcast the last upcastable axis by 4 */
   n = upcastable(s, ax);
-  if (!axes_of(s, AX(UPCAST) | AX(UNROLL), false, to_up) && n && size_of(s, ax[n - 1]) % 4 == 0)
+  if (!tiled && !axes_of(s, AX(UPCAST) | AX(UNROLL), false, to_up) && n && size_of(s, ax[n - 1]) % 4 == 0)
     HCQ_TRY(try_opt(s, CC_OPT_UPCAST, ax[n - 1], 4, &ok));
   /* 8: locals */
   if (s->t->has_local) HCQ_TRY(locals(s));

@@ -354,6 +354,31 @@ static const uop *pad_fn(void *user, uop_ctx *ctx, const uop *n, hcq_status *st)
   return uop_replace_src(ctx, n, src, 3);
 }
 
+/* THREAD over a symbolic axis N that `amount` does not provably divide: amount chunks of ceil(N/amount), every
+ * global buffer access gated with the original index < N, since the last chunk may run past N. Only for THREAD:
+ * its axis is closed by every STORE, so a skipped iteration changes nothing but its own (gated) stores. */
+static hcq_status thread_gated(cc_sched *s, const uop *rng, int64_t amount) {
+  uop_ctx *ctx = s->ctx;
+  const uop *n = rng->src[0];
+  const uop *q = uop_alu2(ctx, UOP_IDIV, uop_alu2(ctx, UOP_ADD, n, uop_index_const(ctx, amount - 1)),
+                          uop_index_const(ctx, amount));
+  if (!q) return hcq_status_make(HCQ_CODE_NOMEM, "optimize: out of memory");
+  HCQ_TRY(uop_simplify(ctx, q, &q));
+  int64_t id = max_range_id(s) + 1;
+  const uop *nr = uop_range(ctx, uop_index_const(ctx, amount), id, UOP_AXIS_THREAD);
+  const uop *old = uop_range(ctx, q, rng->arg.i, cc_axis_type(rng));
+  subst_job j = {.from = rng, .nrepl = 2, .repl = {nr, old}};
+  j.expr = uop_alu2(ctx, UOP_ADD, uop_alu2(ctx, UOP_MUL, nr, q), old);
+  pad_job pj = {.to = nr, .valid = uop_alu2(ctx, UOP_CMPLT, j.expr, n)};
+  if (!j.expr || !pj.valid) return hcq_status_make(HCQ_CODE_NOMEM, "optimize: out of memory");
+  const uop *rebuilt;
+  HCQ_TRY(cc_rebuild(ctx, s->sink, subst_fn, &j, &rebuilt));
+  HCQ_TRY(cc_rebuild(ctx, rebuilt, pad_fn, &pj, &rebuilt));
+  HCQ_TRY(finish(s, rebuilt, &rebuilt));
+  s->sink = rebuilt;
+  return cc_sched_refresh(s);
+}
+
 /* ------------------------------------------------------------------------------------------------ apply_opt */
 
 static hcq_status opt_error(const cc_sched *s, cc_opt o, const uop *rng, const char *fmt, ...)
@@ -453,12 +478,15 @@ static hcq_status apply_swap(cc_sched *s, cc_opt o, const uop *rng) {
   if (o.amount < 0 || (uint64_t)o.amount >= s->nrngs)
     return opt_error(s, o, rng, "SWAP's second axis %lld is not one of the %zu axes", (long long)o.amount, s->nrngs);
   const uop *alt = s->rngs[o.amount];
-  if (cc_axis_type(rng) != UOP_AXIS_GLOBAL || cc_axis_type(alt) != UOP_AXIS_GLOBAL)
-    return opt_error(s, o, rng, "swap is only for two GLOBAL axes (axis %lld is %s)", (long long)o.amount,
-                     uop_axis_name(cc_axis_type(alt)));
+  /* two GLOBAL axes (the reference), or on CPU targets two LOOP axes: exchanging their ids swaps the loop nest */
+  uop_axis at = cc_axis_type(rng);
+  bool loops = s->t->has_threads && at == UOP_AXIS_LOOP && cc_axis_type(alt) == UOP_AXIS_LOOP;
+  if (!loops && (at != UOP_AXIS_GLOBAL || cc_axis_type(alt) != UOP_AXIS_GLOBAL))
+    return opt_error(s, o, rng, "swap is only for two GLOBAL axes (or two LOOP axes on CPU) (axis %lld is %s)",
+                     (long long)o.amount, uop_axis_name(cc_axis_type(alt)));
   map_job j = {.n = 2, .from = {rng, alt}};
-  j.to[0] = uop_range(s->ctx, rng->src[0], alt->arg.i, UOP_AXIS_GLOBAL);
-  j.to[1] = uop_range(s->ctx, alt->src[0], rng->arg.i, UOP_AXIS_GLOBAL);
+  j.to[0] = uop_range(s->ctx, rng->src[0], alt->arg.i, at);
+  j.to[1] = uop_range(s->ctx, alt->src[0], rng->arg.i, at);
   if (!j.to[0] || !j.to[1]) return hcq_status_make(HCQ_CODE_NOMEM, "optimize: out of memory");
   const uop *rebuilt;
   HCQ_TRY(cc_rebuild(s->ctx, s->sink, map_fn, &j, &rebuilt));
@@ -563,6 +591,11 @@ hcq_status cc_apply_opt(cc_sched *s, cc_opt o) {
         return opt_error(s, o, rng, "THREAD needs a LOOP axis that every output STORE closes (not a reduce axis)");
       new_at = UOP_AXIS_THREAD;
       top = true;
+      const uop *q;
+      if (cc_axis_size(rng) < 0 && !cc_divides(s->ctx, rng->src[0], amt, &q)) {
+        HCQ_TRY(thread_gated(s, rng, amt));
+        return push_applied(s, o);
+      }
       break;
     }
     default: return opt_error(s, o, rng, "unhandled opt");

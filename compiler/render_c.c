@@ -25,8 +25,22 @@ char *cc_fmt_float32(float v, char *buf) {
   return buf;
 }
 
+/* A non-temporal store held back so that runs of 4 consecutive floats can be written as one vector store. */
+typedef struct nt_store {
+  const uop *buf, *base; /* DEFINE_GLOBAL and the index without its constant offset (NULL: constant index) */
+  int64_t off;
+  const char *ptr, *val;
+  bool f32, done;
+} nt_store;
+
+enum { NT_WINDOW = 64 };
+
 typedef struct rc {
   const cc_target *t;
+  uop_ptrmap nt_bufs; /* DEFINE_GLOBALs written with non-temporal stores */
+  nt_store nt[NT_WINDOW];
+  size_t nnt;
+  bool nt_used;
   uop_ptrmap str;   /* node -> char* (its name or inline expression) */
   uop_ptrmap uses;  /* node -> use count */
   char **owned;     /* every string, freed at the end */
@@ -250,10 +264,121 @@ static const char *access_ptr(rc *r, const uop *idx, uop_dtype vdt) {
   return fmt(r, "((%s*)%s)", vec_ctype(r, vdt, !aligned), p);
 }
 
+/* ------------------------------------------------------------------------------------------------ NT stores */
+
+/* Big outputs the kernel only writes (every use of the buffer is the INDEX of a STORE) skip the cache: no read for
+ * ownership, no eviction of the inputs. Only where the target asks for it (x86_64), and the kernel ends with a
+ * store fence, since non-temporal stores are not ordered by the pool's release of its completion. */
+static void nt_find_buffers(rc *r, const uop *const *list, size_t count) {
+  if (r->t->nt_store_min_B <= 0) return;
+  for (size_t k = 0; k < count; k++) {
+    const uop *n = list[k];
+    if (n->op != UOP_DEFINE_GLOBAL || n->dtype.size <= 0) continue;
+    int item = uop_dt_itemsize_B(uop_dt_base_of(n->dtype));
+    if (n->dtype.size >= r->t->nt_store_min_B / (item > 0 ? item : 1) && !uop_ptrmap_put(&r->nt_bufs, n, 1))
+      r->st = hcq_status_make(HCQ_CODE_NOMEM, "render c: oom");
+  }
+  for (size_t k = 0; k < count && r->nt_bufs.count; k++) {
+    const uop *n = list[k];
+    for (uint32_t i = 0; i < n->nsrc; i++) {
+      const uop *src = n->src[i];
+      if (uop_ptrmap_find(&r->nt_bufs, src) && (n->op != UOP_INDEX_OP || i != 0)) uop_ptrmap_del(&r->nt_bufs, src);
+      bool store_addr = n->op == UOP_STORE && i == 0;
+      if (src->op == UOP_INDEX_OP && src->nsrc >= 1 && !store_addr) uop_ptrmap_del(&r->nt_bufs, src->src[0]);
+    }
+  }
+}
+
+static const char *NT_PREAMBLE =
+    "/* non-temporal stores: 16-byte aligned runs of 4 floats as one vector store, the rest plain (gcc) or\n"
+    " * scalar non-temporal (clang) */\n"
+    "typedef float hcq_nt_f4 __attribute__((vector_size(16)));\n"
+    "#if defined(__clang__)\n"
+    "#define HCQ_NT1(p, v) __builtin_nontemporal_store((v), (p))\n"
+    "#define HCQ_NT_V4(p, v) __builtin_nontemporal_store((v), (hcq_nt_f4 *)(p))\n"
+    "#else\n"
+    "#define HCQ_NT1(p, v) (*(p) = (v))\n"
+    "#define HCQ_NT_V4(p, v) __builtin_ia32_movntps((p), (v))\n"
+    "#endif\n"
+    "#define HCQ_NT4(p, a, b, c, d) do { float *hcq_p_ = (p); \\\n"
+    "    if (((__UINTPTR_TYPE__)hcq_p_ & 15) == 0) HCQ_NT_V4(hcq_p_, ((hcq_nt_f4){(a), (b), (c), (d)})); \\\n"
+    "    else { hcq_p_[0] = (a); hcq_p_[1] = (b); hcq_p_[2] = (c); hcq_p_[3] = (d); } } while (0)\n";
+
+static bool nt_same_run(const nt_store *a, const nt_store *b, int64_t step) {
+  return !b->done && b->f32 && a->buf == b->buf && a->base == b->base && b->off == a->off + step;
+}
+
+/* Emit the held-back stores: runs of 4 consecutive floats (lowest offset first) as HCQ_NT4, the rest one by one.
+ * Reordering is safe only while the addresses are known apart: same buffer, same base, distinct offsets (stores to
+ * one address keep their order). If some buffer is written through two different bases, which might alias at run
+ * time, everything goes out one by one in program order. */
+static void nt_flush(rc *r) {
+  bool mixed = false;
+  for (size_t i = 0; i < r->nnt && !mixed; i++)
+    for (size_t j = 0; j < i && !mixed; j++) mixed = r->nt[i].buf == r->nt[j].buf && r->nt[i].base != r->nt[j].base;
+  for (size_t i = 0; i < r->nnt && mixed; i++) line(r, "HCQ_NT1(%s, %s);", r->nt[i].ptr, r->nt[i].val);
+  if (mixed) r->nnt = 0;
+  for (;;) {
+    nt_store *first = NULL;
+    for (size_t i = 0; i < r->nnt && !first; i++)
+      if (!r->nt[i].done) first = &r->nt[i];
+    if (!first) break;
+    for (size_t i = 0; i < r->nnt; i++) {
+      nt_store *e = &r->nt[i];
+      if (!e->done && e->buf == first->buf && e->base == first->base && e->off < first->off) first = e;
+    }
+    nt_store *run[4] = {first, NULL, NULL, NULL};
+    for (int j = 1; j < 4 && first->f32; j++)
+      for (size_t i = 0; i < r->nnt && !run[j]; i++)
+        if (nt_same_run(first, &r->nt[i], j)) run[j] = &r->nt[i];
+    if (first->f32 && run[1] && run[2] && run[3]) {
+      line(r, "HCQ_NT4(%s, %s, %s, %s, %s);", first->ptr, first->val, run[1]->val, run[2]->val, run[3]->val);
+      for (int j = 0; j < 4; j++) run[j]->done = true;
+    } else {
+      line(r, "HCQ_NT1(%s, %s);", first->ptr, first->val);
+      first->done = true;
+    }
+  }
+  r->nnt = 0;
+}
+
+/* A scalar STORE into a non-temporal buffer (unmasked): held back until the window fills or the scope changes.
+ * float32 vector stores go out at once as 4-lane chunks. */
+static bool nt_store_hold(rc *r, const uop *n) {
+  const uop *idx = n->src[0];
+  if (idx->op != UOP_INDEX_OP || idx->nsrc != 2 || !uop_ptrmap_find(&r->nt_bufs, idx->src[0])) return false;
+  uop_dtype vdt = n->src[1]->dtype;
+  if (vdt.count != 1) {
+    /* A float32 vector from the vectorize pass: 4-lane chunks through HCQ_NT4 (which checks alignment at run
+     * time and falls back to plain stores). Other vectors take the plain path. */
+    if (vdt.scalar != UOP_FLOAT32 || vdt.count % 4 != 0) return false;
+    nt_flush(r);
+    const char *v = get(r, n->src[1]), *ptr = get(r, idx);
+    line(r, "{ %s hcq_v_ = %s;", vec_ctype(r, vdt, false), v);
+    for (int i = 0; i < vdt.count; i += 4)
+      line(r, "  HCQ_NT4((%s)+%d, hcq_v_[%d], hcq_v_[%d], hcq_v_[%d], hcq_v_[%d]);", ptr, i, i, i + 1, i + 2, i + 3);
+    line(r, "}");
+    r->nt_used = true;
+    return true;
+  }
+  if (r->nnt == NT_WINDOW) nt_flush(r);
+  const uop *e = idx->src[1];
+  int64_t c;
+  nt_store *h = &r->nt[r->nnt++];
+  *h = (nt_store){.buf = idx->src[0], .base = e, .ptr = get(r, idx), .val = get(r, n->src[1])};
+  h->f32 = n->src[1]->dtype.scalar == UOP_FLOAT32 && n->src[1]->dtype.count == 1;
+  if (uop_const_value(e, &c)) h->base = NULL, h->off = c;
+  else if (e->op == UOP_ADD && uop_const_value(e->src[1], &c)) h->base = e->src[0], h->off = c;
+  r->nt_used = true;
+  return true;
+}
+
 static void render_node(rc *r, const uop *n, size_t k) {
   uop_op op = (uop_op)n->op;
   uintptr_t *u = uop_ptrmap_find(&r->uses, n);
   size_t uses = u ? *u : 0;
+  if (op == UOP_STORE && nt_store_hold(r, n)) return;
+  if (r->nnt && (op == UOP_STORE || op == UOP_RANGE || op == UOP_ENDRANGE)) nt_flush(r);
   switch (op) {
     case UOP_DEFINE_GLOBAL: case UOP_DEFINE_VAR: return; /* parameters, named up front */
     case UOP_SPECIAL:
@@ -376,6 +501,8 @@ hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *l
       else if (!uop_ptrmap_put(&r.uses, list[k]->src[s], 1)) r.st = hcq_status_make(HCQ_CODE_NOMEM, "render c: oom");
     }
   /* signature: buffers by slot, then vars by name (the linearizer lists them in that order), then core_id */
+  nt_find_buffers(&r, list, count);
+  if (r.nt_bufs.count) fputs(NT_PREAMBLE, f);
   fprintf(f, "void %s(", name);
   for (size_t k = 0; k < count && !r.st; k++) {
     const uop *n = list[k];
@@ -391,6 +518,8 @@ hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *l
   }
   fprintf(f, "int core_id) {\n");
   for (size_t k = 0; k < count && !r.st; k++) render_node(&r, list[k], k);
+  if (r.nnt) nt_flush(&r);
+  if (r.nt_used) line(&r, "__builtin_ia32_sfence(); /* order the non-temporal stores before the kernel's end */");
   fclose(r.body);
   /* the vector typedefs go before the function (which stays the first and only function in .text) */
   char *head = NULL;
@@ -431,6 +560,7 @@ hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *l
   free(r.owned);
   uop_ptrmap_free(&r.str);
   uop_ptrmap_free(&r.uses);
+  uop_ptrmap_free(&r.nt_bufs);
   if (r.st) {
     free(out);
     return r.st;

@@ -95,9 +95,12 @@ hcq_status cc_target_get(const char *name, int threads, cc_target *out) {
       out->vector_max = vector_max_for(out->arch);
       out->buf_align_B = 16; /* callers promise 16-byte aligned buffers (CPU device: page-aligned) */
     }
+    out->cpu_tiles = true;
     out->global_max[0] = threads > 0 ? threads : (cores > 0 ? cores : 1);
     /* c renders SQRT and TRUNC with compiler builtins; MAX, EXP2, LOG2, SIN and RECIP are decomposed. */
     out->supported_ops = OPS_C_COMMON | UOP_OPBIT(UOP_SQRT) | UOP_OPBIT(UOP_TRUNC);
+    /* big write-only outputs bypass the cache (no read for ownership); 16 MiB: about half of a typical L3 */
+    if (row->kind == CC_TARGET_C && strcmp(out->arch, "x86_64") == 0) out->nt_store_min_B = (int64_t)16 << 20;
   } else {
     /* GPU targets: the limits are the reference's (AMD: global_max (2^31-1, 65535, 65535)). */
     out->has_local = out->has_shared = true;

@@ -31,6 +31,11 @@ hcq_status cpu_alloc(size_t size_B, size_t align_B, void **out_ptr) {
   if (align_B & (align_B - 1))
     return hcq_status_make(HCQ_CODE_INVALID, "cpu_alloc: alignment %zu is not a power of two", align_B);
   if (align_B < ps) align_B = ps;
+  /* Large buffers: 2 MiB aligned and advised for transparent huge pages (fewer TLB misses for strided kernels such
+   * as transposes); the advice is only a hint, ignored where THP is off. */
+  enum { HUGE_B = 2u << 20 };
+  bool huge = size_B >= 2 * (size_t)HUGE_B;
+  if (huge && align_B < HUGE_B) align_B = HUGE_B;
   /* Over-map by the alignment, then trim both ends; reject sizes whose arithmetic would overflow. */
   if (size_B > SIZE_MAX / 2 || align_B > SIZE_MAX / 4)
     return hcq_status_make(HCQ_CODE_NOMEM, "cpu_alloc: cannot map %zu bytes (align %zu): size too large", size_B,
@@ -45,6 +50,9 @@ hcq_status cpu_alloc(size_t size_B, size_t align_B, void **out_ptr) {
   if (aligned > start) munmap(p, aligned - start);
   uintptr_t end = start + span, used_end = aligned + len;
   if (end > used_end) munmap((void *)used_end, end - used_end);
+#ifdef MADV_HUGEPAGE
+  if (huge) (void)madvise((void *)aligned, len, MADV_HUGEPAGE);
+#endif
   *out_ptr = (void *)aligned;
   return HCQ_OK;
 }

@@ -4,7 +4,8 @@
  * through hcq queues. Every result is verified against a direct C reference (in full, or on a sample of rows /
  * entries for the large reductions and matmuls). Baselines are measured in the same run on the same threads:
  * elementwise kernels against the best of two STREAM loops (plain and non-temporal stores), matmul against
- * OpenBLAS sgemm (dlopen'd; null when not installed), launch overhead against the worker pool's own round trip.
+ * OpenBLAS sgemm (dlopen'd; null when not installed), sum and softmax against plain C loops on the pool, launch
+ * overhead against the worker pool's own round trip.
  * --quick uses small sizes (tests). */
 #include <math.h>
 #include <stdarg.h>
@@ -235,7 +236,15 @@ static hcq_status bench_sum(bench *b, long n) {
     st = time_runs(b, &k, ms, &r->run_ms);
   }
   if (!st) r->value = 4.0 * (double)n / (r->run_ms / 1e3) / 1e9;
-  snprintf(r->note, sizeof r->note, "no baseline");
+  if (!st) {
+    double s = 0, got = 0;
+    st = bench_base_sum(cpu_device_pool(b->dev), b->threads, f32(&k, 1), (size_t)n, 5, &s, &got);
+    if (!st) {
+      r->baseline = "c_sum";
+      r->baseline_value = 4.0 * (double)n / s / 1e9;
+      if (!close_to(got, f32(&k, 0)[0], 1e-5, 1e-3)) snprintf(r->note, sizeof r->note, "baseline sum %g differs", got);
+    }
+  }
   krun_free(&k);
   free(text);
   return st;
@@ -266,6 +275,19 @@ static hcq_status bench_softmax(bench *b, long rows, long cols) {
   }
   if (!st) r->value = 8.0 * (double)(rows * cols) / (r->run_ms / 1e3) / 1e9;
   snprintf(r->note, sizeof r->note, "bytes = read x + write out");
+  float *o2 = st ? NULL : malloc((size_t)(rows * cols) * 4);
+  if (!st && !o2) st = hcq_status_make(HCQ_CODE_NOMEM, "softmax baseline output");
+  double s = 0;
+  if (!st)
+    st = bench_base_softmax(cpu_device_pool(b->dev), b->threads, o2, f32(&k, 1), (size_t)rows, (size_t)cols, 3, &s);
+  if (!st) {
+    r->baseline = "c_softmax_expf";
+    r->baseline_value = 8.0 * (double)(rows * cols) / s / 1e9;
+    size_t bad = 0;
+    for (long i = 0; i < rows * cols; i += 101) bad += !close_to(o2[i], f32(&k, 0)[i], 1e-4, 1e-7);
+    if (bad) snprintf(r->note, sizeof r->note, "baseline disagrees on %zu sampled entries", bad);
+  }
+  free(o2);
   krun_free(&k);
   free(text);
   return st;

@@ -13,6 +13,13 @@
  * Best of `reps` runs, in seconds; nt selects non-temporal stores (x86_64; plain stores elsewhere). */
 hcq_status bench_stream(cpu_pool *pool, int threads, float *c, const float *a, const float *b, size_t n, bool nt,
                         int reps, double *out_s);
+/* Plain C sum of n floats over `threads` core_ids (16 partial sums per thread in 4 vectors, then combined).
+ * Best of reps, in seconds; *out_sum receives the total. */
+hcq_status bench_base_sum(cpu_pool *pool, int threads, const float *x, size_t n, int reps, double *out_s,
+                          double *out_sum);
+/* Plain C row softmax out = exp(x - max) / sum (libm expf), rows split over `threads` core_ids. Best of reps, s. */
+hcq_status bench_base_softmax(cpu_pool *pool, int threads, float *out, const float *x, size_t rows, size_t cols,
+                              int reps, double *out_s);
 /* The pool's own round trip: one empty EXEC with `threads` ids, submit to completion, median of reps, in us. */
 hcq_status bench_pool_roundtrip(cpu_pool *pool, int threads, int reps, double *out_us);
 

@@ -23,10 +23,14 @@ typedef struct lin {
   uop_ctx *ctx;
   const uop **nodes;
   size_t count;
-  uop_ptrmap pos; /* node -> toposort index */
+  uint32_t *pos;  /* node id -> toposort index (set for the graph's nodes only) */
   rset *ctxs;     /* context per node */
   rset *effs;     /* emission scope per node */
   rset *pend;     /* union of the users' scopes per node */
+  /* per toposort index, for the scope being split (valid where stamp == that scope's number): */
+  uint32_t *stamp, *slot;   /* member of the scope, at list index slot */
+  uint32_t *rstamp, *runit; /* a RANGE opening child unit runit */
+  uint32_t nscopes;
   const uop **out;
   size_t nout, capout;
   hcq_status st;
@@ -66,7 +70,7 @@ static bool is_top(const uop *n) {
 /* Nodes that take part in ordering but are not statements. */
 static bool is_silent(const uop *n) { return is_top(n) || n->op == UOP_NOOP || n->op == UOP_SINK; }
 
-static size_t pos_of(lin *l, const uop *n) { return (size_t)*uop_ptrmap_find(&l->pos, n); }
+static size_t pos_of(const lin *l, const uop *n) { return l->pos[n->id]; }
 
 static bool push(lin *l, const uop *n) {
   if (l->nout == l->capout) {
@@ -80,23 +84,49 @@ static bool push(lin *l, const uop *n) {
   return true;
 }
 
-/* Emit the nodes in list[0..n) (toposort order) whose scope has `depth` ranges, all under the same prefix. */
+/* Min-heap of unit numbers: units are numbered in order of first appearance, so the smallest ready number is the
+ * ready unit that appears first in the DAG's toposort. */
+static void heap_push(size_t *h, size_t *n, size_t v) {
+  size_t i = (*n)++;
+  while (i > 0 && h[(i - 1) / 2] > v) {
+    h[i] = h[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  h[i] = v;
+}
+static size_t heap_pop(size_t *h, size_t *n) {
+  size_t top = h[0], v = h[--*n], i = 0;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= *n) break;
+    if (c + 1 < *n && h[c + 1] < h[c]) c++;
+    if (h[c] >= v) break;
+    h[i] = h[c];
+    i = c;
+  }
+  if (*n) h[i] = v;
+  return top;
+}
+
+/* Emit the nodes in list[0..n) (toposort order) whose scope has `depth` ranges, all under the same prefix. Units
+ * are ordered by Kahn's algorithm over unit-level edges (kept with repeats; indegrees count them alike), so a scope
+ * costs O(n log n + edges). */
 static void emit_scope(lin *l, uint32_t depth, const size_t *list, size_t n) {
   if (l->st || !n) return;
+  const uint32_t sc = ++l->nscopes;
   /* Units: a direct node, or a child loop (all nodes whose scope continues with the same range). */
-  size_t *unit_of = malloc(n * sizeof *unit_of);         /* list index -> unit */
+  size_t *unit_of = malloc(n * sizeof *unit_of);           /* list index -> unit */
   const uop **unit_range = malloc(n * sizeof *unit_range); /* NULL for a direct node */
-  size_t *unit_first = malloc(n * sizeof *unit_first);   /* first list index of the unit */
-  size_t nunits = 0;
-  uop_ptrmap where = {0}; /* node -> list index + 1 */
-  uop_ptrmap unit_by_range = {0};
-  uop_ptrmap edges = {0}; /* key from*nunits+to+1 */
-  size_t *indeg = NULL, *members = NULL;
-  bool *done = NULL;
+  size_t *unit_first = malloc(n * sizeof *unit_first);     /* first list index of the unit */
+  size_t nunits = 0, nedges = 0, capedges = 0, nheap = 0;
+  size_t *indeg = NULL, *members = NULL, *moff = NULL, *eoff = NULL, *etarget = NULL, *heap = NULL;
+  size_t(*edges)[2] = NULL; /* (from, to) */
   if (!unit_of || !unit_range || !unit_first) goto oom;
   for (size_t i = 0; i < n; i++) {
-    const uop *u = l->nodes[list[i]];
-    if (!uop_ptrmap_put(&where, u, i + 1)) goto oom;
+    l->stamp[list[i]] = sc;
+    l->slot[list[i]] = (uint32_t)i;
+  }
+  for (size_t i = 0; i < n; i++) {
     const rset *e = &l->effs[list[i]];
     if (e->n == depth) {
       unit_range[nunits] = NULL;
@@ -105,60 +135,76 @@ static void emit_scope(lin *l, uint32_t depth, const size_t *list, size_t n) {
       continue;
     }
     const uop *r = e->r[depth];
-    uintptr_t *m = uop_ptrmap_find(&unit_by_range, r);
-    if (m) {
-      unit_of[i] = *m;
+    size_t rp = pos_of(l, r);
+    if (l->rstamp[rp] == sc) {
+      unit_of[i] = l->runit[rp];
     } else {
-      if (!uop_ptrmap_put(&unit_by_range, r, nunits)) goto oom;
+      l->rstamp[rp] = sc;
+      l->runit[rp] = (uint32_t)nunits;
       unit_range[nunits] = r;
       unit_first[nunits] = i;
       unit_of[i] = nunits++;
     }
   }
-  /* Dependencies between units: distinct (from, to) unit pairs from the nodes' sources and the loops' RANGE ends. */
+  /* Dependencies between units, from the nodes' sources and the loops' RANGE ends. */
   indeg = calloc(nunits, sizeof *indeg);
-  done = calloc(nunits, sizeof *done);
+  eoff = calloc(nunits + 1, sizeof *eoff);
+  moff = calloc(nunits + 1, sizeof *moff);
   members = malloc(n * sizeof *members);
-  if (!indeg || !done || !members) goto oom;
+  heap = malloc(nunits * sizeof *heap);
+  if (!indeg || !eoff || !moff || !members || !heap) goto oom;
   for (size_t i = 0; i < n + nunits; i++) {
     const uop *u = i < n ? l->nodes[list[i]] : unit_range[i - n];
     if (!u) continue;
     size_t to = i < n ? unit_of[i] : i - n;
     for (uint32_t s = 0; s < u->nsrc; s++) {
-      uintptr_t *w = uop_ptrmap_find(&where, u->src[s]);
-      if (!w || unit_of[*w - 1] == to) continue;
-      size_t from = unit_of[*w - 1];
-      const void *key = (const void *)(uintptr_t)(from * nunits + to + 1);
-      if (uop_ptrmap_find(&edges, key)) continue;
-      if (!uop_ptrmap_put(&edges, key, 1)) goto oom;
+      size_t sp = pos_of(l, u->src[s]);
+      if (l->stamp[sp] != sc) continue;
+      size_t from = unit_of[l->slot[sp]];
+      if (from == to) continue;
+      if (nedges == capedges) {
+        size_t nc = capedges ? capedges * 2 : 64;
+        size_t(*ne)[2] = realloc(edges, nc * sizeof *ne);
+        if (!ne) goto oom;
+        edges = ne;
+        capedges = nc;
+      }
+      edges[nedges][0] = from;
+      edges[nedges][1] = to;
+      nedges++;
       indeg[to]++;
+      eoff[from + 1]++;
     }
   }
+  /* out-edges grouped by source unit; members grouped by unit, each in list order */
+  etarget = malloc((nedges ? nedges : 1) * sizeof *etarget);
+  if (!etarget) goto oom;
+  for (size_t u = 0; u < nunits; u++) eoff[u + 1] += eoff[u];
+  for (size_t k = 0; k < nedges; k++) etarget[eoff[edges[k][0]]++] = edges[k][1];
+  for (size_t u = nunits; u > 0; u--) eoff[u] = eoff[u - 1]; /* the fill advanced each start to the next one */
+  eoff[0] = 0;
+  for (size_t i = 0; i < n; i++) moff[unit_of[i] + 1]++;
+  for (size_t u = 0; u < nunits; u++) moff[u + 1] += moff[u];
+  for (size_t i = 0; i < n; i++) members[moff[unit_of[i]]++] = list[i];
+  for (size_t u = nunits; u > 0; u--) moff[u] = moff[u - 1];
+  moff[0] = 0;
+  for (size_t u = 0; u < nunits; u++)
+    if (!indeg[u]) heap_push(heap, &nheap, u);
   for (size_t emitted = 0; emitted < nunits; emitted++) {
-    size_t pick = SIZE_MAX;
-    for (size_t uidx = 0; uidx < nunits; uidx++)
-      if (!done[uidx] && indeg[uidx] == 0 && (pick == SIZE_MAX || unit_first[uidx] < unit_first[pick])) pick = uidx;
-    if (pick == SIZE_MAX) {
+    if (!nheap) {
       l->st = hcq_status_make(HCQ_CODE_INTERNAL, "linearize: cyclic dependency between loop scopes");
       goto done;
     }
-    for (size_t to = 0; to < nunits; to++)
-      if (uop_ptrmap_find(&edges, (const void *)(uintptr_t)(pick * nunits + to + 1))) indeg[to]--;
-    done[pick] = true;
+    size_t pick = heap_pop(heap, &nheap);
+    for (size_t k = eoff[pick]; k < eoff[pick + 1]; k++)
+      if (--indeg[etarget[k]] == 0) heap_push(heap, &nheap, etarget[k]);
     if (!unit_range[pick]) {
       if (!push(l, l->nodes[list[unit_first[pick]]])) goto oom;
       continue;
     }
-    size_t nm = 0;
-    for (size_t i = unit_first[pick]; i < n; i++)
-      if (unit_of[i] == pick) members[nm++] = list[i];
     const uop *r = unit_range[pick];
     if (!push(l, r)) goto oom;
-    size_t *sub = malloc(nm * sizeof *sub);
-    if (!sub) goto oom;
-    memcpy(sub, members, nm * sizeof *sub);
-    emit_scope(l, depth + 1, sub, nm);
-    free(sub);
+    emit_scope(l, depth + 1, members + moff[pick], moff[pick + 1] - moff[pick]);
     if (l->st) goto done;
     const uop *end = uop_new(l->ctx, UOP_ENDRANGE, uop_dt(UOP_VOID), &r, 1, uop_arg_none());
     if (!end || !push(l, end)) goto oom;
@@ -171,11 +217,12 @@ done:
   free(unit_range);
   free(unit_first);
   free(indeg);
-  free(done);
   free(members);
-  uop_ptrmap_free(&where);
-  uop_ptrmap_free(&unit_by_range);
-  uop_ptrmap_free(&edges);
+  free(moff);
+  free(eoff);
+  free(etarget);
+  free(edges);
+  free(heap);
 }
 
 static int top_rank(const uop *n) {
@@ -207,9 +254,18 @@ hcq_status cc_linearize(uop_ctx *ctx, const uop *sink, const uop ***out_list, si
   size_t *list = malloc(l.count * sizeof *list);
   const uop **tops = malloc(l.count * sizeof *tops);
   size_t nlist = 0, ntops = 0;
-  if (!l.ctxs || !l.effs || !l.pend || !list || !tops) goto oom;
-  for (size_t k = 0; k < l.count; k++)
-    if (!uop_ptrmap_put(&l.pos, l.nodes[k], k)) goto oom;
+  l.pos = malloc((uop_ctx_node_count(ctx) + 1) * sizeof *l.pos);
+  l.stamp = calloc(l.count, sizeof *l.stamp);
+  l.slot = malloc(l.count * sizeof *l.slot);
+  l.rstamp = calloc(l.count, sizeof *l.rstamp);
+  l.runit = malloc(l.count * sizeof *l.runit);
+  if (!l.ctxs || !l.effs || !l.pend || !list || !tops || !l.pos || !l.stamp || !l.slot || !l.rstamp || !l.runit)
+    goto oom;
+  if (l.count > UINT32_MAX) {
+    l.st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "linearize: %zu nodes is too many", l.count);
+    goto fail;
+  }
+  for (size_t k = 0; k < l.count; k++) l.pos[l.nodes[k]->id] = (uint32_t)k;
   /* 1. contexts */
   for (size_t k = 0; k < l.count; k++) {
     const uop *n = l.nodes[k];
@@ -303,7 +359,11 @@ cleanup:
   free(list);
   free(tops);
   free(l.out);
-  uop_ptrmap_free(&l.pos);
+  free(l.pos);
+  free(l.stamp);
+  free(l.slot);
+  free(l.rstamp);
+  free(l.runit);
   return l.st;
 }
 

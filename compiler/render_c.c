@@ -151,9 +151,15 @@ static const char *render_const(rc *r, const uop *n) {
   }
 }
 
+static void set(rc *r, const uop *n, const char *s);
+
 static const char *get(rc *r, const uop *n) {
-  if (n->op == UOP_CONST) return render_const(r, n);
   uintptr_t *m = uop_ptrmap_find(&r->str, n);
+  if (!m && n->op == UOP_CONST) { /* rendered once, on first use (a float's shortest round-trip text is costly) */
+    const char *s = render_const(r, n);
+    set(r, n, s);
+    return s;
+  }
   if (!m) {
     if (!r->st)
       r->st = hcq_status_make(HCQ_CODE_INTERNAL, "render c: %s used before it was rendered",

@@ -14,19 +14,19 @@
 #include "compiler/cc_internal.h"
 #include "uop/uop_internal.h"
 
-typedef struct rset {
-  uint32_t n;
-  const uop **r; /* sorted by range_cmp */
-} rset;
-
+/* Range sets are bitsets of W words over the kernel's ranges numbered in nesting order (range_cmp), so a set
+ * read in bit order is its loop nest from the outside in. */
 typedef struct lin {
   uop_ctx *ctx;
   const uop **nodes;
   size_t count;
-  uint32_t *pos;  /* node id -> toposort index (set for the graph's nodes only) */
-  rset *ctxs;     /* context per node */
-  rset *effs;     /* emission scope per node */
-  rset *pend;     /* union of the users' scopes per node */
+  uint32_t *pos;       /* node id -> toposort index (set for the graph's nodes only) */
+  uint32_t *rank;      /* toposort index -> bit of a RANGE */
+  const uop **ranges;  /* bit -> RANGE */
+  size_t nranges, W;   /* words per set */
+  uint64_t *ctxs;      /* context per node (W words each) */
+  uint64_t *effs;      /* emission scope per node */
+  uint64_t *pend;      /* union of the users' scopes per node */
   /* per toposort index, for the scope being split (valid where stamp == that scope's number): */
   uint32_t *stamp, *slot;   /* member of the scope, at list index slot */
   uint32_t *rstamp, *runit; /* a RANGE opening child unit runit */
@@ -40,27 +40,23 @@ static int range_cmp(const uop *a, const uop *b) {
   if (a->arg.i != b->arg.i) return a->arg.i < b->arg.i ? -1 : 1;
   return a->id < b->id ? -1 : a->id > b->id;
 }
+static int range_qcmp(const void *a, const void *b) { return range_cmp(*(const uop *const *)a, *(const uop *const *)b); }
 
-static bool rset_has(const rset *s, const uop *r) {
-  for (uint32_t i = 0; i < s->n; i++)
-    if (s->r[i] == r) return true;
-  return false;
-}
-
-/* Insert r keeping the order; false on out-of-memory. */
-static bool rset_add(rset *s, const uop *r) {
-  if (rset_has(s, r)) return true;
-  const uop **nr = realloc(s->r, (s->n + 1) * sizeof *nr);
-  if (!nr) return false;
-  s->r = nr;
-  uint32_t i = s->n;
-  while (i > 0 && range_cmp(s->r[i - 1], r) > 0) {
-    s->r[i] = s->r[i - 1];
-    i--;
+static void bit_set(uint64_t *s, size_t b) { s[b / 64] |= (uint64_t)1 << (b % 64); }
+/* Lowest set bit >= from, or SIZE_MAX. */
+static size_t bit_next(const uint64_t *s, size_t W, size_t from) {
+  for (size_t w = from / 64; w < W; w++) {
+    uint64_t x = s[w];
+    if (w == from / 64) x &= ~(uint64_t)0 << (from % 64);
+    if (x) return w * 64 + (size_t)__builtin_ctzll(x);
   }
-  s->r[i] = r;
-  s->n++;
-  return true;
+  return SIZE_MAX;
+}
+/* Highest set bit, or SIZE_MAX when empty. */
+static size_t bit_last(const uint64_t *s, size_t W) {
+  for (size_t w = W; w-- > 0;)
+    if (s[w]) return w * 64 + 63 - (size_t)__builtin_clzll(s[w]);
+  return SIZE_MAX;
 }
 
 static bool is_top(const uop *n) {
@@ -108,10 +104,10 @@ static size_t heap_pop(size_t *h, size_t *n) {
   return top;
 }
 
-/* Emit the nodes in list[0..n) (toposort order) whose scope has `depth` ranges, all under the same prefix. Units
+/* Emit the nodes in list[0..n) (toposort order) whose scopes share the loops before bit `from`. Units
  * are ordered by Kahn's algorithm over unit-level edges (kept with repeats; indegrees count them alike), so a scope
  * costs O(n log n + edges). */
-static void emit_scope(lin *l, uint32_t depth, const size_t *list, size_t n) {
+static void emit_scope(lin *l, size_t from, const size_t *list, size_t n) {
   if (l->st || !n) return;
   const uint32_t sc = ++l->nscopes;
   /* Units: a direct node, or a child loop (all nodes whose scope continues with the same range). */
@@ -127,14 +123,14 @@ static void emit_scope(lin *l, uint32_t depth, const size_t *list, size_t n) {
     l->slot[list[i]] = (uint32_t)i;
   }
   for (size_t i = 0; i < n; i++) {
-    const rset *e = &l->effs[list[i]];
-    if (e->n == depth) {
+    size_t b = bit_next(&l->effs[list[i] * l->W], l->W, from);
+    if (b == SIZE_MAX) {
       unit_range[nunits] = NULL;
       unit_first[nunits] = i;
       unit_of[i] = nunits++;
       continue;
     }
-    const uop *r = e->r[depth];
+    const uop *r = l->ranges[b];
     size_t rp = pos_of(l, r);
     if (l->rstamp[rp] == sc) {
       unit_of[i] = l->runit[rp];
@@ -204,7 +200,7 @@ static void emit_scope(lin *l, uint32_t depth, const size_t *list, size_t n) {
     }
     const uop *r = unit_range[pick];
     if (!push(l, r)) goto oom;
-    emit_scope(l, depth + 1, members + moff[pick], moff[pick + 1] - moff[pick]);
+    emit_scope(l, l->rank[pos_of(l, r)] + 1, members + moff[pick], moff[pick + 1] - moff[pick]);
     if (l->st) goto done;
     const uop *end = uop_new(l->ctx, UOP_ENDRANGE, uop_dt(UOP_VOID), &r, 1, uop_arg_none());
     if (!end || !push(l, end)) goto oom;
@@ -248,59 +244,70 @@ hcq_status cc_linearize(uop_ctx *ctx, const uop *sink, const uop ***out_list, si
   *out_count = 0;
   lin l = {.ctx = ctx};
   HCQ_TRY(uop_toposort(ctx, sink, &l.nodes, &l.count));
-  l.ctxs = calloc(l.count, sizeof *l.ctxs);
-  l.effs = calloc(l.count, sizeof *l.effs);
-  l.pend = calloc(l.count, sizeof *l.pend);
   size_t *list = malloc(l.count * sizeof *list);
   const uop **tops = malloc(l.count * sizeof *tops);
   size_t nlist = 0, ntops = 0;
   l.pos = malloc((uop_ctx_node_count(ctx) + 1) * sizeof *l.pos);
+  l.rank = malloc(l.count * sizeof *l.rank);
+  l.ranges = malloc(l.count * sizeof *l.ranges);
   l.stamp = calloc(l.count, sizeof *l.stamp);
   l.slot = malloc(l.count * sizeof *l.slot);
   l.rstamp = calloc(l.count, sizeof *l.rstamp);
   l.runit = malloc(l.count * sizeof *l.runit);
-  if (!l.ctxs || !l.effs || !l.pend || !list || !tops || !l.pos || !l.stamp || !l.slot || !l.rstamp || !l.runit)
-    goto oom;
+  if (!list || !tops || !l.pos || !l.rank || !l.ranges || !l.stamp || !l.slot || !l.rstamp || !l.runit) goto oom;
   if (l.count > UINT32_MAX) {
     l.st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "linearize: %zu nodes is too many", l.count);
     goto fail;
   }
-  for (size_t k = 0; k < l.count; k++) l.pos[l.nodes[k]->id] = (uint32_t)k;
+  for (size_t k = 0; k < l.count; k++) {
+    l.pos[l.nodes[k]->id] = (uint32_t)k;
+    if (l.nodes[k]->op == UOP_RANGE) l.ranges[l.nranges++] = l.nodes[k];
+  }
+  qsort(l.ranges, l.nranges, sizeof *l.ranges, range_qcmp);
+  for (size_t b = 0; b < l.nranges; b++) l.rank[pos_of(&l, l.ranges[b])] = (uint32_t)b;
+  const size_t W = l.W = l.nranges / 64 + 1;
+  l.ctxs = calloc(l.count * W, sizeof *l.ctxs);
+  l.effs = calloc(l.count * W, sizeof *l.effs);
+  l.pend = calloc(l.count * W, sizeof *l.pend);
+  uint64_t *closed = calloc(W, sizeof *closed);
+  if (!l.ctxs || !l.effs || !l.pend || !closed) {
+    free(closed);
+    goto oom;
+  }
   /* 1. contexts */
   for (size_t k = 0; k < l.count; k++) {
     const uop *n = l.nodes[k];
     if (n->op == UOP_SPECIAL) continue;
+    uint64_t *c = &l.ctxs[k * W];
     for (uint32_t s = 0; s < n->nsrc; s++) {
       const uop *src = n->src[s];
       size_t sp = pos_of(&l, src);
-      const rset *sc = &l.ctxs[sp];
-      for (uint32_t i = 0; i < sc->n; i++) {
-        if (src->op == UOP_STORE) {
-          bool closed = false;
-          for (uint32_t j = 2; j < src->nsrc; j++) closed |= src->src[j] == sc->r[i];
-          if (closed) continue;
-        }
-        if (!rset_add(&l.ctxs[k], sc->r[i])) goto oom;
+      const uint64_t *sc = &l.ctxs[sp * W];
+      if (src->op == UOP_STORE) {
+        memset(closed, 0, W * sizeof *closed);
+        for (uint32_t j = 2; j < src->nsrc; j++)
+          if (src->src[j]->op == UOP_RANGE) bit_set(closed, l.rank[pos_of(&l, src->src[j])]);
+        for (size_t w = 0; w < W; w++) c[w] |= sc[w] & ~closed[w];
+      } else {
+        for (size_t w = 0; w < W; w++) c[w] |= sc[w];
       }
-      if (src->op == UOP_RANGE && !rset_add(&l.ctxs[k], src)) goto oom;
+      if (src->op == UOP_RANGE) bit_set(c, l.rank[sp]);
     }
   }
+  free(closed);
   /* 2. scopes, users before sources: pend[k] collects the scopes of node k's users. */
   for (size_t k = l.count; k-- > 0;) {
     const uop *n = l.nodes[k];
-    rset *e = &l.effs[k];
-    const rset *c = &l.ctxs[k];
-    for (uint32_t i = 0; i < c->n; i++)
-      if (!rset_add(e, c->r[i])) goto oom;
-    if (c->n && !is_silent(n) && n->op != UOP_RANGE) {
-      const uop *inner = c->r[c->n - 1];
-      for (uint32_t i = 0; i < l.pend[k].n; i++)
-        if (range_cmp(l.pend[k].r[i], inner) < 0 && !rset_add(e, l.pend[k].r[i])) goto oom;
-    }
+    uint64_t *e = &l.effs[k * W];
+    const uint64_t *c = &l.ctxs[k * W], *p = &l.pend[k * W];
+    memcpy(e, c, W * sizeof *e);
+    size_t inner = bit_last(c, W);
+    if (inner != SIZE_MAX && !is_silent(n) && n->op != UOP_RANGE) /* the users' loops outside the innermost one */
+      for (size_t w = 0; w <= inner / 64; w++)
+        e[w] |= p[w] & (w < inner / 64 ? ~(uint64_t)0 : ((uint64_t)1 << (inner % 64)) - 1);
     for (uint32_t s = 0; s < n->nsrc; s++) {
-      rset *p = &l.pend[pos_of(&l, n->src[s])];
-      for (uint32_t i = 0; i < e->n; i++)
-        if (!rset_add(p, e->r[i])) goto oom;
+      uint64_t *ps = &l.pend[pos_of(&l, n->src[s]) * W];
+      for (size_t w = 0; w < W; w++) ps[w] |= e[w];
     }
   }
   /* 3. emission */
@@ -323,9 +330,14 @@ hcq_status cc_linearize(uop_ctx *ctx, const uop *sink, const uop ***out_list, si
     for (uint32_t s = 0; s < n->nsrc; s++) {
       const uop *src = n->src[s];
       if (is_silent(src) || src->op == UOP_RANGE || src->op == UOP_STORE) continue;
-      const rset *se = &l.effs[pos_of(&l, src)], *ne = &l.effs[k];
-      bool prefix = se->n <= ne->n;
-      for (uint32_t i = 0; i < se->n && prefix; i++) prefix = se->r[i] == ne->r[i];
+      /* the source's loops are the outermost loops of the user's: se is ne cut after se's last bit */
+      const uint64_t *se = &l.effs[pos_of(&l, src) * W], *ne = &l.effs[k * W];
+      size_t last = bit_last(se, W);
+      bool prefix = true;
+      for (size_t w = 0; w < W && prefix && last != SIZE_MAX; w++) {
+        uint64_t keep = w < last / 64 ? ~(uint64_t)0 : w > last / 64 ? 0 : ~(uint64_t)0 >> (63 - last % 64);
+        prefix = (ne[w] & keep) == se[w];
+      }
       if (!prefix) {
         l.st = hcq_status_make(HCQ_CODE_UNSUPPORTED,
                                "linearize: a %s computed in one loop nest is used by a %s outside it",
@@ -347,12 +359,6 @@ oom:
   l.st = hcq_status_make(HCQ_CODE_NOMEM, "linearize: out of memory");
 fail:
 cleanup:
-  if (l.ctxs)
-    for (size_t k = 0; k < l.count; k++) free(l.ctxs[k].r);
-  if (l.effs)
-    for (size_t k = 0; k < l.count; k++) free(l.effs[k].r);
-  if (l.pend)
-    for (size_t k = 0; k < l.count; k++) free(l.pend[k].r);
   free(l.ctxs);
   free(l.effs);
   free(l.pend);
@@ -360,6 +366,8 @@ cleanup:
   free(tops);
   free(l.out);
   free(l.pos);
+  free(l.rank);
+  free(l.ranges);
   free(l.stamp);
   free(l.slot);
   free(l.rstamp);

@@ -71,6 +71,9 @@ uop_visit *uop_ctx_visit_acquire(uop_ctx *ctx) {
     if (!nm) return NULL;
     memset(nm + v->cap, 0, (ncap - v->cap) * sizeof *nm);
     v->mark = nm;
+    const uop **nv = realloc(v->val, ncap * sizeof *nv);
+    if (!nv) return NULL; /* mark is longer than cap says: harmless */
+    v->val = nv;
     v->cap = ncap;
   }
   if (++v->epoch == 0) { /* wrapped: old stamps could alias the new epoch */
@@ -223,6 +226,7 @@ void uop_ctx_destroy(uop_ctx *ctx) {
   uop_ptrmap_free(&ctx->scratch.map);
   uop_vec_free(&ctx->scratch.stack);
   free(ctx->visit.mark);
+  free(ctx->visit.val);
   uop_vec_free(&ctx->visit.stack);
   uop_vec_free(&ctx->visit.order);
   free(ctx);

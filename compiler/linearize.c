@@ -14,19 +14,23 @@
 #include "compiler/cc_internal.h"
 #include "uop/uop_internal.h"
 
-typedef struct rset {
-  uint32_t n;
-  const uop **r; /* sorted by range_cmp */
-} rset;
-
+/* Range sets are bitsets of W words over the kernel's ranges numbered in nesting order (range_cmp), so a set
+ * read in bit order is its loop nest from the outside in. */
 typedef struct lin {
   uop_ctx *ctx;
   const uop **nodes;
   size_t count;
-  uop_ptrmap pos; /* node -> toposort index */
-  rset *ctxs;     /* context per node */
-  rset *effs;     /* emission scope per node */
-  rset *pend;     /* union of the users' scopes per node */
+  uint32_t *pos;       /* node id -> toposort index (set for the graph's nodes only) */
+  uint32_t *rank;      /* toposort index -> bit of a RANGE */
+  const uop **ranges;  /* bit -> RANGE */
+  size_t nranges, W;   /* words per set */
+  uint64_t *ctxs;      /* context per node (W words each) */
+  uint64_t *effs;      /* emission scope per node */
+  uint64_t *pend;      /* union of the users' scopes per node */
+  /* per toposort index, for the scope being split (valid where stamp == that scope's number): */
+  uint32_t *stamp, *slot;   /* member of the scope, at list index slot */
+  uint32_t *rstamp, *runit; /* a RANGE opening child unit runit */
+  uint32_t nscopes;
   const uop **out;
   size_t nout, capout;
   hcq_status st;
@@ -36,27 +40,23 @@ static int range_cmp(const uop *a, const uop *b) {
   if (a->arg.i != b->arg.i) return a->arg.i < b->arg.i ? -1 : 1;
   return a->id < b->id ? -1 : a->id > b->id;
 }
+static int range_qcmp(const void *a, const void *b) { return range_cmp(*(const uop *const *)a, *(const uop *const *)b); }
 
-static bool rset_has(const rset *s, const uop *r) {
-  for (uint32_t i = 0; i < s->n; i++)
-    if (s->r[i] == r) return true;
-  return false;
-}
-
-/* Insert r keeping the order; false on out-of-memory. */
-static bool rset_add(rset *s, const uop *r) {
-  if (rset_has(s, r)) return true;
-  const uop **nr = realloc(s->r, (s->n + 1) * sizeof *nr);
-  if (!nr) return false;
-  s->r = nr;
-  uint32_t i = s->n;
-  while (i > 0 && range_cmp(s->r[i - 1], r) > 0) {
-    s->r[i] = s->r[i - 1];
-    i--;
+static void bit_set(uint64_t *s, size_t b) { s[b / 64] |= (uint64_t)1 << (b % 64); }
+/* Lowest set bit >= from, or SIZE_MAX. */
+static size_t bit_next(const uint64_t *s, size_t W, size_t from) {
+  for (size_t w = from / 64; w < W; w++) {
+    uint64_t x = s[w];
+    if (w == from / 64) x &= ~(uint64_t)0 << (from % 64);
+    if (x) return w * 64 + (size_t)__builtin_ctzll(x);
   }
-  s->r[i] = r;
-  s->n++;
-  return true;
+  return SIZE_MAX;
+}
+/* Highest set bit, or SIZE_MAX when empty. */
+static size_t bit_last(const uint64_t *s, size_t W) {
+  for (size_t w = W; w-- > 0;)
+    if (s[w]) return w * 64 + 63 - (size_t)__builtin_clzll(s[w]);
+  return SIZE_MAX;
 }
 
 static bool is_top(const uop *n) {
@@ -66,7 +66,7 @@ static bool is_top(const uop *n) {
 /* Nodes that take part in ordering but are not statements. */
 static bool is_silent(const uop *n) { return is_top(n) || n->op == UOP_NOOP || n->op == UOP_SINK; }
 
-static size_t pos_of(lin *l, const uop *n) { return (size_t)*uop_ptrmap_find(&l->pos, n); }
+static size_t pos_of(const lin *l, const uop *n) { return l->pos[n->id]; }
 
 static bool push(lin *l, const uop *n) {
   if (l->nout == l->capout) {
@@ -80,85 +80,127 @@ static bool push(lin *l, const uop *n) {
   return true;
 }
 
-/* Emit the nodes in list[0..n) (toposort order) whose scope has `depth` ranges, all under the same prefix. */
-static void emit_scope(lin *l, uint32_t depth, const size_t *list, size_t n) {
+/* Min-heap of unit numbers: units are numbered in order of first appearance, so the smallest ready number is the
+ * ready unit that appears first in the DAG's toposort. */
+static void heap_push(size_t *h, size_t *n, size_t v) {
+  size_t i = (*n)++;
+  while (i > 0 && h[(i - 1) / 2] > v) {
+    h[i] = h[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  h[i] = v;
+}
+static size_t heap_pop(size_t *h, size_t *n) {
+  size_t top = h[0], v = h[--*n], i = 0;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= *n) break;
+    if (c + 1 < *n && h[c + 1] < h[c]) c++;
+    if (h[c] >= v) break;
+    h[i] = h[c];
+    i = c;
+  }
+  if (*n) h[i] = v;
+  return top;
+}
+
+/* Emit the nodes in list[0..n) (toposort order) whose scopes share the loops before bit `from`. Units
+ * are ordered by Kahn's algorithm over unit-level edges (kept with repeats; indegrees count them alike), so a scope
+ * costs O(n log n + edges). */
+static void emit_scope(lin *l, size_t from, const size_t *list, size_t n) {
   if (l->st || !n) return;
+  const uint32_t sc = ++l->nscopes;
   /* Units: a direct node, or a child loop (all nodes whose scope continues with the same range). */
-  size_t *unit_of = malloc(n * sizeof *unit_of);         /* list index -> unit */
+  size_t *unit_of = malloc(n * sizeof *unit_of);           /* list index -> unit */
   const uop **unit_range = malloc(n * sizeof *unit_range); /* NULL for a direct node */
-  size_t *unit_first = malloc(n * sizeof *unit_first);   /* first list index of the unit */
-  size_t nunits = 0;
-  uop_ptrmap where = {0}; /* node -> list index + 1 */
-  uop_ptrmap unit_by_range = {0};
-  uop_ptrmap edges = {0}; /* key from*nunits+to+1 */
-  size_t *indeg = NULL, *members = NULL;
-  bool *done = NULL;
+  size_t *unit_first = malloc(n * sizeof *unit_first);     /* first list index of the unit */
+  size_t nunits = 0, nedges = 0, capedges = 0, nheap = 0;
+  size_t *indeg = NULL, *members = NULL, *moff = NULL, *eoff = NULL, *etarget = NULL, *heap = NULL;
+  size_t(*edges)[2] = NULL; /* (from, to) */
   if (!unit_of || !unit_range || !unit_first) goto oom;
   for (size_t i = 0; i < n; i++) {
-    const uop *u = l->nodes[list[i]];
-    if (!uop_ptrmap_put(&where, u, i + 1)) goto oom;
-    const rset *e = &l->effs[list[i]];
-    if (e->n == depth) {
+    l->stamp[list[i]] = sc;
+    l->slot[list[i]] = (uint32_t)i;
+  }
+  for (size_t i = 0; i < n; i++) {
+    size_t b = bit_next(&l->effs[list[i] * l->W], l->W, from);
+    if (b == SIZE_MAX) {
       unit_range[nunits] = NULL;
       unit_first[nunits] = i;
       unit_of[i] = nunits++;
       continue;
     }
-    const uop *r = e->r[depth];
-    uintptr_t *m = uop_ptrmap_find(&unit_by_range, r);
-    if (m) {
-      unit_of[i] = *m;
+    const uop *r = l->ranges[b];
+    size_t rp = pos_of(l, r);
+    if (l->rstamp[rp] == sc) {
+      unit_of[i] = l->runit[rp];
     } else {
-      if (!uop_ptrmap_put(&unit_by_range, r, nunits)) goto oom;
+      l->rstamp[rp] = sc;
+      l->runit[rp] = (uint32_t)nunits;
       unit_range[nunits] = r;
       unit_first[nunits] = i;
       unit_of[i] = nunits++;
     }
   }
-  /* Dependencies between units: distinct (from, to) unit pairs from the nodes' sources and the loops' RANGE ends. */
+  /* Dependencies between units, from the nodes' sources and the loops' RANGE ends. */
   indeg = calloc(nunits, sizeof *indeg);
-  done = calloc(nunits, sizeof *done);
+  eoff = calloc(nunits + 1, sizeof *eoff);
+  moff = calloc(nunits + 1, sizeof *moff);
   members = malloc(n * sizeof *members);
-  if (!indeg || !done || !members) goto oom;
+  heap = malloc(nunits * sizeof *heap);
+  if (!indeg || !eoff || !moff || !members || !heap) goto oom;
   for (size_t i = 0; i < n + nunits; i++) {
     const uop *u = i < n ? l->nodes[list[i]] : unit_range[i - n];
     if (!u) continue;
     size_t to = i < n ? unit_of[i] : i - n;
     for (uint32_t s = 0; s < u->nsrc; s++) {
-      uintptr_t *w = uop_ptrmap_find(&where, u->src[s]);
-      if (!w || unit_of[*w - 1] == to) continue;
-      size_t from = unit_of[*w - 1];
-      const void *key = (const void *)(uintptr_t)(from * nunits + to + 1);
-      if (uop_ptrmap_find(&edges, key)) continue;
-      if (!uop_ptrmap_put(&edges, key, 1)) goto oom;
+      size_t sp = pos_of(l, u->src[s]);
+      if (l->stamp[sp] != sc) continue;
+      size_t from = unit_of[l->slot[sp]];
+      if (from == to) continue;
+      if (nedges == capedges) {
+        size_t nc = capedges ? capedges * 2 : 64;
+        size_t(*ne)[2] = realloc(edges, nc * sizeof *ne);
+        if (!ne) goto oom;
+        edges = ne;
+        capedges = nc;
+      }
+      edges[nedges][0] = from;
+      edges[nedges][1] = to;
+      nedges++;
       indeg[to]++;
+      eoff[from + 1]++;
     }
   }
+  /* out-edges grouped by source unit; members grouped by unit, each in list order */
+  etarget = malloc((nedges ? nedges : 1) * sizeof *etarget);
+  if (!etarget) goto oom;
+  for (size_t u = 0; u < nunits; u++) eoff[u + 1] += eoff[u];
+  for (size_t k = 0; k < nedges; k++) etarget[eoff[edges[k][0]]++] = edges[k][1];
+  for (size_t u = nunits; u > 0; u--) eoff[u] = eoff[u - 1]; /* the fill advanced each start to the next one */
+  eoff[0] = 0;
+  for (size_t i = 0; i < n; i++) moff[unit_of[i] + 1]++;
+  for (size_t u = 0; u < nunits; u++) moff[u + 1] += moff[u];
+  for (size_t i = 0; i < n; i++) members[moff[unit_of[i]]++] = list[i];
+  for (size_t u = nunits; u > 0; u--) moff[u] = moff[u - 1];
+  moff[0] = 0;
+  for (size_t u = 0; u < nunits; u++)
+    if (!indeg[u]) heap_push(heap, &nheap, u);
   for (size_t emitted = 0; emitted < nunits; emitted++) {
-    size_t pick = SIZE_MAX;
-    for (size_t uidx = 0; uidx < nunits; uidx++)
-      if (!done[uidx] && indeg[uidx] == 0 && (pick == SIZE_MAX || unit_first[uidx] < unit_first[pick])) pick = uidx;
-    if (pick == SIZE_MAX) {
+    if (!nheap) {
       l->st = hcq_status_make(HCQ_CODE_INTERNAL, "linearize: cyclic dependency between loop scopes");
       goto done;
     }
-    for (size_t to = 0; to < nunits; to++)
-      if (uop_ptrmap_find(&edges, (const void *)(uintptr_t)(pick * nunits + to + 1))) indeg[to]--;
-    done[pick] = true;
+    size_t pick = heap_pop(heap, &nheap);
+    for (size_t k = eoff[pick]; k < eoff[pick + 1]; k++)
+      if (--indeg[etarget[k]] == 0) heap_push(heap, &nheap, etarget[k]);
     if (!unit_range[pick]) {
       if (!push(l, l->nodes[list[unit_first[pick]]])) goto oom;
       continue;
     }
-    size_t nm = 0;
-    for (size_t i = unit_first[pick]; i < n; i++)
-      if (unit_of[i] == pick) members[nm++] = list[i];
     const uop *r = unit_range[pick];
     if (!push(l, r)) goto oom;
-    size_t *sub = malloc(nm * sizeof *sub);
-    if (!sub) goto oom;
-    memcpy(sub, members, nm * sizeof *sub);
-    emit_scope(l, depth + 1, sub, nm);
-    free(sub);
+    emit_scope(l, l->rank[pos_of(l, r)] + 1, members + moff[pick], moff[pick + 1] - moff[pick]);
     if (l->st) goto done;
     const uop *end = uop_new(l->ctx, UOP_ENDRANGE, uop_dt(UOP_VOID), &r, 1, uop_arg_none());
     if (!end || !push(l, end)) goto oom;
@@ -171,11 +213,12 @@ done:
   free(unit_range);
   free(unit_first);
   free(indeg);
-  free(done);
   free(members);
-  uop_ptrmap_free(&where);
-  uop_ptrmap_free(&unit_by_range);
-  uop_ptrmap_free(&edges);
+  free(moff);
+  free(eoff);
+  free(etarget);
+  free(edges);
+  free(heap);
 }
 
 static int top_rank(const uop *n) {
@@ -201,50 +244,70 @@ hcq_status cc_linearize(uop_ctx *ctx, const uop *sink, const uop ***out_list, si
   *out_count = 0;
   lin l = {.ctx = ctx};
   HCQ_TRY(uop_toposort(ctx, sink, &l.nodes, &l.count));
-  l.ctxs = calloc(l.count, sizeof *l.ctxs);
-  l.effs = calloc(l.count, sizeof *l.effs);
-  l.pend = calloc(l.count, sizeof *l.pend);
   size_t *list = malloc(l.count * sizeof *list);
   const uop **tops = malloc(l.count * sizeof *tops);
   size_t nlist = 0, ntops = 0;
-  if (!l.ctxs || !l.effs || !l.pend || !list || !tops) goto oom;
-  for (size_t k = 0; k < l.count; k++)
-    if (!uop_ptrmap_put(&l.pos, l.nodes[k], k)) goto oom;
+  l.pos = malloc((uop_ctx_node_count(ctx) + 1) * sizeof *l.pos);
+  l.rank = malloc(l.count * sizeof *l.rank);
+  l.ranges = malloc(l.count * sizeof *l.ranges);
+  l.stamp = calloc(l.count, sizeof *l.stamp);
+  l.slot = malloc(l.count * sizeof *l.slot);
+  l.rstamp = calloc(l.count, sizeof *l.rstamp);
+  l.runit = malloc(l.count * sizeof *l.runit);
+  if (!list || !tops || !l.pos || !l.rank || !l.ranges || !l.stamp || !l.slot || !l.rstamp || !l.runit) goto oom;
+  if (l.count > UINT32_MAX) {
+    l.st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "linearize: %zu nodes is too many", l.count);
+    goto fail;
+  }
+  for (size_t k = 0; k < l.count; k++) {
+    l.pos[l.nodes[k]->id] = (uint32_t)k;
+    if (l.nodes[k]->op == UOP_RANGE) l.ranges[l.nranges++] = l.nodes[k];
+  }
+  qsort(l.ranges, l.nranges, sizeof *l.ranges, range_qcmp);
+  for (size_t b = 0; b < l.nranges; b++) l.rank[pos_of(&l, l.ranges[b])] = (uint32_t)b;
+  const size_t W = l.W = l.nranges / 64 + 1;
+  l.ctxs = calloc(l.count * W, sizeof *l.ctxs);
+  l.effs = calloc(l.count * W, sizeof *l.effs);
+  l.pend = calloc(l.count * W, sizeof *l.pend);
+  uint64_t *closed = calloc(W, sizeof *closed);
+  if (!l.ctxs || !l.effs || !l.pend || !closed) {
+    free(closed);
+    goto oom;
+  }
   /* 1. contexts */
   for (size_t k = 0; k < l.count; k++) {
     const uop *n = l.nodes[k];
     if (n->op == UOP_SPECIAL) continue;
+    uint64_t *c = &l.ctxs[k * W];
     for (uint32_t s = 0; s < n->nsrc; s++) {
       const uop *src = n->src[s];
       size_t sp = pos_of(&l, src);
-      const rset *sc = &l.ctxs[sp];
-      for (uint32_t i = 0; i < sc->n; i++) {
-        if (src->op == UOP_STORE) {
-          bool closed = false;
-          for (uint32_t j = 2; j < src->nsrc; j++) closed |= src->src[j] == sc->r[i];
-          if (closed) continue;
-        }
-        if (!rset_add(&l.ctxs[k], sc->r[i])) goto oom;
+      const uint64_t *sc = &l.ctxs[sp * W];
+      if (src->op == UOP_STORE) {
+        memset(closed, 0, W * sizeof *closed);
+        for (uint32_t j = 2; j < src->nsrc; j++)
+          if (src->src[j]->op == UOP_RANGE) bit_set(closed, l.rank[pos_of(&l, src->src[j])]);
+        for (size_t w = 0; w < W; w++) c[w] |= sc[w] & ~closed[w];
+      } else {
+        for (size_t w = 0; w < W; w++) c[w] |= sc[w];
       }
-      if (src->op == UOP_RANGE && !rset_add(&l.ctxs[k], src)) goto oom;
+      if (src->op == UOP_RANGE) bit_set(c, l.rank[sp]);
     }
   }
+  free(closed);
   /* 2. scopes, users before sources: pend[k] collects the scopes of node k's users. */
   for (size_t k = l.count; k-- > 0;) {
     const uop *n = l.nodes[k];
-    rset *e = &l.effs[k];
-    const rset *c = &l.ctxs[k];
-    for (uint32_t i = 0; i < c->n; i++)
-      if (!rset_add(e, c->r[i])) goto oom;
-    if (c->n && !is_silent(n) && n->op != UOP_RANGE) {
-      const uop *inner = c->r[c->n - 1];
-      for (uint32_t i = 0; i < l.pend[k].n; i++)
-        if (range_cmp(l.pend[k].r[i], inner) < 0 && !rset_add(e, l.pend[k].r[i])) goto oom;
-    }
+    uint64_t *e = &l.effs[k * W];
+    const uint64_t *c = &l.ctxs[k * W], *p = &l.pend[k * W];
+    memcpy(e, c, W * sizeof *e);
+    size_t inner = bit_last(c, W);
+    if (inner != SIZE_MAX && !is_silent(n) && n->op != UOP_RANGE) /* the users' loops outside the innermost one */
+      for (size_t w = 0; w <= inner / 64; w++)
+        e[w] |= p[w] & (w < inner / 64 ? ~(uint64_t)0 : ((uint64_t)1 << (inner % 64)) - 1);
     for (uint32_t s = 0; s < n->nsrc; s++) {
-      rset *p = &l.pend[pos_of(&l, n->src[s])];
-      for (uint32_t i = 0; i < e->n; i++)
-        if (!rset_add(p, e->r[i])) goto oom;
+      uint64_t *ps = &l.pend[pos_of(&l, n->src[s]) * W];
+      for (size_t w = 0; w < W; w++) ps[w] |= e[w];
     }
   }
   /* 3. emission */
@@ -267,9 +330,14 @@ hcq_status cc_linearize(uop_ctx *ctx, const uop *sink, const uop ***out_list, si
     for (uint32_t s = 0; s < n->nsrc; s++) {
       const uop *src = n->src[s];
       if (is_silent(src) || src->op == UOP_RANGE || src->op == UOP_STORE) continue;
-      const rset *se = &l.effs[pos_of(&l, src)], *ne = &l.effs[k];
-      bool prefix = se->n <= ne->n;
-      for (uint32_t i = 0; i < se->n && prefix; i++) prefix = se->r[i] == ne->r[i];
+      /* the source's loops are the outermost loops of the user's: se is ne cut after se's last bit */
+      const uint64_t *se = &l.effs[pos_of(&l, src) * W], *ne = &l.effs[k * W];
+      size_t last = bit_last(se, W);
+      bool prefix = true;
+      for (size_t w = 0; w < W && prefix && last != SIZE_MAX; w++) {
+        uint64_t keep = w < last / 64 ? ~(uint64_t)0 : w > last / 64 ? 0 : ~(uint64_t)0 >> (63 - last % 64);
+        prefix = (ne[w] & keep) == se[w];
+      }
       if (!prefix) {
         l.st = hcq_status_make(HCQ_CODE_UNSUPPORTED,
                                "linearize: a %s computed in one loop nest is used by a %s outside it",
@@ -291,19 +359,19 @@ oom:
   l.st = hcq_status_make(HCQ_CODE_NOMEM, "linearize: out of memory");
 fail:
 cleanup:
-  if (l.ctxs)
-    for (size_t k = 0; k < l.count; k++) free(l.ctxs[k].r);
-  if (l.effs)
-    for (size_t k = 0; k < l.count; k++) free(l.effs[k].r);
-  if (l.pend)
-    for (size_t k = 0; k < l.count; k++) free(l.pend[k].r);
   free(l.ctxs);
   free(l.effs);
   free(l.pend);
   free(list);
   free(tops);
   free(l.out);
-  uop_ptrmap_free(&l.pos);
+  free(l.pos);
+  free(l.rank);
+  free(l.ranges);
+  free(l.stamp);
+  free(l.slot);
+  free(l.rstamp);
+  free(l.runit);
   return l.st;
 }
 

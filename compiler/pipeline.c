@@ -20,7 +20,11 @@ hcq_status cc_rebuild(uop_ctx *ctx, const uop *root, cc_rebuild_fn fn, void *use
   const uop **nodes;
   size_t count;
   HCQ_TRY(uop_toposort(ctx, root, &nodes, &count));
-  uop_ptrmap map = {0};
+  /* node id -> its result; only the graph's nodes are set and read (sources of graph nodes are graph nodes), so the
+   * array needs no clearing */
+  const uop **map = malloc((uop_ctx_node_count(ctx) + 1) * sizeof *map);
+  if (!map) return hcq_status_make(HCQ_CODE_NOMEM, "cc_rebuild: out of memory");
+  for (size_t k = 0; k < count; k++) map[nodes[k]->id] = nodes[k];
   hcq_status st = HCQ_OK;
   const uop *small[8];
   for (size_t k = 0; k < count && !st; k++) {
@@ -32,8 +36,7 @@ hcq_status cc_rebuild(uop_ctx *ctx, const uop *root, cc_rebuild_fn fn, void *use
     }
     bool changed = false;
     for (uint32_t i = 0; i < n->nsrc; i++) {
-      uintptr_t *m = uop_ptrmap_find(&map, n->src[i]);
-      src[i] = m ? (const uop *)*m : n->src[i];
+      src[i] = map[n->src[i]->id];
       changed |= src[i] != n->src[i];
     }
     const uop *cur = changed ? uop_replace_src(ctx, n, src, n->nsrc) : n;
@@ -45,14 +48,10 @@ hcq_status cc_rebuild(uop_ctx *ctx, const uop *root, cc_rebuild_fn fn, void *use
       if (!st) st = hcq_status_make(HCQ_CODE_NOMEM, "cc_rebuild: out of memory");
       break;
     }
-    if (out != n && !uop_ptrmap_put(&map, n, (uintptr_t)out))
-      st = hcq_status_make(HCQ_CODE_NOMEM, "cc_rebuild: out of memory");
+    map[n->id] = out;
   }
-  if (!st) {
-    uintptr_t *m = uop_ptrmap_find(&map, root);
-    *out_root = m ? (const uop *)*m : root;
-  }
-  uop_ptrmap_free(&map);
+  if (!st) *out_root = map[root->id];
+  free(map);
   return st;
 }
 

@@ -165,9 +165,15 @@ static const char *render_const(rc *r, const uop *n) {
   }
 }
 
+static void set(rc *r, const uop *n, const char *s);
+
 static const char *get(rc *r, const uop *n) {
-  if (n->op == UOP_CONST) return render_const(r, n);
   uintptr_t *m = uop_ptrmap_find(&r->str, n);
+  if (!m && n->op == UOP_CONST) { /* rendered once, on first use (a float's shortest round-trip text is costly) */
+    const char *s = render_const(r, n);
+    set(r, n, s);
+    return s;
+  }
   if (!m) {
     if (!r->st)
       r->st = hcq_status_make(HCQ_CODE_INTERNAL, "render c: %s used before it was rendered",
@@ -442,17 +448,18 @@ static void render_node(rc *r, const uop *n, size_t k) {
       set(r, n, fmt(r, "%s[%lld]", get(r, n->src[0]), (long long)n->arg.ints[0]));
       return;
     case UOP_VECTORIZE: { /* (float4){a,b,c,d}, named unless used once */
-      char *e = NULL;
-      size_t len = 0;
-      FILE *f = open_memstream(&e, &len);
-      if (!f) {
-        r->st = hcq_status_make(HCQ_CODE_NOMEM, "render c: open_memstream failed");
-        return;
+      const char *ty = ctype(r, n->dtype); /* built in one buffer: a memstream per vector was a hot spot */
+      size_t len = strlen(ty) + 8;
+      for (uint32_t i = 0; i < n->nsrc; i++) len += strlen(get(r, n->src[i])) + 1;
+      char *e = malloc(len);
+      if (e) {
+        char *p = e + sprintf(e, "((%s){", ty);
+        for (uint32_t i = 0; i < n->nsrc; i++) {
+          if (i) *p++ = ',';
+          p = stpcpy(p, get(r, n->src[i]));
+        }
+        strcpy(p, "})");
       }
-      fprintf(f, "((%s){", ctype(r, n->dtype));
-      for (uint32_t i = 0; i < n->nsrc; i++) fprintf(f, "%s%s", i ? "," : "", get(r, n->src[i]));
-      fputs("})", f);
-      fclose(f);
       const char *ex = own(r, e);
       if (uses == 1 || !ex) {
         set(r, n, ex);

@@ -1,4 +1,5 @@
 /* Structural order (reference compiler.md 4.3) and iterative topological sort. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "uop/uop.h"
@@ -62,38 +63,65 @@ int uop_struct_cmp(const uop *a, const uop *b) {
   return 0;
 }
 
+/* Iterative DFS, sources before users, each node once. Seen-marks are the context's epoch-stamped array (indexed
+ * by node id), so a walk touches only the nodes it reaches; a private array stands in if that one is in use. */
 hcq_status uop_toposort(uop_ctx *ctx, const uop *root, const uop ***out_nodes, size_t *out_count) {
   *out_nodes = NULL;
   *out_count = 0;
   if (!root) return hcq_status_make(HCQ_CODE_INVALID, "uop_toposort: NULL root");
-  uop_ptrmap seen = {0};
-  uop_vec stack = {0}, order = {0}; /* stack holds (node, next source index) pairs */
+  if (!ctx) return hcq_status_make(HCQ_CODE_INVALID, "uop_toposort: NULL context");
+  if (root->id >= uop_ctx_node_count(ctx))
+    return hcq_status_make(HCQ_CODE_INVALID, "uop_toposort: the root is not a node of this context");
   hcq_status st = HCQ_OK;
-  if (!uop_ptrmap_put(&seen, root, 1) || !uop_vec_push(&stack, (uintptr_t)root) || !uop_vec_push(&stack, 0)) goto oom;
-  while (stack.n) {
-    const uop *n = (const uop *)stack.v[stack.n - 2];
-    uintptr_t i = stack.v[stack.n - 1];
+  uop_visit own = {0}, *v = uop_ctx_visit_acquire(ctx);
+  if (!v) {
+    v = &own;
+    v->cap = uop_ctx_node_count(ctx);
+    v->epoch = 1;
+    v->mark = calloc(v->cap, sizeof *v->mark);
+    if (!v->mark) goto oom;
+  }
+  const uint32_t epoch = v->epoch;
+  const size_t cap = v->cap;
+  uint32_t *mark = v->mark;
+  uop_vec *stack = &v->stack, *order = &v->order; /* stack holds (node, next source index) pairs */
+  stack->n = order->n = 0;
+  mark[root->id] = epoch;
+  if (!uop_vec_push(stack, (uintptr_t)root) || !uop_vec_push(stack, 0)) goto oom;
+  while (stack->n) {
+    const uop *n = (const uop *)stack->v[stack->n - 2];
+    uintptr_t i = stack->v[stack->n - 1];
     if (i < n->nsrc) {
-      stack.v[stack.n - 1] = i + 1;
+      stack->v[stack->n - 1] = i + 1;
       const uop *s = n->src[i];
-      if (uop_ptrmap_find(&seen, s)) continue;
-      if (!uop_ptrmap_put(&seen, s, 1) || !uop_vec_push(&stack, (uintptr_t)s) || !uop_vec_push(&stack, 0)) goto oom;
+      if (s->id >= cap) { /* sources are older than their users; a larger id is a node of another context */
+        st = hcq_status_make(HCQ_CODE_INVALID, "uop_toposort: a %s has a source from another context",
+                             uop_op_name((uop_op)n->op));
+        goto done;
+      }
+      if (mark[s->id] == epoch) continue;
+      mark[s->id] = epoch;
+      if (!uop_vec_push(stack, (uintptr_t)s) || !uop_vec_push(stack, 0)) goto oom;
       continue;
     }
-    stack.n -= 2;
-    if (!uop_vec_push(&order, (uintptr_t)n)) goto oom;
+    stack->n -= 2;
+    if (!uop_vec_push(order, (uintptr_t)n)) goto oom;
   }
-  const uop **out = uop_ctx_alloc(ctx, order.n * sizeof *out + 1);
+  const uop **out = uop_ctx_alloc(ctx, order->n * sizeof *out + 1);
   if (!out) goto oom;
-  for (size_t k = 0; k < order.n; k++) out[k] = (const uop *)order.v[k];
+  for (size_t k = 0; k < order->n; k++) out[k] = (const uop *)order->v[k];
   *out_nodes = out;
-  *out_count = order.n;
+  *out_count = order->n;
   goto done;
 oom:
   st = hcq_status_make(HCQ_CODE_NOMEM, "uop_toposort: out of memory");
 done:
-  uop_ptrmap_free(&seen);
-  uop_vec_free(&stack);
-  uop_vec_free(&order);
+  if (v == &own) {
+    free(own.mark);
+    uop_vec_free(&own.stack);
+    uop_vec_free(&own.order);
+  } else {
+    uop_ctx_visit_release(ctx, v);
+  }
   return st;
 }

@@ -197,36 +197,61 @@ hcq_status uop_graph_rewrite(uop_ctx *ctx, const uop *root, const uop_pm *pm, uo
 }
 
 /* Simultaneous one-shot replacement: occurrences of from[i] in the graph under root become to[i]; the to[i] are
- * taken as they are (not substituted again), so a map like x -> x+1 is fine. One post-order walk with a map
- * node -> result (seeded with the replacements, so the walk stops at them); the map and the stack are the ctx's
- * scratch when free (this is called a lot, on small graphs, by the gate simplification). */
+ * taken as they are (not substituted again), so a map like x -> x+1 is fine. One post-order walk recording node ->
+ * result (seeded with the replacements, so the walk stops at them) in the context's epoch-stamped visit arrays when
+ * free (this is called a lot, on small graphs, by the gate simplification: nothing is cleared per call). */
 hcq_status uop_substitute(uop_ctx *ctx, const uop *root, const uop *const *from, const uop *const *to, size_t count,
                           const uop **out_root) {
   *out_root = NULL;
   if (!ctx || !root) return hcq_status_make(HCQ_CODE_INVALID, "uop_substitute: NULL argument");
-  for (size_t i = 0; i < count; i++)
+  size_t nodes = uop_ctx_node_count(ctx);
+  if (root->id >= nodes) return hcq_status_make(HCQ_CODE_INVALID, "uop_substitute: the root is not of this context");
+  for (size_t i = 0; i < count; i++) {
     if (!from[i] || !to[i]) return hcq_status_make(HCQ_CODE_INVALID, "uop_substitute: NULL entry %zu in the map", i);
-  uop_scratch own = {0}, *sc = uop_ctx_scratch_acquire(ctx);
-  if (!sc) sc = &own;
-  uop_ptrmap *done = &sc->map; /* node -> its result */
-  uop_vec *stack = &sc->stack;
+    if (from[i]->id >= nodes)
+      return hcq_status_make(HCQ_CODE_INVALID, "uop_substitute: entry %zu is not of this context", i);
+  }
   hcq_status st = HCQ_OK;
+  uop_visit own = {0}, *v = uop_ctx_visit_acquire(ctx);
+  if (!v) {
+    v = &own;
+    own.cap = nodes;
+    own.epoch = 1;
+    own.mark = calloc(nodes, sizeof *own.mark);
+    own.val = malloc(nodes * sizeof *own.val);
+    if (!own.mark || !own.val) goto nomem;
+  }
+  const uint32_t ep = v->epoch;
+  const size_t cap = v->cap;
+  uint32_t *mark = v->mark;
+  const uop **val = v->val;
+  uop_vec *stack = &v->stack;
+  stack->n = 0;
   const uop *small[8];
-  for (size_t i = 0; i < count; i++)
-    if (!uop_ptrmap_put(done, from[i], (uintptr_t)to[i])) goto nomem;
-  if (!uop_ptrmap_find(done, root) && !uop_vec_push(stack, (uintptr_t)root)) goto nomem;
+  for (size_t i = 0; i < count; i++) {
+    mark[from[i]->id] = ep;
+    val[from[i]->id] = to[i];
+  }
+  if (mark[root->id] != ep && !uop_vec_push(stack, (uintptr_t)root)) goto nomem;
   while (stack->n) {
     const uop *x = (const uop *)stack->v[stack->n - 1];
-    if (uop_ptrmap_find(done, x)) { /* reached twice before it was finished */
+    if (mark[x->id] == ep) { /* reached twice before it was finished */
       stack->n--;
       continue;
     }
     bool ready = true;
-    for (uint32_t i = x->nsrc; i-- > 0;)
-      if (!uop_ptrmap_find(done, x->src[i])) {
-        ready = false;
-        if (!uop_vec_push(stack, (uintptr_t)x->src[i])) goto nomem;
+    for (uint32_t i = x->nsrc; i-- > 0;) {
+      const uop *s = x->src[i];
+      if (s->id >= cap) { /* sources are older than their users: a larger id is another context's node */
+        st = hcq_status_make(HCQ_CODE_INVALID, "uop_substitute: a %s has a source from another context",
+                             uop_op_name((uop_op)x->op));
+        goto cleanup;
       }
+      if (mark[s->id] != ep) {
+        ready = false;
+        if (!uop_vec_push(stack, (uintptr_t)s)) goto nomem;
+      }
+    }
     if (!ready) continue;
     stack->n--;
     const uop *res = x;
@@ -235,29 +260,29 @@ hcq_status uop_substitute(uop_ctx *ctx, const uop *root, const uop *const *from,
       if (!src) goto nomem;
       bool changed = false;
       for (uint32_t i = 0; i < x->nsrc; i++) {
-        src[i] = (const uop *)*uop_ptrmap_find(done, x->src[i]);
+        src[i] = val[x->src[i]->id];
         changed |= src[i] != x->src[i];
       }
       if (changed) res = uop_replace_src(ctx, x, src, x->nsrc);
       if (src != small) free(src);
       if (!res) goto nomem;
     }
-    if (!uop_ptrmap_put(done, x, (uintptr_t)res)) goto nomem;
+    mark[x->id] = ep;
+    val[x->id] = res;
   }
-  *out_root = (const uop *)*uop_ptrmap_find(done, root);
+  *out_root = val[root->id];
   goto cleanup;
 nomem:
   st = uop_ctx_status(ctx);
   if (!st) st = hcq_status_make(HCQ_CODE_NOMEM, "uop_substitute: out of memory");
 cleanup:
-  stack->n = 0;
-  if (done->cap > 4096 && done->count * 16 < done->cap) uop_ptrmap_free(done); /* do not keep clearing a huge map */
-  else uop_ptrmap_clear(done);
-  if (sc == &own) {
-    uop_ptrmap_free(&own.map);
+  if (v == &own) {
+    free(own.mark);
+    free(own.val);
     uop_vec_free(&own.stack);
   } else {
-    uop_ctx_scratch_release(ctx, sc);
+    v->stack.n = 0;
+    uop_ctx_visit_release(ctx, v);
   }
   return st;
 }

@@ -48,6 +48,7 @@ struct uop_ctx {
   const void *memo_owner;
   uop_rw_memo memo[UOP_CTX_MEMO_SLOTS];
   uop_scratch scratch;
+  uop_visit visit;
   bool memo_busy[UOP_CTX_MEMO_SLOTS];
 };
 
@@ -59,6 +60,32 @@ uop_scratch *uop_ctx_scratch_acquire(uop_ctx *ctx) {
 
 void uop_ctx_scratch_release(uop_ctx *ctx, uop_scratch *s) {
   if (ctx && s == &ctx->scratch) s->busy = false;
+}
+
+uop_visit *uop_ctx_visit_acquire(uop_ctx *ctx) {
+  if (!ctx || ctx->visit.busy) return NULL;
+  uop_visit *v = &ctx->visit;
+  if (v->cap < ctx->count) { /* new nodes since the last walk: extend, zeroing only the new part */
+    size_t ncap = v->cap * 2 > ctx->count ? v->cap * 2 : ctx->count + 64;
+    uint32_t *nm = realloc(v->mark, ncap * sizeof *nm);
+    if (!nm) return NULL;
+    memset(nm + v->cap, 0, (ncap - v->cap) * sizeof *nm);
+    v->mark = nm;
+    const uop **nv = realloc(v->val, ncap * sizeof *nv);
+    if (!nv) return NULL; /* mark is longer than cap says: harmless */
+    v->val = nv;
+    v->cap = ncap;
+  }
+  if (++v->epoch == 0) { /* wrapped: old stamps could alias the new epoch */
+    memset(v->mark, 0, v->cap * sizeof *v->mark);
+    v->epoch = 1;
+  }
+  v->busy = true;
+  return v;
+}
+
+void uop_ctx_visit_release(uop_ctx *ctx, uop_visit *v) {
+  if (ctx && v == &ctx->visit) v->busy = false;
 }
 
 static void memo_free(uop_rw_memo *m) {
@@ -198,6 +225,10 @@ void uop_ctx_destroy(uop_ctx *ctx) {
   for (int i = 0; i < UOP_CTX_MEMO_SLOTS; i++) memo_free(&ctx->memo[i]);
   uop_ptrmap_free(&ctx->scratch.map);
   uop_vec_free(&ctx->scratch.stack);
+  free(ctx->visit.mark);
+  free(ctx->visit.val);
+  uop_vec_free(&ctx->visit.stack);
+  uop_vec_free(&ctx->visit.order);
   free(ctx);
 }
 

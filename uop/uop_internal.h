@@ -143,6 +143,21 @@ typedef struct uop_scratch {
 uop_scratch *uop_ctx_scratch_acquire(uop_ctx *ctx);
 void uop_ctx_scratch_release(uop_ctx *ctx, uop_scratch *s);
 
+/* Visit marks for graph walks (uop_toposort, uop_substitute): mark[node->id] == epoch means "seen in this walk",
+ * so a walk costs nothing for the nodes it does not reach (no per-walk clearing); val[node->id] is the walk's word
+ * for a marked node (unset otherwise). The stacks are kept for reuse. Acquire returns NULL when in use or out of
+ * memory; otherwise mark and val cover every node now in ctx and epoch is fresh. */
+typedef struct uop_visit {
+  uint32_t *mark;
+  const uop **val;
+  size_t cap;
+  uint32_t epoch;
+  uop_vec stack, order;
+  bool busy;
+} uop_visit;
+uop_visit *uop_ctx_visit_acquire(uop_ctx *ctx);
+void uop_ctx_visit_release(uop_ctx *ctx, uop_visit *v);
+
 /* Empty the map, keeping its storage. */
 static inline void uop_ptrmap_clear(uop_ptrmap *m) {
   if (m->count) memset(m->slots, 0, m->cap * sizeof *m->slots);

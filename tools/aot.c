@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "compiler/toolchain.h"
 #include "cpu/cpu_elf.h"
 #include "uop/text.h"
 
@@ -52,22 +53,6 @@ static void package_for(const char *tool, char *out, size_t cap) {
   snprintf(out, cap, "%s-%s", is_ld ? "binutils" : "gcc", triple);
 }
 
-static bool on_path(const char *cmd) {
-  if (strchr(cmd, '/')) return access(cmd, X_OK) == 0;
-  const char *path = getenv("PATH");
-  if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
-  for (const char *p = path; *p;) {
-    const char *end = strchr(p, ':');
-    size_t n = end ? (size_t)(end - p) : strlen(p);
-    char full[4096];
-    if (snprintf(full, sizeof full, "%.*s/%s", (int)n, n ? p : ".", cmd) < (int)sizeof full && access(full, X_OK) == 0)
-      return true;
-    if (!end) break;
-    p = end + 1;
-  }
-  return false;
-}
-
 static hcq_status read_all(const char *path, size_t max_B, uint8_t **out, size_t *out_B) {
   *out = NULL;
   *out_B = 0;
@@ -93,7 +78,7 @@ static hcq_status read_all(const char *path, size_t max_B, uint8_t **out, size_t
 
 /* Run argv with stdout+stderr into logpath; a failure reports the command and the log. */
 static hcq_status run_tool(char *const argv[], const char *logpath) {
-  if (!on_path(argv[0])) {
+  if (!cc_tool_find(argv[0], NULL, 0)) {
     char pkg[96];
     package_for(argv[0], pkg, sizeof pkg);
     return hcq_status_make(HCQ_CODE_UNSUPPORTED, "'%s' not found: install the Debian package %s", argv[0], pkg);

@@ -260,16 +260,37 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+void cc_program_drop_binary(cc_program *prog) {
+  free(prog->binary);
+  prog->binary = NULL;
+  prog->binary_size_B = 0;
+  prog->external_ms = 0;
+}
+
+hcq_status cc_build_cached(const char *key, size_t key_len, cc_program *prog, cc_build_fn build, const void *ctx) {
+  bool found = false;
+  hcq_status st = cc_cache_load(key, key_len, &prog->binary, &prog->binary_size_B, &found);
+  if (!st && !found) {
+    double t0 = now_ms();
+    st = build(ctx, prog->source, &prog->binary, &prog->binary_size_B);
+    prog->external_ms = now_ms() - t0;
+    if (!st) st = cc_cache_store(key, key_len, prog->binary, prog->binary_size_B);
+  }
+  return st;
+}
+
+static hcq_status build_c(const void *ctx, const char *source, uint8_t **out_bin, size_t *out_size_B) {
+  (void)ctx;
+  return cc_toolchain_compile_c(source, out_bin, out_size_B);
+}
+
 hcq_status cc_compile_binary(const cc_target *t, cc_program *prog) {
   if (!t || !prog || !prog->source) return hcq_status_make(HCQ_CODE_INVALID, "cc_compile_binary: no source");
   if (t->kind == CC_TARGET_AMDGPU || t->kind == CC_TARGET_LLVM_CPU) return cc_llvm_compile_binary(t, prog);
   if (t->kind == CC_TARGET_PTX) return cc_ptx_compile_binary(t, prog);
   if (t->kind != CC_TARGET_C)
     return hcq_status_make(HCQ_CODE_UNSUPPORTED, "target %s: toolchain not implemented yet", t->name);
-  free(prog->binary);
-  prog->binary = NULL;
-  prog->binary_size_B = 0;
-  prog->external_ms = 0;
+  cc_program_drop_binary(prog);
   const char *cc = cc_toolchain_cc(), *version = NULL;
   HCQ_TRY(cc_toolchain_version(cc, &version));
   /* key = target \0 cc \0 flags \0 version \0 source */
@@ -279,14 +300,7 @@ hcq_status cc_compile_binary(const cc_target *t, cc_program *prog) {
   if (!f) return hcq_status_make(HCQ_CODE_NOMEM, "compile: out of memory");
   fprintf(f, "%s%c%s%c%s%c%s%c%s", t->name, 0, cc, 0, cc_toolchain_flags(), 0, version, 0, prog->source);
   fclose(f);
-  bool found = false;
-  hcq_status st = cc_cache_load(key, key_len, &prog->binary, &prog->binary_size_B, &found);
-  if (!st && !found) {
-    double t0 = now_ms();
-    st = cc_toolchain_compile_c(prog->source, &prog->binary, &prog->binary_size_B);
-    prog->external_ms = now_ms() - t0;
-    if (!st) st = cc_cache_store(key, key_len, prog->binary, prog->binary_size_B);
-  }
+  hcq_status st = cc_build_cached(key, key_len, prog, build_c, NULL);
   free(key);
   return st;
 }

@@ -35,6 +35,13 @@ hcq_status cc_tool_read_file(const char *path, uint8_t **out, size_t *out_size_B
  * could not be started or waited for (UNSUPPORTED when the file cannot be executed, else IO). */
 hcq_status cc_tool_run(char *const argv[], const char *input, int *out_exit, char **out_log);
 
+/* The shared path of the three cc_*compile_binary drivers (toolchain.c). cc_program_drop_binary empties
+ * prog->binary and external_ms (done first, so a failed build leaves none); cc_build_cached loads `key` from the
+ * cache or, on a miss, runs build(ctx, source), records its time in prog->external_ms and stores the result. */
+typedef hcq_status (*cc_build_fn)(const void *ctx, const char *source, uint8_t **out_bin, size_t *out_size_B);
+void cc_program_drop_binary(cc_program *prog);
+hcq_status cc_build_cached(const char *key, size_t key_len, cc_program *prog, cc_build_fn build, const void *ctx);
+
 /* The compiler command in use ($HCQ_CC or "cc"). */
 const char *cc_toolchain_cc(void);
 /* The compile flags (one string, space separated) for the host. */

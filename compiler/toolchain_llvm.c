@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "compiler/toolchain.h"
@@ -100,18 +99,13 @@ hcq_status cc_llvm_compile(const cc_target *t, const char *source, uint8_t **out
   return st;
 }
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+static hcq_status build_llvm(const void *ctx, const char *source, uint8_t **out_bin, size_t *out_size_B) {
+  return cc_llvm_compile(ctx, source, out_bin, out_size_B);
 }
 
 hcq_status cc_llvm_compile_binary(const cc_target *t, cc_program *prog) {
   if (!t || !prog || !prog->source) return hcq_status_make(HCQ_CODE_INVALID, "cc_llvm_compile_binary: no source");
-  free(prog->binary);
-  prog->binary = NULL;
-  prog->binary_size_B = 0;
-  prog->external_ms = 0;
+  cc_program_drop_binary(prog);
   const char *clang = cc_llvm_clang(), *version = NULL;
   HCQ_TRY(cc_llvm_require(clang, "clang-19"));
   HCQ_TRY(cc_toolchain_version(clang, &version));
@@ -124,14 +118,7 @@ hcq_status cc_llvm_compile_binary(const cc_target *t, cc_program *prog) {
   fprintf(f, "%s%c%s%c%s%c%s%c%s%c%s", t->name, 0, clang, 0, t->kind == CC_TARGET_AMDGPU ? cc_llvm_lld() : "", 0,
           llvm_flags(t, flags, sizeof flags), 0, version, 0, prog->source);
   fclose(f);
-  bool found = false;
-  hcq_status st = cc_cache_load(key, key_len, &prog->binary, &prog->binary_size_B, &found);
-  if (!st && !found) {
-    double t0 = now_ms();
-    st = cc_llvm_compile(t, prog->source, &prog->binary, &prog->binary_size_B);
-    prog->external_ms = now_ms() - t0;
-    if (!st) st = cc_cache_store(key, key_len, prog->binary, prog->binary_size_B);
-  }
+  hcq_status st = cc_build_cached(key, key_len, prog, build_llvm, t);
   free(key);
   return st;
 }

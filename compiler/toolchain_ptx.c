@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "compiler/toolchain.h"
@@ -73,17 +72,17 @@ hcq_status cc_ptx_assemble(const char *ptxas, const char *arch, const char *ptx,
   return st;
 }
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+struct ptx_build {
+  const char *ptxas, *arch;
+};
+
+static hcq_status build_ptx(const void *ctx, const char *source, uint8_t **out_bin, size_t *out_size_B) {
+  const struct ptx_build *b = ctx;
+  return cc_ptx_assemble(b->ptxas, b->arch, source, out_bin, out_size_B);
 }
 
 hcq_status cc_ptx_compile_binary(const cc_target *t, cc_program *prog) {
-  free(prog->binary);
-  prog->binary = NULL;
-  prog->binary_size_B = 0;
-  prog->external_ms = 0;
+  cc_program_drop_binary(prog);
   char ptxas[1024];
   HCQ_TRY(cc_ptx_ptxas(ptxas, sizeof ptxas));
   const char *version = NULL;
@@ -94,14 +93,8 @@ hcq_status cc_ptx_compile_binary(const cc_target *t, cc_program *prog) {
   if (!f) return hcq_status_make(HCQ_CODE_NOMEM, "compile: out of memory");
   fprintf(f, "%s%cptxas -arch=%s -O3%c%s%c%s", t->name, 0, t->arch, 0, version, 0, prog->source);
   fclose(f);
-  bool found = false;
-  hcq_status st = cc_cache_load(key, key_len, &prog->binary, &prog->binary_size_B, &found);
-  if (!st && !found) {
-    double t0 = now_ms();
-    st = cc_ptx_assemble(ptxas, t->arch, prog->source, &prog->binary, &prog->binary_size_B);
-    prog->external_ms = now_ms() - t0;
-    if (!st) st = cc_cache_store(key, key_len, prog->binary, prog->binary_size_B);
-  }
+  struct ptx_build b = {ptxas, t->arch};
+  hcq_status st = cc_build_cached(key, key_len, prog, build_ptx, &b);
   free(key);
   return st;
 }

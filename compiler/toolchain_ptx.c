@@ -66,7 +66,11 @@ hcq_status cc_ptx_assemble(const char *ptxas, const char *arch, const char *ptx,
                          archflag, msg ? msg : "");
   free(msg);
   if (!st) st = cc_tool_read_file(out, out_cubin, out_size_B);
-  if (!st && *out_size_B == 0) st = hcq_status_make(HCQ_CODE_INVALID, "ptxas wrote an empty cubin");
+  if (!st && *out_size_B == 0) {
+    free(*out_cubin);
+    *out_cubin = NULL;
+    st = hcq_status_make(HCQ_CODE_INVALID, "ptxas wrote an empty cubin");
+  }
   unlink(in);
   unlink(out);
   return st;

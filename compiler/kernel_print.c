@@ -32,7 +32,7 @@ static bool const_named(const uop *n) {
   if (uop_dt_is_float(n->dtype)) {
     double f = n->arg.f;
     if (n->arg.kind != UOP_ARG_FLOAT || isnan(f)) return false;
-    if (isfinite(f) && fabs(f) > kt_float_max((uop_scalar)n->dtype.scalar)) return false;
+    if (isfinite(f) && fabs(f) > uop_text_float_max((uop_scalar)n->dtype.scalar)) return false;
     return n->dtype.scalar != UOP_FLOAT32 || (double)(float)f == f;
   }
   return n->arg.kind == UOP_ARG_INT && wrap_int(n->dtype, n->arg.i) == n->arg.i;

@@ -49,8 +49,6 @@ static inline bool kt_dt_same(uop_dtype a, uop_dtype b) { return uop_dt_eq(a, b)
 bool kt_is_identifier(const char *s, size_t len);
 /* Words that cannot be let names (they are atoms of the grammar). */
 bool kt_is_reserved(const char *s, size_t len);
-/* Float range of a float scalar (largest finite). */
-double kt_float_max(uop_scalar s);
 
 /* The named-form head word of an ALU op, or NULL. */
 const char *kt_alu_word(uop_op op);

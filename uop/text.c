@@ -127,35 +127,6 @@ static int_range scalar_int_range(uop_scalar s) {
 static bool scalar_is_int(uop_scalar s) { return s == UOP_INDEX || (s >= UOP_INT8 && s <= UOP_UINT64); }
 static bool scalar_is_float(uop_scalar s) { return s >= UOP_FLOAT16 && s <= UOP_FLOAT64; }
 
-static double scalar_float_max(uop_scalar s) {
-  switch (s) {
-  case UOP_FLOAT16: return 65504.0;
-  case UOP_BFLOAT16: return 3.38953138925153547590470800371487866880e38;
-  case UOP_FLOAT32: return FLT_MAX;
-  default: return DBL_MAX;
-  }
-}
-
-/* Decimal float syntax: [-+]? (digits [. digits?] | . digits) ([eE] [-+]? digits)? */
-static bool is_decimal(const char *s, size_t n) {
-  size_t i = 0, digits = 0;
-  if (i < n && (s[i] == '-' || s[i] == '+')) i++;
-  while (i < n && isdigit((unsigned char)s[i])) i++, digits++;
-  if (i < n && s[i] == '.') {
-    i++;
-    while (i < n && isdigit((unsigned char)s[i])) i++, digits++;
-  }
-  if (!digits) return false;
-  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-    i++;
-    if (i < n && (s[i] == '-' || s[i] == '+')) i++;
-    size_t e = 0;
-    while (i < n && isdigit((unsigned char)s[i])) i++, e++;
-    if (!e) return false;
-  }
-  return i == n;
-}
-
 /* ------------------------------------------------------------------------------------------------ forms */
 
 typedef enum form_kind { F_ROOT, F_BIN, F_RECIP, F_TRUNC, F_WHERE, F_CAST, F_CONST, F_VAR, F_RANGE, F_SPECIAL } form_kind;
@@ -309,14 +280,14 @@ static hcq_status build_const(parser *ps, frame *f, const uop **out) {
     if (tok_is(v, "inf") || tok_is(v, "+inf")) d = INFINITY;
     else if (tok_is(v, "-inf")) d = -INFINITY;
     else if (tok_is(v, "nan")) d = NAN;
-    else if (is_decimal(v->s, v->len)) {
+    else if (uop_text_is_decimal(v->s, v->len)) {
       char tmp[400];
       if (v->len >= sizeof tmp)
         return perr(v->line, v->col, "float constant %s is too long", tok_desc(v, buf, sizeof buf));
       memcpy(tmp, v->s, v->len);
       tmp[v->len] = 0;
       d = strtod(tmp, NULL);
-      if (fabs(d) > scalar_float_max(s))
+      if (fabs(d) > uop_text_float_max(s))
         return perr(v->line, v->col, "float constant %s out of range for %s", tok_desc(v, buf, sizeof buf),
                     uop_text_dt_name(s));
     } else {

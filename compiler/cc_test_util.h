@@ -5,6 +5,7 @@
 #define HCQ_COMPILER_CC_TEST_UTIL_H
 
 #include <dlfcn.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,23 @@ static inline hcq_status tu_build(uop_ctx *ctx, const char *text, const cc_targe
   HCQ_TRY(cc_compile_source(ctx, sink, t, &o, out_prog));
   HCQ_TRY(cc_compile_binary(t, *out_prog));
   return tu_load((*out_prog)->binary, (*out_prog)->binary_size_B, (*out_prog)->name, k);
+}
+
+/* Element i of a buffer of dtype dt, as a double (NAN for a dtype not listed). */
+static inline double tu_elem(const void *data, uop_dtype dt, int64_t i) {
+  switch (dt.scalar) {
+    case UOP_FLOAT32: return ((const float *)data)[i];
+    case UOP_FLOAT64: return ((const double *)data)[i];
+    case UOP_INT32: return ((const int32_t *)data)[i];
+    case UOP_UINT32: return ((const uint32_t *)data)[i];
+    case UOP_INT8: return ((const int8_t *)data)[i];
+    case UOP_UINT8: return ((const uint8_t *)data)[i];
+    case UOP_INT16: return ((const int16_t *)data)[i];
+    case UOP_UINT16: return ((const uint16_t *)data)[i];
+    case UOP_INT64: return (double)((const int64_t *)data)[i];
+    case UOP_BOOL: return ((const uint8_t *)data)[i];
+    default: return NAN;
+  }
 }
 
 /* Is a compiler command available? */

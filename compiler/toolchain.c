@@ -22,18 +22,20 @@ const char *cc_toolchain_cc(void) {
   return cc && cc[0] ? cc : "cc";
 }
 
-/* $HCQ_CC_TUNE replaces the native tuning flag: a cross compiler (e.g. HCQ_CC=aarch64-linux-gnu-gcc run by a
- * test under qemu-user) cannot detect "native" and needs an explicit one such as -mcpu=cortex-a57. */
-const char *cc_toolchain_flags(void) {
-  static __thread char buf[512];
+const char *cc_toolchain_tune(void) {
   const char *tune = getenv("HCQ_CC_TUNE");
 #if defined(__aarch64__) || defined(__arm__)
   const char *native = "-mcpu=native";
 #else
   const char *native = "-march=native";
 #endif
+  return tune && tune[0] ? tune : native;
+}
+
+const char *cc_toolchain_flags(void) {
+  static __thread char buf[512];
   snprintf(buf, sizeof buf, "-c -x c -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-math-errno "
-           "-fno-stack-protector -fno-asynchronous-unwind-tables -fno-ident %s", tune && tune[0] ? tune : native);
+           "-fno-stack-protector -fno-asynchronous-unwind-tables -fno-ident %s", cc_toolchain_tune());
   return buf;
 }
 

@@ -44,6 +44,9 @@ hcq_status cc_build_cached(const char *key, size_t key_len, cc_program *prog, cc
 
 /* The compiler command in use ($HCQ_CC or "cc"). */
 const char *cc_toolchain_cc(void);
+/* The CPU tuning flag of host builds (C and llvm-cpu): $HCQ_CC_TUNE when set, else -march=native (-mcpu=native on
+ * arm). A cross compiler run under qemu-user cannot detect "native" and needs e.g. -mcpu=cortex-a57. */
+const char *cc_toolchain_tune(void);
 /* The compile flags (one string, space separated) for the host. */
 const char *cc_toolchain_flags(void);
 /* `CC --version` text, cached per process and compiler name. */

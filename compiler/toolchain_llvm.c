@@ -50,16 +50,8 @@ static hcq_status run(char *const argv[], const char *input) {
 static const char *llvm_flags(const cc_target *t, char *buf, size_t cap) {
   if (t->kind == CC_TARGET_AMDGPU)
     snprintf(buf, cap, "--target=amdgcn-amd-amdhsa -mcpu=%s -nogpulib -O3 -c -x ir", t->arch);
-  else {
-    /* Same tuning rule as the C driver: $HCQ_CC_TUNE replaces "native" (a cross run under qemu-user). */
-    const char *tune = getenv("HCQ_CC_TUNE");
-#if defined(__aarch64__) || defined(__arm__)
-    const char *native = "-mcpu=native";
-#else
-    const char *native = "-march=native";
-#endif
-    snprintf(buf, cap, "-c -x ir -O2 -fPIC %s", tune && tune[0] ? tune : native);
-  }
+  else
+    snprintf(buf, cap, "-c -x ir -O2 -fPIC %s", cc_toolchain_tune()); /* same tuning rule as the C driver */
   return buf;
 }
 

@@ -2,6 +2,7 @@
  * tool is reported with its exit code, the command and what it wrote to stdout/stderr; a missing tool names what
  * to install. References are hand-written shell scripts whose output and exit code are known in advance. */
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "compiler/toolchain.h"
@@ -136,11 +137,35 @@ static void test_driver_failures(void) {
   unsetenv("HCQ_PTXAS");
 }
 
+/* The tuning flag shared by the C and llvm-cpu drivers, and the host arch name (uname's machine as reference). */
+static void test_tune_and_arch(void) {
+  const char *saved = getenv("HCQ_CC_TUNE");
+  char *saved_copy = saved ? strdup(saved) : NULL;
+  setenv("HCQ_CC_TUNE", "-mcpu=cortex-a57", 1);
+  CHECK_EQ_STR(cc_toolchain_tune(), "-mcpu=cortex-a57");
+  const char *flags = cc_toolchain_flags();
+  CHECK(strlen(flags) > 17 && strcmp(flags + strlen(flags) - 17, " -mcpu=cortex-a57") == 0);
+  unsetenv("HCQ_CC_TUNE");
+#if defined(__aarch64__) || defined(__arm__)
+  CHECK_EQ_STR(cc_toolchain_tune(), "-mcpu=native");
+#else
+  CHECK_EQ_STR(cc_toolchain_tune(), "-march=native");
+#endif
+  if (saved_copy) setenv("HCQ_CC_TUNE", saved_copy, 1);
+  free(saved_copy);
+  struct utsname u;
+  CHECK(uname(&u) == 0);
+  const char *want = !strcmp(u.machine, "x86_64") ? "x86_64" : !strcmp(u.machine, "aarch64") ? "aarch64"
+                   : !strncmp(u.machine, "armv7", 5) || !strncmp(u.machine, "armv8l", 6) ? "armhf" : "unknown";
+  CHECK_EQ_STR(cc_host_arch(), want);
+}
+
 int main(void) {
   if (!mkdtemp(g_dir)) return 1;
   test_find();
   test_run();
   test_driver_failures();
+  test_tune_and_arch();
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
   if (system(cmd) != 0) fprintf(stderr, "cleanup of %s failed\n", g_dir);

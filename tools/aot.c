@@ -17,18 +17,6 @@
 
 extern char **environ;
 
-static const char *host_arch(void) {
-#if defined(__x86_64__)
-  return "x86_64";
-#elif defined(__aarch64__)
-  return "aarch64";
-#elif defined(__arm__)
-  return "armhf";
-#else
-  return "?";
-#endif
-}
-
 static const char *triple_of(const char *arch) {
   if (!strcmp(arch, "aarch64")) return "aarch64-linux-gnu";
   if (!strcmp(arch, "x86_64")) return "x86_64-linux-gnu";
@@ -203,7 +191,7 @@ static hcq_status build_in(const char *dir, const cc_program *prog, const char *
   if (!ok) return hcq_status_make(HCQ_CODE_IO, "cannot write %s", src);
   /* the host arch uses $HCQ_CC (or cc) and the ld next to it; another arch its cross tools */
   const char *env_cc = getenv("HCQ_CC");
-  if (!strcmp(arch, host_arch())) {
+  if (!strcmp(arch, cc_host_arch())) {
     snprintf(cc, sizeof cc, "%s", env_cc && *env_cc ? env_cc : "cc");
     size_t n = strlen(cc);
     if (n > 4 && !strcmp(cc + n - 4, "-gcc")) snprintf(ld, sizeof ld, "%.*s-ld", (int)(n - 4), cc);

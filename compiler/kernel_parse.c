@@ -48,13 +48,7 @@ static hcq_status kerr(kparser *ps, hcq_code code, int line, int col, const char
 
 static const char *quote(const sx *t, char *buf, size_t cap) {
   if (t->kind == SX_LIST) return "a list";
-  size_t n = t->len > 40 ? 40 : t->len, o = 0;
-  buf[o++] = '\'';
-  for (size_t i = 0; i < n && o + 5 < cap; i++) buf[o++] = isprint((unsigned char)t->s[i]) ? t->s[i] : '?';
-  if (n < t->len) o += (size_t)snprintf(buf + o, cap - o, "...");
-  buf[o++] = '\'';
-  buf[o] = 0;
-  return buf;
+  return uop_text_quote(t->s, t->len, buf, cap);
 }
 #define Q(t) quote((t), (char[64]){0}, 64)
 

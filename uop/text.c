@@ -65,13 +65,7 @@ static const char *tok_desc(const tok *t, char *buf, size_t cap) {
   if (t->kind == TOK_EOF) return "end of input";
   if (t->kind == TOK_LP) return "'('";
   if (t->kind == TOK_RP) return "')'";
-  size_t n = t->len > 40 ? 40 : t->len, o = 0;
-  buf[o++] = '\'';
-  for (size_t i = 0; i < n && o + 5 < cap; i++) buf[o++] = isprint((unsigned char)t->s[i]) ? t->s[i] : '?';
-  if (n < t->len) o += (size_t)snprintf(buf + o, cap - o, "...");
-  buf[o++] = '\'';
-  buf[o] = 0;
-  return buf;
+  return uop_text_quote(t->s, t->len, buf, cap);
 }
 
 static bool tok_is(const tok *t, const char *word) {

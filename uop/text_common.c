@@ -86,3 +86,13 @@ double uop_text_float_max(uop_scalar s) {
   default: return DBL_MAX;
   }
 }
+
+const char *uop_text_quote(const char *s, size_t len, char *buf, size_t cap) {
+  size_t n = len > 40 ? 40 : len, o = 0;
+  buf[o++] = '\'';
+  for (size_t i = 0; i < n && o + 5 < cap; i++) buf[o++] = isprint((unsigned char)s[i]) ? s[i] : '?';
+  if (n < len) o += (size_t)snprintf(buf + o, cap - o, "...");
+  buf[o++] = '\'';
+  buf[o] = 0;
+  return buf;
+}

@@ -600,6 +600,13 @@ static void test_decimal_and_float_max(void) {
   for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) CHECK(uop_text_is_decimal(yes[i], strlen(yes[i])));
   for (size_t i = 0; i < sizeof no / sizeof *no; i++) CHECK(!uop_text_is_decimal(no[i], strlen(no[i])));
   CHECK(uop_text_is_decimal("12x", 2)); /* only the n bytes given */
+  char q[64];
+  CHECK_EQ_STR(uop_text_quote("ab", 2, q, sizeof q), "'ab'");
+  CHECK_EQ_STR(uop_text_quote("a\tb\n", 4, q, sizeof q), "'a?b?'");
+  CHECK_EQ_STR(uop_text_quote("xyz", 0, q, sizeof q), "''");
+  const char *long_word = "0123456789012345678901234567890123456789ABCDE";
+  CHECK_EQ_STR(uop_text_quote(long_word, strlen(long_word), q, sizeof q),
+               "'0123456789012345678901234567890123456789...'");
   CHECK(uop_text_float_max(UOP_FLOAT16) == 65504.0);                       /* (2 - 2^-10) * 2^15 */
   CHECK(uop_text_float_max(UOP_BFLOAT16) == ldexp(2.0 - ldexp(1, -7), 127)); /* (2 - 2^-7) * 2^127 */
   CHECK(uop_text_float_max(UOP_FLOAT32) == ldexp(2.0 - ldexp(1, -23), 127));

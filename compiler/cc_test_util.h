@@ -97,6 +97,20 @@ static inline double tu_elem(const void *data, uop_dtype dt, int64_t i) {
   }
 }
 
+/* Brute-force reference of examples/conv2d.uop at (co, y, x): a 3x3 convolution with zero padding 1 of 2 input
+ * channels of 16x16 (in) by weights w[co][ci][ky][kx], 4 output channels. */
+static inline float tu_conv2d_ref(const float *in, const float *w, int co, int y, int x) {
+  float s = 0;
+  for (int ci = 0; ci < 2; ci++)
+    for (int ky = 0; ky < 3; ky++)
+      for (int kx = 0; kx < 3; kx++) {
+        int iy = y + ky - 1, ix = x + kx - 1;
+        float v = iy >= 0 && iy < 16 && ix >= 0 && ix < 16 ? in[ci * 256 + iy * 16 + ix] : 0.0f;
+        s += v * w[co * 18 + ci * 9 + ky * 3 + kx];
+      }
+  return s;
+}
+
 /* Is a compiler command available? */
 static inline bool tu_have(const char *cc) {
   char cmd[256];

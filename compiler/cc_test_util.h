@@ -5,6 +5,7 @@
 #define HCQ_COMPILER_CC_TEST_UTIL_H
 
 #include <dlfcn.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,37 @@ static inline hcq_status tu_build(uop_ctx *ctx, const char *text, const cc_targe
   HCQ_TRY(cc_compile_source(ctx, sink, t, &o, out_prog));
   HCQ_TRY(cc_compile_binary(t, *out_prog));
   return tu_load((*out_prog)->binary, (*out_prog)->binary_size_B, (*out_prog)->name, k);
+}
+
+/* Element i of a buffer of dtype dt, as a double (NAN for a dtype not listed). */
+static inline double tu_elem(const void *data, uop_dtype dt, int64_t i) {
+  switch (dt.scalar) {
+    case UOP_FLOAT32: return ((const float *)data)[i];
+    case UOP_FLOAT64: return ((const double *)data)[i];
+    case UOP_INT32: return ((const int32_t *)data)[i];
+    case UOP_UINT32: return ((const uint32_t *)data)[i];
+    case UOP_INT8: return ((const int8_t *)data)[i];
+    case UOP_UINT8: return ((const uint8_t *)data)[i];
+    case UOP_INT16: return ((const int16_t *)data)[i];
+    case UOP_UINT16: return ((const uint16_t *)data)[i];
+    case UOP_INT64: return (double)((const int64_t *)data)[i];
+    case UOP_BOOL: return ((const uint8_t *)data)[i];
+    default: return NAN;
+  }
+}
+
+/* Brute-force reference of examples/conv2d.uop at (co, y, x): a 3x3 convolution with zero padding 1 of 2 input
+ * channels of 16x16 (in) by weights w[co][ci][ky][kx], 4 output channels. */
+static inline float tu_conv2d_ref(const float *in, const float *w, int co, int y, int x) {
+  float s = 0;
+  for (int ci = 0; ci < 2; ci++)
+    for (int ky = 0; ky < 3; ky++)
+      for (int kx = 0; kx < 3; kx++) {
+        int iy = y + ky - 1, ix = x + kx - 1;
+        float v = iy >= 0 && iy < 16 && ix >= 0 && ix < 16 ? in[ci * 256 + iy * 16 + ix] : 0.0f;
+        s += v * w[co * 18 + ci * 9 + ky * 3 + kx];
+      }
+  return s;
 }
 
 /* Is a compiler command available? */

@@ -49,6 +49,8 @@ typedef struct cc_target {
  * "amdgpu:gfx90a", "amdgpu:gfx942", "amdgpu:gfx1201"). `threads` sets global_max[0] for CPU targets (<=0: the
  * number of online cores). Unknown names: an error listing the known ones. */
 hcq_status cc_target_get(const char *name, int threads, cc_target *out);
+/* The arch name of this build's host in target and image names: "x86_64", "aarch64", "armhf" or "unknown". */
+const char *cc_host_arch(void);
 
 /* ------------------------------------------------------------------------------------------------ opts */
 

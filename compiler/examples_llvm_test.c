@@ -8,34 +8,13 @@
  *    kernel symbol down to s_endpgm, and that llvm-readelf-19's metadata lists no hidden kernargs
  *    (.kernarg_segment_size = 8 per buffer + 4 per variable, rounded up to 8).
  * Missing tools (clang-19, lld-19, llvm-19) make the affected part print SKIPPED; all missing -> exit 77. */
-#include <dirent.h>
 #include <elf.h>
-#include <math.h>
 
-#include "compiler/cc_test_util.h"
-#include "compiler/interp.h"
+#include "compiler/examples_test_util.h"
 #include "cpu/cpu_elf.h"
-#include "hcq/testing.h"
 
 #define RUN_LIMIT_B ((size_t)2 << 20)
 #define RUN_LIMIT_VAR_B ((size_t)16 << 20)
-
-static int cmp_s(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-static double elem(const void *data, uop_dtype dt, int64_t i) {
-  switch (dt.scalar) {
-    case UOP_FLOAT32: return ((const float *)data)[i];
-    case UOP_FLOAT64: return ((const double *)data)[i];
-    case UOP_INT32: return ((const int32_t *)data)[i];
-    case UOP_UINT32: return ((const uint32_t *)data)[i];
-    case UOP_INT8: return ((const int8_t *)data)[i];
-    case UOP_UINT8: return ((const uint8_t *)data)[i];
-    case UOP_INT16: return ((const int16_t *)data)[i];
-    case UOP_INT64: return (double)((const int64_t *)data)[i];
-    case UOP_BOOL: return ((const uint8_t *)data)[i];
-    default: return NAN;
-  }
-}
 
 static int cpu_ran, cpu_compiled, amd_ok;
 
@@ -76,64 +55,17 @@ static void run_cpu(const cc_target *t, const char *path, bool noopt) {
            noopt ? "noopt" : "opt", p->binary_size_B, total >> 20);
     goto done;
   }
-  CHECK_OK(cc_kbufs_alloc_fill(ref, nref, 7));
-  CHECK_OK(cc_kbufs_alloc_fill(got, ngot, 7));
-  const uop **nodes;
-  size_t count;
-  CHECK_OK(uop_toposort(ctx, sink, &nodes, &count));
-  uop_var_val vals[8];
-  size_t nvals = 0;
-  for (size_t i = 0; i < count && nvals < 8; i++)
-    if (nodes[i]->op == UOP_DEFINE_VAR) {
-      int64_t v = nodes[i]->arg.i2 < 777 ? nodes[i]->arg.i2 : 777;
-      if (v < nodes[i]->arg.i) v = nodes[i]->arg.i;
-      vals[nvals].name = nodes[i]->arg.str;
-      vals[nvals++].value = v;
-    }
-  void *bufs[16] = {0};
-  size_t sizes[16] = {0};
-  for (size_t i = 0; i < nref && ref[i].slot < 16; i++) {
-    bufs[ref[i].slot] = ref[i].data;
-    sizes[ref[i].slot] = ref[i].size_B;
-  }
-  CHECK_OK(cc_interp_run(sink, bufs, sizes, 16, vals, nvals));
+  etu_run r;
+  etu_reference(ctx, sink, ref, nref, got, ngot, &r);
   void *fn = NULL;
   st = cpu_program_load(p->binary, p->binary_size_B, &cp);
   if (!st) st = cpu_program_symbol(cp, p->name, &fn);
   CHECK_OK(st);
   if (!fn) goto done;
-  tu_kernel k = {.fn = fn};
-  uintptr_t args[10];
-  int nargs = 0;
-  for (size_t i = 0; i < ngot && nargs < 8; i++) args[nargs++] = (uintptr_t)got[i].data;
-  for (size_t v = 0; v < p->nvars && nargs < 9; v++)
-    for (size_t j = 0; j < nvals; j++)
-      if (strcmp(vals[j].name, p->var_names[v]) == 0) args[nargs++] = (uintptr_t)vals[j].value;
-  int64_t threads = 1;
-  CHECK(uop_const_value(p->global_size[0], &threads));
-  for (int64_t core = 0; core < threads; core++) {
-    args[nargs] = (uintptr_t)core;
-    tu_call(&k, args, nargs + 1);
-  }
-  size_t bad = 0, checked = 0;
-  double worst = 0;
-  for (size_t i = 0; i < nref; i++) {
-    bool is_float = uop_dt_is_float(ref[i].dtype);
-    for (int64_t e = 0; e < ref[i].nelems; e++) {
-      double a = elem(ref[i].data, ref[i].dtype, e), b = elem(got[i].data, got[i].dtype, e);
-      checked++;
-      if (is_float) {
-        double err = fabs(a - b);
-        if (isnan(a) != isnan(b) || (!isnan(a) && !(err <= 2e-5 * fabs(a) + 1e-6))) bad++;
-        if (err > worst) worst = err;
-      } else {
-        bad += a != b;
-      }
-    }
-  }
+  etu_native(p, fn, ref, nref, got, ngot, &r);
   printf("llvm-cpu %-28s %-5s ran on %lld core ids: %zu elements, %zu mismatches, max abs float error %.3g\n", path,
-         noopt ? "noopt" : "opt", (long long)threads, checked, bad, worst);
-  CHECK_EQ_INT(bad, 0);
+         noopt ? "noopt" : "opt", (long long)r.threads, r.checked, r.bad, r.worst);
+  CHECK_EQ_INT(r.bad, 0);
   cpu_ran++;
 done:
   if (cp) cpu_program_destroy(cp);
@@ -227,16 +159,8 @@ int main(void) {
   setenv("XDG_CACHE_HOME", dir, 1);
   bool have_clang = tu_have("clang-19"), have_lld = tu_have("ld.lld-19"),
        have_objdump = tu_have("llvm-objdump-19") && tu_have("llvm-readelf-19");
-  DIR *d = opendir("examples");
-  CHECK(d != NULL);
-  char *names[256];
-  int count = 0;
-  for (struct dirent *e; d && (e = readdir(d)) && count < 256;) {
-    size_t l = strlen(e->d_name);
-    if (l > 4 && strcmp(e->d_name + l - 4, ".uop") == 0) names[count++] = strdup(e->d_name);
-  }
-  if (d) closedir(d);
-  qsort(names, (size_t)count, sizeof *names, cmp_s);
+  char *names[ETU_MAX_EXAMPLES];
+  int count = etu_list_examples(names, ETU_MAX_EXAMPLES);
   CHECK(count >= 10);
   int parts = 0;
   if (!have_clang) {

@@ -48,13 +48,7 @@ static hcq_status kerr(kparser *ps, hcq_code code, int line, int col, const char
 
 static const char *quote(const sx *t, char *buf, size_t cap) {
   if (t->kind == SX_LIST) return "a list";
-  size_t n = t->len > 40 ? 40 : t->len, o = 0;
-  buf[o++] = '\'';
-  for (size_t i = 0; i < n && o + 5 < cap; i++) buf[o++] = isprint((unsigned char)t->s[i]) ? t->s[i] : '?';
-  if (n < t->len) o += (size_t)snprintf(buf + o, cap - o, "...");
-  buf[o++] = '\'';
-  buf[o] = 0;
-  return buf;
+  return uop_text_quote(t->s, t->len, buf, cap);
 }
 #define Q(t) quote((t), (char[64]){0}, 64)
 
@@ -207,32 +201,13 @@ static bool tok_int(const sx *t, int64_t lo, int64_t hi, int64_t *out) {
   return true;
 }
 
-static bool is_decimal(const char *s, size_t n) {
-  size_t i = 0, digits = 0;
-  if (i < n && (s[i] == '-' || s[i] == '+')) i++;
-  while (i < n && isdigit((unsigned char)s[i])) i++, digits++;
-  if (i < n && s[i] == '.') {
-    i++;
-    while (i < n && isdigit((unsigned char)s[i])) i++, digits++;
-  }
-  if (!digits) return false;
-  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-    i++;
-    if (i < n && (s[i] == '-' || s[i] == '+')) i++;
-    size_t e = 0;
-    while (i < n && isdigit((unsigned char)s[i])) i++, e++;
-    if (!e) return false;
-  }
-  return i == n;
-}
-
 /* A float value token: decimal, inf, -inf, nan. */
 static bool tok_float(const sx *t, double *out) {
   if (t->kind != SX_ATOM) return false;
   if (atom_is(t, "inf") || atom_is(t, "+inf")) *out = INFINITY;
   else if (atom_is(t, "-inf")) *out = -INFINITY;
   else if (atom_is(t, "nan")) *out = NAN;
-  else if (is_decimal(t->s, t->len) && t->len < 400) {
+  else if (uop_text_is_decimal(t->s, t->len) && t->len < 400) {
     char tmp[400];
     memcpy(tmp, t->s, t->len);
     tmp[t->len] = 0;
@@ -292,8 +267,8 @@ static hcq_status atom_expr(kparser *ps, const sx *t, const uop **out) {
     *out = uop_const_bool(ps->ctx, atom_is(t, "true"));
   } else if (tok_int(t, INT64_MIN, INT64_MAX, &v)) {
     *out = uop_index_const(ps->ctx, v);
-  } else if (is_decimal(t->s, t->len) && tok_float(t, &d)) {
-    if (fabs(d) > kt_float_max(UOP_FLOAT32))
+  } else if (uop_text_is_decimal(t->s, t->len) && tok_float(t, &d)) {
+    if (fabs(d) > uop_text_float_max(UOP_FLOAT32))
       return kerr(ps, HCQ_CODE_PARSE, t->line, t->col, "float32 constant %s out of range", Q(t));
     *out = uop_const_float(ps->ctx, uop_dt(UOP_FLOAT32), d);
   } else if (kt_is_identifier(t->s, t->len) && !kt_is_reserved(t->s, t->len)) {
@@ -408,7 +383,7 @@ static hcq_status build_const(kparser *ps, const sx *l, const uop **out) {
     double f;
     if (!tok_float(v, &f))
       return kerr(ps, HCQ_CODE_PARSE, v->line, v->col, "expected float value (decimal, inf, -inf or nan), got %s", Q(v));
-    if (isfinite(f) && fabs(f) > kt_float_max(s))
+    if (isfinite(f) && fabs(f) > uop_text_float_max(s))
       return kerr(ps, HCQ_CODE_PARSE, v->line, v->col, "float constant %s out of range for %s", Q(v), Q(d));
     *out = uop_const_float(ps->ctx, dt, f);
   } else {

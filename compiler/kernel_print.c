@@ -9,6 +9,7 @@
 #include "compiler/kernel_text_internal.h"
 #include "compiler/kernel_valid.h"
 #include "uop/text.h"
+#include "uop/text_buf.h"
 
 /* ------------------------------------------------------------------------------------------------ named forms */
 
@@ -31,7 +32,7 @@ static bool const_named(const uop *n) {
   if (uop_dt_is_float(n->dtype)) {
     double f = n->arg.f;
     if (n->arg.kind != UOP_ARG_FLOAT || isnan(f)) return false;
-    if (isfinite(f) && fabs(f) > kt_float_max((uop_scalar)n->dtype.scalar)) return false;
+    if (isfinite(f) && fabs(f) > uop_text_float_max((uop_scalar)n->dtype.scalar)) return false;
     return n->dtype.scalar != UOP_FLOAT32 || (double)(float)f == f;
   }
   return n->arg.kind == UOP_ARG_INT && wrap_int(n->dtype, n->arg.i) == n->arg.i;
@@ -90,22 +91,22 @@ static bool is_atom_const(const uop *n) { return n->op == UOP_CONST && const_nam
 
 /* ------------------------------------------------------------------------------------------------ atoms */
 
-static void put_name(kt_buf *b, const char *s) {
+static void put_name(text_buf *b, const char *s) {
   size_t len = strlen(s);
   if (kt_is_identifier(s, len)) {
-    kt_buf_add(b, s, len);
+    text_buf_add(b, s, len);
     return;
   }
-  kt_buf_puts(b, "\"");
+  text_buf_puts(b, "\"");
   for (size_t i = 0; i < len; i++) {
     unsigned char c = (unsigned char)s[i];
     char e[8];
     if (c == '"' || c == '\\') snprintf(e, sizeof e, "\\%c", c);
     else if (c < 0x20 || c >= 0x7f) snprintf(e, sizeof e, "\\x%02x", c);
     else snprintf(e, sizeof e, "%c", c);
-    kt_buf_puts(b, e);
+    text_buf_puts(b, e);
   }
-  kt_buf_puts(b, "\"");
+  text_buf_puts(b, "\"");
 }
 
 static void fmt_int(char *buf, size_t cap, uop_dtype dt, int64_t v) {
@@ -113,11 +114,11 @@ static void fmt_int(char *buf, size_t cap, uop_dtype dt, int64_t v) {
   else snprintf(buf, cap, "%" PRId64, v);
 }
 
-static void put_const(kt_buf *b, const uop *n) {
+static void put_const(text_buf *b, const uop *n) {
   char num[48], out[128], dts[80];
   uop_scalar s = (uop_scalar)n->dtype.scalar;
   if (s == UOP_BOOL) {
-    kt_buf_puts(b, n->arg.i ? "true" : "false");
+    text_buf_puts(b, n->arg.i ? "true" : "false");
     return;
   }
   if (uop_dt_is_float(n->dtype)) {
@@ -127,60 +128,60 @@ static void put_const(kt_buf *b, const uop *n) {
         snprintf(num, sizeof num, "%.*g", prec, n->arg.f);
         if (strtof(num, NULL) == (float)n->arg.f) break;
       }
-      kt_buf_puts(b, num);
-      if (!strpbrk(num, ".e")) kt_buf_puts(b, ".0");
+      text_buf_puts(b, num);
+      if (!strpbrk(num, ".e")) text_buf_puts(b, ".0");
       return;
     }
   } else {
     fmt_int(num, sizeof num, n->dtype, n->arg.i);
     if (s == UOP_INDEX) {
-      kt_buf_puts(b, num);
+      text_buf_puts(b, num);
       return;
     }
   }
   snprintf(out, sizeof out, "(const %s %s)", num, cc_dtype_str(n->dtype, dts, sizeof dts));
-  kt_buf_puts(b, out);
+  text_buf_puts(b, out);
 }
 
-static hcq_status put_arg(kt_buf *b, const uop *n) {
+static hcq_status put_arg(text_buf *b, const uop *n) {
   const uop_arg *a = &n->arg;
   char tmp[96];
   switch (a->kind) {
-  case UOP_ARG_NONE: kt_buf_puts(b, "_"); return HCQ_OK;
+  case UOP_ARG_NONE: text_buf_puts(b, "_"); return HCQ_OK;
   case UOP_ARG_INT:
     snprintf(tmp, sizeof tmp, "%" PRId64, a->i);
-    kt_buf_puts(b, tmp);
+    text_buf_puts(b, tmp);
     return HCQ_OK;
   case UOP_ARG_FLOAT:
-    kt_buf_puts(b, "(f ");
-    kt_buf_puts(b, uop_text_fmt_double(a->f, tmp));
-    kt_buf_puts(b, ")");
+    text_buf_puts(b, "(f ");
+    text_buf_puts(b, uop_text_fmt_double(a->f, tmp));
+    text_buf_puts(b, ")");
     return HCQ_OK;
   case UOP_ARG_STR:
-    kt_buf_puts(b, "(s ");
+    text_buf_puts(b, "(s ");
     put_name(b, a->str ? a->str : "");
-    kt_buf_puts(b, ")");
+    text_buf_puts(b, ")");
     return HCQ_OK;
   case UOP_ARG_VAR:
-    kt_buf_puts(b, "(v ");
+    text_buf_puts(b, "(v ");
     put_name(b, a->str ? a->str : "");
     snprintf(tmp, sizeof tmp, " %" PRId64 " %" PRId64 ")", a->i, a->i2);
-    kt_buf_puts(b, tmp);
+    text_buf_puts(b, tmp);
     return HCQ_OK;
   case UOP_ARG_RANGE:
     if (a->i2 < 0 || a->i2 >= UOP_AXIS_COUNT)
       return hcq_status_make(HCQ_CODE_INVALID, "print: %s #%u has a bad axis %" PRId64, uop_op_name((uop_op)n->op),
                              n->id, a->i2);
     snprintf(tmp, sizeof tmp, "(r %" PRId64 " %s)", a->i, uop_axis_name((uop_axis)a->i2));
-    kt_buf_puts(b, tmp);
+    text_buf_puts(b, tmp);
     return HCQ_OK;
   case UOP_ARG_INTS:
-    kt_buf_puts(b, "(ints");
+    text_buf_puts(b, "(ints");
     for (uint32_t i = 0; i < a->n; i++) {
       snprintf(tmp, sizeof tmp, " %" PRId64, a->ints[i]);
-      kt_buf_puts(b, tmp);
+      text_buf_puts(b, tmp);
     }
-    kt_buf_puts(b, ")");
+    text_buf_puts(b, ")");
     return HCQ_OK;
   default:
     return hcq_status_make(HCQ_CODE_INVALID, "print: %s #%u has an unknown arg kind %d", uop_op_name((uop_op)n->op),
@@ -259,35 +260,11 @@ static void base_name(const uop *n, enum form f, uint32_t *counter, char *buf, s
 
 /* ------------------------------------------------------------------------------------------------ emit */
 
-typedef struct pitem {
-  const uop *n;
-  const char *lit;
-} pitem;
-
-typedef struct pstack {
-  pitem *items;
-  size_t len, cap;
-  bool failed;
-} pstack;
-
-static void push(pstack *st, const uop *n, const char *lit) {
-  if (st->failed) return;
-  if (st->len == st->cap) {
-    size_t cap = st->cap ? st->cap * 2 : 64;
-    pitem *p = realloc(st->items, cap * sizeof *p);
-    if (!p) {
-      st->failed = true;
-      return;
-    }
-    st->items = p;
-    st->cap = cap;
-  }
-  st->items[st->len++] = (pitem){n, lit};
-}
+static void push(text_stack *st, const uop *n, const char *lit) { text_stack_push(st, (text_item){.n = n, .lit = lit}); }
 
 typedef struct printer {
-  kt_buf b;
-  pstack st;
+  text_buf b;
+  text_stack st;
   kt_map names; /* node -> let name (const char *) */
   const uop *root;
 } printer;
@@ -310,53 +287,53 @@ static hcq_status expand(printer *p, const uop *n) {
     fmt_int(lo, sizeof lo, n->dtype, n->arg.i);
     fmt_int(hi, sizeof hi, n->dtype, n->arg.i2);
     snprintf(tmp, sizeof tmp, "(var %s %s %s %s)", n->arg.str, lo, hi, cc_dtype_str(n->dtype, dts, sizeof dts));
-    kt_buf_puts(&p->b, tmp);
+    text_buf_puts(&p->b, tmp);
     return HCQ_OK;
   }
   case F_BUF:
     snprintf(tmp, sizeof tmp, "(buf %" PRId64 " %s %" PRId64 ")", n->arg.i,
              cc_dtype_str(uop_dt_base_of(n->dtype), dts, sizeof dts), n->dtype.size);
-    kt_buf_puts(&p->b, tmp);
+    text_buf_puts(&p->b, tmp);
     return HCQ_OK;
   case F_RANGE: {
     static const char *const sfx[UOP_AXIS_COUNT] = {" global)", " warp)", " local)", " loop)", " group_reduce)",
                                                     " reduce)", " upcast)", " unroll)", " thread)"};
     snprintf(tmp, sizeof tmp, "(range %" PRId64 " ", n->arg.i);
-    kt_buf_puts(&p->b, tmp);
+    text_buf_puts(&p->b, tmp);
     push(&p->st, NULL, sfx[n->arg.i2]);
     push(&p->st, n->src[0], NULL);
     return HCQ_OK;
   }
   case F_SPECIAL:
-    kt_buf_puts(&p->b, "(special ");
-    kt_buf_puts(&p->b, n->arg.str);
-    kt_buf_puts(&p->b, " ");
+    text_buf_puts(&p->b, "(special ");
+    text_buf_puts(&p->b, n->arg.str);
+    text_buf_puts(&p->b, " ");
     push(&p->st, NULL, ")");
     push(&p->st, n->src[0], NULL);
     return HCQ_OK;
   case F_REDUCE:
-    kt_buf_puts(&p->b, n->arg.i == UOP_ADD ? "(reduce add" : n->arg.i == UOP_MUL ? "(reduce mul" : "(reduce max");
+    text_buf_puts(&p->b, n->arg.i == UOP_ADD ? "(reduce add" : n->arg.i == UOP_MUL ? "(reduce mul" : "(reduce max");
     push(&p->st, NULL, ")");
     push_srcs(p, n, 0, " ");
     return HCQ_OK;
   case F_CAST:
     snprintf(tmp, sizeof tmp, "(%s %s", n->op == UOP_CAST ? "cast" : "bitcast", cc_dtype_str(n->dtype, dts, sizeof dts));
-    kt_buf_puts(&p->b, tmp);
+    text_buf_puts(&p->b, tmp);
     push(&p->st, NULL, ")");
     push_srcs(p, n, 0, " ");
     return HCQ_OK;
   case F_PLAIN: {
     const char *w = n->op == UOP_INDEX_OP ? "index" : n->op == UOP_LOAD ? "load" : n->op == UOP_STORE ? "store"
                   : n->op == UOP_SINK ? "sink" : kt_alu_word((uop_op)n->op);
-    kt_buf_puts(&p->b, "(");
-    kt_buf_puts(&p->b, w);
+    text_buf_puts(&p->b, "(");
+    text_buf_puts(&p->b, w);
     push(&p->st, NULL, ")");
     push_srcs(p, n, 0, n == p->root && n->op == UOP_SINK ? "\n    " : " ");
     return HCQ_OK;
   }
   case F_GENERIC:
     snprintf(tmp, sizeof tmp, "(op %s %s ", uop_op_name((uop_op)n->op), cc_dtype_str(n->dtype, dts, sizeof dts));
-    kt_buf_puts(&p->b, tmp);
+    text_buf_puts(&p->b, tmp);
     HCQ_TRY(put_arg(&p->b, n));
     push(&p->st, NULL, ")");
     push_srcs(p, n, 0, " ");
@@ -370,13 +347,13 @@ static hcq_status emit(printer *p, const uop *top, const uop *self) {
   hcq_status err = HCQ_OK;
   if (top) push(&p->st, top, NULL);
   while (!err && p->st.len && !p->st.failed && !p->b.failed) {
-    pitem it = p->st.items[--p->st.len];
+    text_item it = p->st.items[--p->st.len];
     if (!it.n) {
-      kt_buf_puts(&p->b, it.lit);
+      text_buf_puts(&p->b, it.lit);
       continue;
     }
     intptr_t *nm = it.n != self ? kt_map_find(&p->names, it.n) : NULL;
-    if (nm) kt_buf_puts(&p->b, (const char *)*nm);
+    if (nm) text_buf_puts(&p->b, (const char *)*nm);
     else err = expand(p, it.n);
   }
   return err;
@@ -446,27 +423,27 @@ hcq_status cc_kernel_print(const uop *sink, char **out_text) {
     if (v) named = false;
     hcq_status_free(v);
   }
-  kt_buf_puts(&p.b, "(kernel ");
+  text_buf_puts(&p.b, "(kernel ");
   if (named) put_name(&p.b, sink->arg.str);
-  else kt_buf_puts(&p.b, "_");
+  else text_buf_puts(&p.b, "_");
   for (size_t i = 0; i < nbound && !err; i++) {
-    kt_buf_puts(&p.b, "\n  (let ");
-    kt_buf_puts(&p.b, (const char *)*kt_map_find(&p.names, bound[i]));
-    kt_buf_puts(&p.b, " ");
+    text_buf_puts(&p.b, "\n  (let ");
+    text_buf_puts(&p.b, (const char *)*kt_map_find(&p.names, bound[i]));
+    text_buf_puts(&p.b, " ");
     err = emit(&p, bound[i], bound[i]);
-    kt_buf_puts(&p.b, ")");
+    text_buf_puts(&p.b, ")");
   }
   if (!err) {
-    kt_buf_puts(&p.b, "\n  ");
+    text_buf_puts(&p.b, "\n  ");
     if (named) { /* the name moves to the kernel form; the sink itself is written as (sink ...) */
-      kt_buf_puts(&p.b, "(sink");
+      text_buf_puts(&p.b, "(sink");
       push(&p.st, NULL, ")");
       push_srcs(&p, sink, 0, "\n    ");
       err = emit(&p, NULL, NULL);
     } else {
       err = emit(&p, sink, NULL);
     }
-    kt_buf_puts(&p.b, ")\n");
+    text_buf_puts(&p.b, ")\n");
   }
   if (!err && (p.b.failed || p.st.failed || p.names.failed)) goto nomem;
   goto done;

@@ -110,15 +110,6 @@ bool kt_is_reserved(const char *s, size_t len) {
   return false;
 }
 
-double kt_float_max(uop_scalar s) {
-  switch (s) {
-  case UOP_FLOAT16: return 65504.0;
-  case UOP_BFLOAT16: return 3.38953138925153547590470800371487866880e38;
-  case UOP_FLOAT32: return FLT_MAX;
-  default: return DBL_MAX;
-  }
-}
-
 static const struct {
   const char *word;
   uop_op op;

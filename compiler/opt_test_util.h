@@ -46,29 +46,13 @@ static inline hcq_status otu_opt(uop_ctx *ctx, const uop *sink, const cc_target 
   return st;
 }
 
-static inline double otu_elem(const void *data, uop_dtype dt, int64_t i) {
-  switch (dt.scalar) {
-    case UOP_FLOAT32: return ((const float *)data)[i];
-    case UOP_FLOAT64: return ((const double *)data)[i];
-    case UOP_INT32: return ((const int32_t *)data)[i];
-    case UOP_UINT32: return ((const uint32_t *)data)[i];
-    case UOP_INT8: return ((const int8_t *)data)[i];
-    case UOP_UINT8: return ((const uint8_t *)data)[i];
-    case UOP_INT16: return ((const int16_t *)data)[i];
-    case UOP_UINT16: return ((const uint16_t *)data)[i];
-    case UOP_INT64: return (double)((const int64_t *)data)[i];
-    case UOP_BOOL: return ((const uint8_t *)data)[i];
-    default: return NAN;
-  }
-}
-
 /* Mismatching elements between two buffer sets (ints exact, floats 1e-4 relative + 1e-5 absolute). */
 static inline size_t otu_diff(const cc_kbuf *a, const cc_kbuf *b, size_t n) {
   size_t bad = 0;
   for (size_t i = 0; i < n; i++) {
     bool fl = uop_dt_is_float(a[i].dtype);
     for (int64_t e = 0; e < a[i].nelems; e++) {
-      double x = otu_elem(a[i].data, a[i].dtype, e), y = otu_elem(b[i].data, b[i].dtype, e);
+      double x = tu_elem(a[i].data, a[i].dtype, e), y = tu_elem(b[i].data, b[i].dtype, e);
       if (fl) bad += isnan(x) != isnan(y) || (!isnan(x) && !(fabs(x - y) <= 1e-4 * fabs(x) + 1e-5));
       else bad += x != y;
     }

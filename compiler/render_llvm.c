@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "compiler/cc_internal.h"
+#include "compiler/pool.h"
 #include "compiler/interp.h"
 #include "uop/uop_internal.h"
 
@@ -34,8 +35,7 @@ typedef struct lr {
   bool amd;
   uop_ptrmap str;  /* node -> char*: its SSA name or literal */
   uop_ptrmap pos;  /* node -> position in the list */
-  char **owned;
-  size_t nowned, capowned;
+  cc_pool owned;    /* formatted strings, freed at the end */
   FILE *body, *globals;
   char *decls;     /* intrinsic declarations, one per line */
   size_t ndecls_B;
@@ -61,22 +61,11 @@ static char *fmt(lr *r, const char *f, ...) {
   char *s = NULL;
   if (vasprintf(&s, f, ap) < 0) s = NULL;
   va_end(ap);
-  if (s && r->nowned == r->capowned) {
-    size_t nc = r->capowned ? r->capowned * 2 : 64;
-    char **no = realloc(r->owned, nc * sizeof *no);
-    if (!no) {
-      free(s);
-      s = NULL;
-    } else {
-      r->owned = no;
-      r->capowned = nc;
-    }
-  }
+  s = cc_pool_keep(&r->owned, s);
   if (!s) {
     fail(r, HCQ_CODE_NOMEM, "out of memory");
     return "?";
   }
-  r->owned[r->nowned++] = s;
   return s;
 }
 
@@ -507,8 +496,7 @@ hcq_status cc_render_llvm(const cc_target *t, const char *name, const uop *const
   free(body);
   free(globals);
   free(r.decls);
-  for (size_t i = 0; i < r.nowned; i++) free(r.owned[i]);
-  free(r.owned);
+  cc_pool_free(&r.owned);
   uop_ptrmap_free(&r.str);
   uop_ptrmap_free(&r.pos);
   if (r.st) {

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "compiler/cc_internal.h"
+#include "compiler/pool.h"
 #include "uop/uop_internal.h"
 
 /* ------------------------------------------------------------------------------------------------ ISA version */
@@ -75,8 +76,7 @@ typedef struct pr {
   const cc_target *t;
   uop_ptrmap val;   /* node -> const char* register (values), or pidx* (INDEX), or const char** (DEFINE_REG) */
   uop_ptrmap label; /* RANGE/IF -> its label number */
-  char **owned;
-  size_t nowned, capowned;
+  cc_pool owned;      /* strings and arrays handed out, freed at the end */
   int nreg[RC_COUNT];
   int nlabel;
   FILE *pre, *body; /* constants + param loads; the code */
@@ -96,23 +96,9 @@ static void fail(pr *r, hcq_code code, const char *f, ...) {
 }
 
 static void *own(pr *r, void *s) {
-  if (!s) {
-    fail(r, HCQ_CODE_NOMEM, "out of memory");
-    return NULL;
-  }
-  if (r->nowned == r->capowned) {
-    size_t nc = r->capowned ? r->capowned * 2 : 64;
-    char **no = realloc(r->owned, nc * sizeof *no);
-    if (!no) {
-      free(s);
-      fail(r, HCQ_CODE_NOMEM, "out of memory");
-      return NULL;
-    }
-    r->owned = no;
-    r->capowned = nc;
-  }
-  r->owned[r->nowned++] = s;
-  return s;
+  void *o = cc_pool_keep(&r->owned, s);
+  if (!o) fail(r, HCQ_CODE_NOMEM, "out of memory");
+  return o;
 }
 
 static const char *fmt(pr *r, const char *f, ...) __attribute__((format(printf, 2, 3)));
@@ -809,8 +795,7 @@ done:
   free(pre);
   free(body);
   free(decl);
-  for (size_t i = 0; i < r.nowned; i++) free(r.owned[i]);
-  free(r.owned);
+  cc_pool_free(&r.owned);
   uop_ptrmap_free(&r.val);
   uop_ptrmap_free(&r.label);
   if (r.st) {

@@ -11,12 +11,12 @@
  *   be zero, and the .approx transcendentals of a target that lists EXP2/LOG2/SIN; and a hand-built linear program
  *   with a shared buffer, a barrier, an IF block and an int64 loop (ops the pipeline does not produce yet).
  * Without ptxas the structural checks still run, then the test reports SKIPPED loudly and exits 77. */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compiler/cc_internal.h"
+#include "compiler/examples_test_util.h"
 #include "compiler/kernel_text.h"
 #include "compiler/toolchain.h"
 #include "hcq/testing.h"
@@ -100,20 +100,9 @@ static void check_assembles(const cc_target *t, cc_program *p, const char *what)
   CHECK(p->binary && memcmp(p->binary, "\x7f" "ELF", 4) == 0);
 }
 
-static int cmp_s(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 static void test_examples(void) {
-  DIR *dir = opendir("examples");
-  CHECK(dir != NULL);
-  if (!dir) return;
   char *names[128];
-  size_t n = 0;
-  for (struct dirent *e; (e = readdir(dir)) && n < 128;) {
-    size_t len = strlen(e->d_name);
-    if (len > 4 && strcmp(e->d_name + len - 4, ".uop") == 0) names[n++] = strdup(e->d_name);
-  }
-  closedir(dir);
-  qsort(names, n, sizeof *names, cmp_s);
+  size_t n = (size_t)etu_list_examples(names, 128);
   CHECK(n >= 10);
   int assembled = 0;
   const char *targets[] = {"ptx:sm_80", "ptx:sm_90"};

@@ -33,7 +33,7 @@ static const target_row TARGETS[] = {
     {"amdgpu:gfx1201", CC_TARGET_AMDGPU, "gfx1201"},
 };
 
-static const char *host_arch(void) {
+const char *cc_host_arch(void) {
 #if defined(__x86_64__)
   return "x86_64";
 #elif defined(__aarch64__)
@@ -83,7 +83,7 @@ hcq_status cc_target_get(const char *name, int threads, cc_target *out) {
   }
   snprintf(out->name, sizeof out->name, "%s", row->name);
   out->kind = row->kind;
-  snprintf(out->arch, sizeof out->arch, "%s", row->arch ? row->arch : host_arch());
+  snprintf(out->arch, sizeof out->arch, "%s", row->arch ? row->arch : cc_host_arch());
   if (row->kind == CC_TARGET_C || row->kind == CC_TARGET_LLVM_CPU) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     out->has_threads = true; /* llvm-cpu kernels take the same core_id argument as c kernels */

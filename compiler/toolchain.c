@@ -22,18 +22,20 @@ const char *cc_toolchain_cc(void) {
   return cc && cc[0] ? cc : "cc";
 }
 
-/* $HCQ_CC_TUNE replaces the native tuning flag: a cross compiler (e.g. HCQ_CC=aarch64-linux-gnu-gcc run by a
- * test under qemu-user) cannot detect "native" and needs an explicit one such as -mcpu=cortex-a57. */
-const char *cc_toolchain_flags(void) {
-  static __thread char buf[512];
+const char *cc_toolchain_tune(void) {
   const char *tune = getenv("HCQ_CC_TUNE");
 #if defined(__aarch64__) || defined(__arm__)
   const char *native = "-mcpu=native";
 #else
   const char *native = "-march=native";
 #endif
+  return tune && tune[0] ? tune : native;
+}
+
+const char *cc_toolchain_flags(void) {
+  static __thread char buf[512];
   snprintf(buf, sizeof buf, "-c -x c -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-math-errno "
-           "-fno-stack-protector -fno-asynchronous-unwind-tables -fno-ident %s", tune && tune[0] ? tune : native);
+           "-fno-stack-protector -fno-asynchronous-unwind-tables -fno-ident %s", cc_toolchain_tune());
   return buf;
 }
 
@@ -45,9 +47,9 @@ static const char *package_for(const char *cc) {
   return "gcc";
 }
 
-static hcq_status read_file(const char *path, uint8_t **out, size_t *out_len) {
+hcq_status cc_tool_read_file(const char *path, uint8_t **out, size_t *out_size_B) {
   *out = NULL;
-  *out_len = 0;
+  *out_size_B = 0;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return hcq_status_make(HCQ_CODE_IO, "open(%s): %s", path, strerror(errno));
   struct stat stt;
@@ -71,65 +73,108 @@ static hcq_status read_file(const char *path, uint8_t **out, size_t *out_len) {
   close(fd);
   buf[got] = 0;
   *out = buf;
-  *out_len = got;
+  *out_size_B = got;
   return HCQ_OK;
 }
 
-/* Is `cmd` an executable file, directly (when it has a '/') or in a $PATH directory? Checked before spawning:
- * posix_spawnp's ENOENT does not reach the parent everywhere (qemu-user runs the child as a plain fork). */
-static bool on_path(const char *cmd) {
-  if (strchr(cmd, '/')) return access(cmd, X_OK) == 0;
+/* Checked before spawning: posix_spawnp's ENOENT does not reach the parent everywhere (qemu-user runs the child
+ * as a plain fork), so callers that want a "not found: install X" message ask here first. */
+bool cc_tool_find(const char *cmd, char *out_path, size_t cap) {
+  if (strchr(cmd, '/')) {
+    if (out_path && cap) snprintf(out_path, cap, "%s", cmd);
+    return access(cmd, X_OK) == 0;
+  }
   const char *path = getenv("PATH");
   if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
   for (const char *p = path; *p;) {
     const char *end = strchr(p, ':');
     size_t n = end ? (size_t)(end - p) : strlen(p);
     char full[4096];
-    if (snprintf(full, sizeof full, "%.*s/%s", (int)n, n ? p : ".", cmd) < (int)sizeof full && access(full, X_OK) == 0)
+    if (snprintf(full, sizeof full, "%.*s/%s", (int)(n ? n : 1), n ? p : ".", cmd) < (int)sizeof full &&
+        access(full, X_OK) == 0) {
+      if (out_path && cap) snprintf(out_path, cap, "%s", full);
       return true;
+    }
     p += n + (end ? 1 : 0);
     if (!end) break;
   }
   return false;
 }
 
-/* Run argv with `input` on stdin; stdout and stderr go to the temp file `errpath`. *out_status = wait status. */
-static hcq_status run_tool(char *const argv[], const char *input, const char *errpath, int *out_status) {
-  if (!on_path(argv[0]))
-    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "C compiler '%s' not found: install the Debian package %s "
-                           "(or set HCQ_CC)", argv[0], package_for(argv[0]));
-  int pipefd[2];
-  if (pipe2(pipefd, O_CLOEXEC) != 0) return hcq_status_make(HCQ_CODE_IO, "pipe: %s", strerror(errno));
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, pipefd[0], 0);
-  posix_spawn_file_actions_addopen(&fa, 1, errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  pid_t pid;
-  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(pipefd[0]);
-  if (rc != 0) {
-    close(pipefd[1]);
-    if (rc == ENOENT)
-      return hcq_status_make(HCQ_CODE_UNSUPPORTED, "C compiler '%s' not found: install the Debian package %s "
-                             "(or set HCQ_CC)", argv[0], package_for(argv[0]));
-    return hcq_status_make(HCQ_CODE_IO, "posix_spawn(%s): %s", argv[0], strerror(rc));
-  }
-  /* A child that exits early (bad flag) closes its stdin: ignore SIGPIPE's effect by checking write errors. */
-  size_t len = input ? strlen(input) : 0, off = 0;
+hcq_status cc_tool_temp(char *path, size_t cap, const char *what) {
+  const char *tmp = getenv("TMPDIR");
+  snprintf(path, cap, "%s/hcq-%s-XXXXXX", tmp && tmp[0] ? tmp : "/tmp", what);
+  int fd = mkstemp(path);
+  if (fd < 0) return hcq_status_make(HCQ_CODE_IO, "mkstemp(%s): %s", path, strerror(errno));
+  close(fd);
+  return HCQ_OK;
+}
+
+/* Feed `input` to the child's stdin pipe. A child that exits early (bad flag) closes its end: stop at the first
+ * write error; its exit status tells the rest. */
+static void feed(int fd, const char *input) {
+  size_t len = strlen(input), off = 0;
   while (off < len) {
-    ssize_t w = write(pipefd[1], input + off, len - off);
+    ssize_t w = write(fd, input + off, len - off);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) break;
     off += (size_t)w;
   }
-  close(pipefd[1]);
-  int status;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return hcq_status_make(HCQ_CODE_IO, "waitpid(%s): %s", argv[0], strerror(errno));
-  *out_status = status;
-  return HCQ_OK;
+}
+
+hcq_status cc_tool_run(char *const argv[], const char *input, int *out_exit, char **out_log) {
+  *out_exit = -1;
+  *out_log = NULL;
+  char logpath[256];
+  HCQ_TRY(cc_tool_temp(logpath, sizeof logpath, "log"));
+  int pipefd[2] = {-1, -1};
+  if (input && pipe2(pipefd, O_CLOEXEC) != 0) {
+    unlink(logpath);
+    return hcq_status_make(HCQ_CODE_IO, "pipe: %s", strerror(errno));
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (input) posix_spawn_file_actions_adddup2(&fa, pipefd[0], 0);
+  else posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, logpath, O_WRONLY | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (input) {
+    close(pipefd[0]);
+    if (rc == 0) feed(pipefd[1], input);
+    close(pipefd[1]);
+  }
+  hcq_status st = HCQ_OK;
+  int status = 0;
+  if (rc != 0) {
+    hcq_code code = rc == ENOENT || rc == EACCES || rc == ENOEXEC ? HCQ_CODE_UNSUPPORTED : HCQ_CODE_IO;
+    st = hcq_status_make(code, "posix_spawn(%s): %s", argv[0], strerror(rc));
+  } else {
+    while (waitpid(pid, &status, 0) < 0)
+      if (errno != EINTR) {
+        st = hcq_status_make(HCQ_CODE_IO, "waitpid(%s): %s", argv[0], strerror(errno));
+        break;
+      }
+  }
+  if (!st) {
+    *out_exit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    uint8_t *log = NULL;
+    size_t log_B = 0;
+    hcq_status_free(cc_tool_read_file(logpath, &log, &log_B));
+    *out_log = (char *)log;
+  }
+  unlink(logpath);
+  return st;
+}
+
+/* argv[0] must be on PATH; else the error names the Debian package to install. */
+static hcq_status run_cc(char *const argv[], const char *input, int *out_exit, char **out_log) {
+  if (!cc_tool_find(argv[0], NULL, 0))
+    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "C compiler '%s' not found: install the Debian package %s "
+                           "(or set HCQ_CC)", argv[0], package_for(argv[0]));
+  return cc_tool_run(argv, input, out_exit, out_log);
 }
 
 /* ------------------------------------------------------------------------------------------------ version */
@@ -139,15 +184,6 @@ static pthread_mutex_t version_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
   char *cc, *text;
 } versions[VERSION_SLOTS];
-
-static hcq_status make_temp(char *path, size_t cap, const char *what) {
-  const char *tmp = getenv("TMPDIR");
-  snprintf(path, cap, "%s/hcq-%s-XXXXXX", tmp && tmp[0] ? tmp : "/tmp", what);
-  int fd = mkstemp(path);
-  if (fd < 0) return hcq_status_make(HCQ_CODE_IO, "mkstemp(%s): %s", path, strerror(errno));
-  close(fd);
-  return HCQ_OK;
-}
 
 hcq_status cc_toolchain_version(const char *cc, const char **out_text) {
   *out_text = NULL;
@@ -159,18 +195,13 @@ hcq_status cc_toolchain_version(const char *cc, const char **out_text) {
       return HCQ_OK;
     }
   pthread_mutex_unlock(&version_lock);
-  char errpath[256];
-  HCQ_TRY(make_temp(errpath, sizeof errpath, "ver"));
   char *argv[] = {(char *)cc, "--version", NULL};
-  int status = 0;
-  hcq_status st = run_tool(argv, NULL, errpath, &status);
-  uint8_t *text = NULL;
-  size_t len = 0;
-  if (!st) st = read_file(errpath, &text, &len);
-  unlink(errpath);
-  if (st) return st;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "'%s --version' failed: %s", cc, (char *)text);
+  int exit_code = -1;
+  char *text = NULL;
+  HCQ_TRY(run_cc(argv, NULL, &exit_code, &text));
+  if (!text) return hcq_status_make(HCQ_CODE_IO, "'%s --version': its output could not be read back", cc);
+  if (exit_code != 0) {
+    hcq_status st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "'%s --version' failed: %s", cc, text);
     free(text);
     return st;
   }
@@ -181,7 +212,7 @@ hcq_status cc_toolchain_version(const char *cc, const char **out_text) {
   if (slot < 0) slot = 0; /* full: replace the first (the old text stays valid: leaked on purpose, bounded) */
   if (!versions[slot].cc) {
     versions[slot].cc = strdup(cc);
-    versions[slot].text = (char *)text;
+    versions[slot].text = text;
     text = NULL;
   }
   *out_text = versions[slot].text;
@@ -197,13 +228,8 @@ hcq_status cc_toolchain_compile_c(const char *source, uint8_t **out_obj, size_t 
   *out_obj = NULL;
   *out_size_B = 0;
   const char *cc = cc_toolchain_cc();
-  char objpath[256], errpath[256];
-  HCQ_TRY(make_temp(objpath, sizeof objpath, "obj"));
-  hcq_status st = make_temp(errpath, sizeof errpath, "err");
-  if (st) {
-    unlink(objpath);
-    return st;
-  }
+  char objpath[256];
+  HCQ_TRY(cc_tool_temp(objpath, sizeof objpath, "obj"));
   /* argv: cc, the flags split at spaces, "-", "-o", objpath */
   char *flags = strdup(cc_toolchain_flags());
   char *argv[40];
@@ -215,23 +241,18 @@ hcq_status cc_toolchain_compile_c(const char *source, uint8_t **out_obj, size_t 
   argv[argc++] = "-o";
   argv[argc++] = objpath;
   argv[argc] = NULL;
-  int status = 0;
+  int exit_code = -1;
+  char *err = NULL;
+  hcq_status st = HCQ_OK;
   if (!flags) st = hcq_status_make(HCQ_CODE_NOMEM, "compile: out of memory");
-  if (!st) st = run_tool(argv, source, errpath, &status);
-  if (!st && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
-    uint8_t *err = NULL;
-    size_t errlen = 0;
-    hcq_status rst = read_file(errpath, &err, &errlen);
-    hcq_status_free(rst);
-    st = hcq_status_make(HCQ_CODE_INVALID, "compile failed (exit %d): %s %s - -o %s\n%s",
-                         WIFEXITED(status) ? WEXITSTATUS(status) : -1, cc, cc_toolchain_flags(), objpath,
-                         err ? (char *)err : "");
-    free(err);
-  }
-  if (!st) st = read_file(objpath, out_obj, out_size_B);
+  if (!st) st = run_cc(argv, source, &exit_code, &err);
+  if (!st && exit_code != 0)
+    st = hcq_status_make(HCQ_CODE_INVALID, "compile failed (exit %d): %s %s - -o %s\n%s", exit_code, cc,
+                         cc_toolchain_flags(), objpath, err ? err : "");
+  if (!st) st = cc_tool_read_file(objpath, out_obj, out_size_B);
+  free(err);
   free(flags);
   unlink(objpath);
-  unlink(errpath);
   return st;
 }
 
@@ -241,16 +262,37 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+void cc_program_drop_binary(cc_program *prog) {
+  free(prog->binary);
+  prog->binary = NULL;
+  prog->binary_size_B = 0;
+  prog->external_ms = 0;
+}
+
+hcq_status cc_build_cached(const char *key, size_t key_len, cc_program *prog, cc_build_fn build, const void *ctx) {
+  bool found = false;
+  hcq_status st = cc_cache_load(key, key_len, &prog->binary, &prog->binary_size_B, &found);
+  if (!st && !found) {
+    double t0 = now_ms();
+    st = build(ctx, prog->source, &prog->binary, &prog->binary_size_B);
+    prog->external_ms = now_ms() - t0;
+    if (!st) st = cc_cache_store(key, key_len, prog->binary, prog->binary_size_B);
+  }
+  return st;
+}
+
+static hcq_status build_c(const void *ctx, const char *source, uint8_t **out_bin, size_t *out_size_B) {
+  (void)ctx;
+  return cc_toolchain_compile_c(source, out_bin, out_size_B);
+}
+
 hcq_status cc_compile_binary(const cc_target *t, cc_program *prog) {
   if (!t || !prog || !prog->source) return hcq_status_make(HCQ_CODE_INVALID, "cc_compile_binary: no source");
   if (t->kind == CC_TARGET_AMDGPU || t->kind == CC_TARGET_LLVM_CPU) return cc_llvm_compile_binary(t, prog);
   if (t->kind == CC_TARGET_PTX) return cc_ptx_compile_binary(t, prog);
   if (t->kind != CC_TARGET_C)
     return hcq_status_make(HCQ_CODE_UNSUPPORTED, "target %s: toolchain not implemented yet", t->name);
-  free(prog->binary);
-  prog->binary = NULL;
-  prog->binary_size_B = 0;
-  prog->external_ms = 0;
+  cc_program_drop_binary(prog);
   const char *cc = cc_toolchain_cc(), *version = NULL;
   HCQ_TRY(cc_toolchain_version(cc, &version));
   /* key = target \0 cc \0 flags \0 version \0 source */
@@ -260,14 +302,7 @@ hcq_status cc_compile_binary(const cc_target *t, cc_program *prog) {
   if (!f) return hcq_status_make(HCQ_CODE_NOMEM, "compile: out of memory");
   fprintf(f, "%s%c%s%c%s%c%s%c%s", t->name, 0, cc, 0, cc_toolchain_flags(), 0, version, 0, prog->source);
   fclose(f);
-  bool found = false;
-  hcq_status st = cc_cache_load(key, key_len, &prog->binary, &prog->binary_size_B, &found);
-  if (!st && !found) {
-    double t0 = now_ms();
-    st = cc_toolchain_compile_c(prog->source, &prog->binary, &prog->binary_size_B);
-    prog->external_ms = now_ms() - t0;
-    if (!st) st = cc_cache_store(key, key_len, prog->binary, prog->binary_size_B);
-  }
+  hcq_status st = cc_build_cached(key, key_len, prog, build_c, NULL);
   free(key);
   return st;
 }

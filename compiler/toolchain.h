@@ -14,13 +14,39 @@
 #ifndef HCQ_COMPILER_TOOLCHAIN_H
 #define HCQ_COMPILER_TOOLCHAIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "compiler/compiler.h"
 
+/* Subprocess helpers (toolchain.c), shared by the C, LLVM and PTX drivers and `hcq aot`. */
+/* Is `cmd` an executable file, directly when it has a '/', else in a $PATH directory (a leading or inner empty
+ * entry is ".", a trailing one is ignored; an unset or empty PATH is /usr/local/bin:/usr/bin:/bin)? When out_path
+ * is not NULL it receives the file found. */
+bool cc_tool_find(const char *cmd, char *out_path, size_t cap);
+/* Create an empty temp file $TMPDIR/hcq-WHAT-XXXXXX (TMPDIR defaults to /tmp); its name goes to path. */
+hcq_status cc_tool_temp(char *path, size_t cap, const char *what);
+/* A whole file, malloc'd with a NUL after the last byte. */
+hcq_status cc_tool_read_file(const char *path, uint8_t **out, size_t *out_size_B);
+/* Run argv (argv[0] looked up on $PATH unless it has a '/') with `input` on stdin (/dev/null when NULL) and
+ * stdout+stderr captured together. On HCQ_OK the tool ran: *out_exit is its exit code (-1 when a signal ended it)
+ * and *out_log its output (malloc'd, NUL-terminated; NULL if it could not be read back). An error means the tool
+ * could not be started or waited for (UNSUPPORTED when the file cannot be executed, else IO). */
+hcq_status cc_tool_run(char *const argv[], const char *input, int *out_exit, char **out_log);
+
+/* The shared path of the three cc_*compile_binary drivers (toolchain.c). cc_program_drop_binary empties
+ * prog->binary and external_ms (done first, so a failed build leaves none); cc_build_cached loads `key` from the
+ * cache or, on a miss, runs build(ctx, source), records its time in prog->external_ms and stores the result. */
+typedef hcq_status (*cc_build_fn)(const void *ctx, const char *source, uint8_t **out_bin, size_t *out_size_B);
+void cc_program_drop_binary(cc_program *prog);
+hcq_status cc_build_cached(const char *key, size_t key_len, cc_program *prog, cc_build_fn build, const void *ctx);
+
 /* The compiler command in use ($HCQ_CC or "cc"). */
 const char *cc_toolchain_cc(void);
+/* The CPU tuning flag of host builds (C and llvm-cpu): $HCQ_CC_TUNE when set, else -march=native (-mcpu=native on
+ * arm). A cross compiler run under qemu-user cannot detect "native" and needs e.g. -mcpu=cortex-a57. */
+const char *cc_toolchain_tune(void);
 /* The compile flags (one string, space separated) for the host. */
 const char *cc_toolchain_flags(void);
 /* `CC --version` text, cached per process and compiler name. */

@@ -7,55 +7,23 @@
  * the flags, `ptxas --version` and the PTX text. */
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "compiler/toolchain.h"
 
-extern char **environ;
-
-static bool executable(const char *path) { return access(path, X_OK) == 0; }
-
-static bool on_path(const char *tool, char *out, size_t cap) {
-  const char *path = getenv("PATH");
-  if (!path) return false;
-  while (*path) {
-    const char *colon = strchr(path, ':');
-    size_t len = colon ? (size_t)(colon - path) : strlen(path);
-    snprintf(out, cap, "%.*s/%s", (int)len, path, tool);
-    if (len && executable(out)) return true;
-    path += len + (colon ? 1 : 0);
-  }
-  return false;
-}
-
 hcq_status cc_ptx_ptxas(char *out_path, size_t cap) {
   const char *env = getenv("HCQ_PTXAS");
   if (env && env[0]) {
-    snprintf(out_path, cap, "%s", env);
-    if (strchr(env, '/') ? executable(env) : on_path(env, out_path, cap)) return HCQ_OK;
+    if (cc_tool_find(env, out_path, cap)) return HCQ_OK;
     return hcq_status_make(HCQ_CODE_UNSUPPORTED, "ptxas '%s' (from $HCQ_PTXAS) not found or not executable", env);
   }
-  snprintf(out_path, cap, "/usr/local/cuda/bin/ptxas");
-  if (executable(out_path) || on_path("ptxas", out_path, cap)) return HCQ_OK;
+  if (cc_tool_find("/usr/local/cuda/bin/ptxas", out_path, cap) || cc_tool_find("ptxas", out_path, cap)) return HCQ_OK;
   return hcq_status_make(HCQ_CODE_UNSUPPORTED, "ptxas not found (looked at $HCQ_PTXAS, /usr/local/cuda/bin/ptxas and "
                          "$PATH): install the CUDA toolkit (Debian package nvidia-cuda-toolkit, or NVIDIA's "
                          "cuda-nvcc into /usr/local/cuda)");
-}
-
-static hcq_status temp_file(char *path, size_t cap, const char *what) {
-  const char *tmp = getenv("TMPDIR");
-  snprintf(path, cap, "%s/hcq-%s-XXXXXX", tmp && tmp[0] ? tmp : "/tmp", what);
-  int fd = mkstemp(path);
-  if (fd < 0) return hcq_status_make(HCQ_CODE_IO, "mkstemp(%s): %s", path, strerror(errno));
-  close(fd);
-  return HCQ_OK;
 }
 
 static hcq_status write_all(const char *path, const char *data, size_t len) {
@@ -75,101 +43,50 @@ static hcq_status write_all(const char *path, const char *data, size_t len) {
   return HCQ_OK;
 }
 
-static hcq_status slurp(const char *path, uint8_t **out, size_t *out_len) {
-  *out = NULL;
-  *out_len = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) return hcq_status_make(HCQ_CODE_IO, "open(%s): %s", path, strerror(errno));
-  size_t cap = 4096, len = 0;
-  uint8_t *buf = malloc(cap + 1);
-  while (buf) {
-    size_t got = fread(buf + len, 1, cap - len, f);
-    len += got;
-    if (len < cap) break;
-    uint8_t *nb = realloc(buf, cap * 2 + 1);
-    if (!nb) {
-      free(buf);
-      buf = NULL;
-      break;
-    }
-    buf = nb;
-    cap *= 2;
-  }
-  fclose(f);
-  if (!buf) return hcq_status_make(HCQ_CODE_NOMEM, "read %s: out of memory", path);
-  buf[len] = 0;
-  *out = buf;
-  *out_len = len;
-  return HCQ_OK;
-}
-
 hcq_status cc_ptx_assemble(const char *ptxas, const char *arch, const char *ptx, uint8_t **out_cubin,
                            size_t *out_size_B) {
   *out_cubin = NULL;
   *out_size_B = 0;
-  char in[256], out[256], err[256];
-  HCQ_TRY(temp_file(in, sizeof in, "ptx"));
-  hcq_status st = temp_file(out, sizeof out, "cubin");
+  char in[256], out[256];
+  HCQ_TRY(cc_tool_temp(in, sizeof in, "ptx"));
+  hcq_status st = cc_tool_temp(out, sizeof out, "cubin");
   if (st) {
     unlink(in);
-    return st;
-  }
-  st = temp_file(err, sizeof err, "ptxerr");
-  if (st) {
-    unlink(in);
-    unlink(out);
     return st;
   }
   char archflag[48];
   snprintf(archflag, sizeof archflag, "-arch=%s", arch);
   char *argv[] = {(char *)ptxas, archflag, "-O3", "-o", out, in, NULL};
   st = write_all(in, ptx, strlen(ptx));
-  pid_t pid = 0;
-  if (!st) {
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, err, O_WRONLY | O_TRUNC, 0600);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    int rc = posix_spawn(&pid, ptxas, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc) st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "posix_spawn(%s): %s", ptxas, strerror(rc));
+  int exit_code = -1;
+  char *msg = NULL;
+  if (!st) st = cc_tool_run(argv, NULL, &exit_code, &msg);
+  if (!st && exit_code != 0)
+    st = hcq_status_make(HCQ_CODE_INVALID, "ptxas failed (exit %d): %s %s -O3 -o OUT IN.ptx\n%s", exit_code, ptxas,
+                         archflag, msg ? msg : "");
+  free(msg);
+  if (!st) st = cc_tool_read_file(out, out_cubin, out_size_B);
+  if (!st && *out_size_B == 0) {
+    free(*out_cubin);
+    *out_cubin = NULL;
+    st = hcq_status_make(HCQ_CODE_INVALID, "ptxas wrote an empty cubin");
   }
-  if (!st) {
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-      if (errno != EINTR) {
-        st = hcq_status_make(HCQ_CODE_IO, "waitpid(%s): %s", ptxas, strerror(errno));
-        break;
-      }
-    if (!st && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
-      uint8_t *msg = NULL;
-      size_t mlen = 0;
-      hcq_status_free(slurp(err, &msg, &mlen));
-      st = hcq_status_make(HCQ_CODE_INVALID, "ptxas failed (exit %d): %s %s -O3 -o OUT IN.ptx\n%s",
-                           WIFEXITED(status) ? WEXITSTATUS(status) : -1, ptxas, archflag, msg ? (char *)msg : "");
-      free(msg);
-    }
-  }
-  if (!st) st = slurp(out, out_cubin, out_size_B);
-  if (!st && *out_size_B == 0) st = hcq_status_make(HCQ_CODE_INVALID, "ptxas wrote an empty cubin");
   unlink(in);
   unlink(out);
-  unlink(err);
   return st;
 }
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+struct ptx_build {
+  const char *ptxas, *arch;
+};
+
+static hcq_status build_ptx(const void *ctx, const char *source, uint8_t **out_bin, size_t *out_size_B) {
+  const struct ptx_build *b = ctx;
+  return cc_ptx_assemble(b->ptxas, b->arch, source, out_bin, out_size_B);
 }
 
 hcq_status cc_ptx_compile_binary(const cc_target *t, cc_program *prog) {
-  free(prog->binary);
-  prog->binary = NULL;
-  prog->binary_size_B = 0;
-  prog->external_ms = 0;
+  cc_program_drop_binary(prog);
   char ptxas[1024];
   HCQ_TRY(cc_ptx_ptxas(ptxas, sizeof ptxas));
   const char *version = NULL;
@@ -180,14 +97,8 @@ hcq_status cc_ptx_compile_binary(const cc_target *t, cc_program *prog) {
   if (!f) return hcq_status_make(HCQ_CODE_NOMEM, "compile: out of memory");
   fprintf(f, "%s%cptxas -arch=%s -O3%c%s%c%s", t->name, 0, t->arch, 0, version, 0, prog->source);
   fclose(f);
-  bool found = false;
-  hcq_status st = cc_cache_load(key, key_len, &prog->binary, &prog->binary_size_B, &found);
-  if (!st && !found) {
-    double t0 = now_ms();
-    st = cc_ptx_assemble(ptxas, t->arch, prog->source, &prog->binary, &prog->binary_size_B);
-    prog->external_ms = now_ms() - t0;
-    if (!st) st = cc_cache_store(key, key_len, prog->binary, prog->binary_size_B);
-  }
+  struct ptx_build b = {ptxas, t->arch};
+  hcq_status st = cc_build_cached(key, key_len, prog, build_ptx, &b);
   free(key);
   return st;
 }

@@ -7,12 +7,12 @@
  * Then the error paths (unparsable kernel with file:line:col, a buffer larger than memory, a WAIT that times out
  * followed by a normal run) and `hcq bench --quick --json` in-process: every line verified with the fields the
  * main job promises. */
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "compiler/examples_test_util.h"
 #include "hcq/testing.h"
 #include "tools/krun.h"
 #include "tools/verbs.h"
@@ -26,7 +26,6 @@ static int rand_threads(void) {
   return 1 + (int)((rng >> 33) % 4);
 }
 
-static int cmp_s(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static void run_example(const char *path, bool noopt) {
   int threads = rand_threads();
@@ -84,16 +83,8 @@ done:
 }
 
 static void test_examples(void) {
-  DIR *d = opendir("examples");
-  CHECK(d != NULL);
-  char *names[256];
-  int count = 0;
-  for (struct dirent *e; d && (e = readdir(d)) && count < 256;) {
-    size_t l = strlen(e->d_name);
-    if (l > 4 && strcmp(e->d_name + l - 4, ".uop") == 0) names[count++] = strdup(e->d_name);
-  }
-  if (d) closedir(d);
-  qsort(names, (size_t)count, sizeof *names, cmp_s);
+  char *names[ETU_MAX_EXAMPLES];
+  int count = etu_list_examples(names, ETU_MAX_EXAMPLES);
   CHECK(count >= 10);
   for (int i = 0; i < count; i++) {
     char path[512];

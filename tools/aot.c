@@ -11,22 +11,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "compiler/toolchain.h"
 #include "cpu/cpu_elf.h"
 #include "uop/text.h"
 
 extern char **environ;
-
-static const char *host_arch(void) {
-#if defined(__x86_64__)
-  return "x86_64";
-#elif defined(__aarch64__)
-  return "aarch64";
-#elif defined(__arm__)
-  return "armhf";
-#else
-  return "?";
-#endif
-}
 
 static const char *triple_of(const char *arch) {
   if (!strcmp(arch, "aarch64")) return "aarch64-linux-gnu";
@@ -50,22 +39,6 @@ static void package_for(const char *tool, char *out, size_t cap) {
   snprintf(triple, sizeof triple, "%.*s", (int)(dash - base), base);
   if (!strncmp(triple, "x86_64", 6)) triple[3] = '-';
   snprintf(out, cap, "%s-%s", is_ld ? "binutils" : "gcc", triple);
-}
-
-static bool on_path(const char *cmd) {
-  if (strchr(cmd, '/')) return access(cmd, X_OK) == 0;
-  const char *path = getenv("PATH");
-  if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
-  for (const char *p = path; *p;) {
-    const char *end = strchr(p, ':');
-    size_t n = end ? (size_t)(end - p) : strlen(p);
-    char full[4096];
-    if (snprintf(full, sizeof full, "%.*s/%s", (int)n, n ? p : ".", cmd) < (int)sizeof full && access(full, X_OK) == 0)
-      return true;
-    if (!end) break;
-    p = end + 1;
-  }
-  return false;
 }
 
 static hcq_status read_all(const char *path, size_t max_B, uint8_t **out, size_t *out_B) {
@@ -93,7 +66,7 @@ static hcq_status read_all(const char *path, size_t max_B, uint8_t **out, size_t
 
 /* Run argv with stdout+stderr into logpath; a failure reports the command and the log. */
 static hcq_status run_tool(char *const argv[], const char *logpath) {
-  if (!on_path(argv[0])) {
+  if (!cc_tool_find(argv[0], NULL, 0)) {
     char pkg[96];
     package_for(argv[0], pkg, sizeof pkg);
     return hcq_status_make(HCQ_CODE_UNSUPPORTED, "'%s' not found: install the Debian package %s", argv[0], pkg);
@@ -218,7 +191,7 @@ static hcq_status build_in(const char *dir, const cc_program *prog, const char *
   if (!ok) return hcq_status_make(HCQ_CODE_IO, "cannot write %s", src);
   /* the host arch uses $HCQ_CC (or cc) and the ld next to it; another arch its cross tools */
   const char *env_cc = getenv("HCQ_CC");
-  if (!strcmp(arch, host_arch())) {
+  if (!strcmp(arch, cc_host_arch())) {
     snprintf(cc, sizeof cc, "%s", env_cc && *env_cc ? env_cc : "cc");
     size_t n = strlen(cc);
     if (n > 4 && !strcmp(cc + n - 4, "-gcc")) snprintf(ld, sizeof ld, "%.*s-ld", (int)(n - 4), cc);

@@ -8,6 +8,7 @@
 
 #include "compiler/interp.h"
 #include "cpu/cpu_device.h"
+#include "cpu/cpu_reloc.h"
 #include "hcq/args.h"
 #include "hcq/queue.h"
 #include "hcq/signal.h"
@@ -15,18 +16,6 @@
 #include "uop/text.h"
 
 #define AOT_MAX_IMAGE_B ((size_t)1 << 30)
-
-static uint16_t host_machine(void) {
-#if defined(__x86_64__)
-  return EM_X86_64;
-#elif defined(__aarch64__)
-  return EM_AARCH64;
-#elif defined(__arm__)
-  return EM_ARM;
-#else
-  return 0;
-#endif
-}
 
 static void usage(FILE *f) {
   fprintf(f, "usage: hcq run --image K.img [--var NAME=VALUE]... [--in SLOT=FILE]... [--out SLOT=FILE]...\n"
@@ -57,7 +46,7 @@ static hcq_status load_image(const char *path, uint8_t **bytes, cpu_image *img) 
   else if (size && fread(*bytes, 1, (size_t)size, f) != (size_t)size) st = hcq_status_make(HCQ_CODE_IO, "short read of %s", path);
   fclose(f);
   if (!st) st = cpu_image_parse(*bytes, (size_t)size, img);
-  if (!st) st = cpu_image_check_host(img, host_machine());
+  if (!st) st = cpu_image_check_host(img, cpu_host_machine());
   return hcq_status_annotate(st, "kernel image %s", path);
 }
 

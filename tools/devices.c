@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "compiler/compiler.h"
 #include "cpu/cpu_pool.h"
 #include "tools/verbs.h"
 
@@ -50,18 +51,6 @@ static size_t cpu_features(feature *out, size_t cap) {
 #endif
 #undef ADD
   return n;
-}
-
-static const char *arch_name(void) {
-#if defined(__x86_64__)
-  return "x86_64";
-#elif defined(__aarch64__)
-  return "aarch64";
-#elif defined(__arm__)
-  return "armhf";
-#else
-  return "unknown";
-#endif
 }
 
 /* The CPU model from /proc/cpuinfo ("model name" on x86, often absent on arm). */
@@ -121,7 +110,7 @@ int hcq_verb_devices(int argc, char **argv) {
   char model[256];
   cpu_model(model, sizeof model);
   if (json) {
-    printf("{\"device\":\"CPU:0\",\"backend\":\"cpu\",\"arch\":\"%s\",\"model\":", arch_name());
+    printf("{\"device\":\"CPU:0\",\"backend\":\"cpu\",\"arch\":\"%s\",\"model\":", cc_host_arch());
     json_str(model);
     printf(",\"threads\":%d,\"cores\":%ld,\"features\":[", threads, cores);
     bool first = true;
@@ -132,7 +121,7 @@ int hcq_verb_devices(int argc, char **argv) {
       }
     printf("],\"targets\":[\"c\"]}\n");
   } else {
-    printf("CPU:0  cpu  %s  %s\n  threads %d (of %ld cores)\n  features:", arch_name(), model, threads, cores);
+    printf("CPU:0  cpu  %s  %s\n  threads %d (of %ld cores)\n  features:", cc_host_arch(), model, threads, cores);
     for (size_t i = 0; i < nf; i++) printf(" %s%s", f[i].have ? "+" : "-", f[i].name);
     printf("\n  targets: c\n");
   }

@@ -2,21 +2,33 @@
  * non-negative unit terms, x//d < c), simplex canonicalization, x*-1 < y*-1, and the same shift/scale for !=. */
 #include "uop/symbolic_rules.h"
 
+/* The common start of the CMPLT/CMPNE rules on (S + k) OP c, S an index sum: false when they do not apply. With
+ * k != 0, *shifted is S OP c-k (false if c-k overflows); else *shifted is NULL, s holds S, *c the
+ * constant and *g the gcd of S's coefficients. */
+static bool cmp_const_start(uop_ctx *ctx, const uop *n, sym_sum *s, int64_t *c, int64_t *g, const uop **shifted) {
+  const uop *x = n->src[0];
+  *shifted = NULL;
+  if (!sym_is_index(x) || x->op == UOP_CONST || !uop_const_value(n->src[1], c) || !sym_decompose(x, s)) return false;
+  if (s->k != 0) {
+    if (__builtin_sub_overflow(*c, s->k, c)) return false;
+    s->k = 0;
+    *shifted = uop_alu2(ctx, (uop_op)n->op, sym_build(ctx, s), uop_index_const(ctx, *c));
+    return *shifted != NULL;
+  }
+  *g = 0;
+  for (int i = 0; i < s->n; i++) *g = sym_gcd(*g, s->t[i].coeff);
+  return true;
+}
+
 /* (S + k) < c -> S < c-k; S < c with gcd g of the coefficients -> S/g < ceil(c/g); lt_folding; simplex. */
 static const uop *r_lt_const(uop_rewrite_ctx *rc, const uop *n, const uop_bindings *b) {
   (void)b;
   uop_ctx *ctx = rc->uctx;
-  const uop *x = n->src[0];
-  int64_t c;
+  const uop *shifted;
+  int64_t c, g;
   sym_sum s;
-  if (!sym_is_index(x) || x->op == UOP_CONST || !uop_const_value(n->src[1], &c) || !sym_decompose(x, &s)) return NULL;
-  if (s.k != 0) {
-    if (__builtin_sub_overflow(c, s.k, &c)) return NULL;
-    s.k = 0;
-    return uop_alu2(ctx, UOP_CMPLT, sym_build(ctx, &s), uop_index_const(ctx, c));
-  }
-  int64_t g = 0;
-  for (int i = 0; i < s.n; i++) g = sym_gcd(g, s.t[i].coeff);
+  if (!cmp_const_start(ctx, n, &s, &c, &g, &shifted)) return NULL;
+  if (shifted) return shifted;
   if (g > 1) {
     for (int i = 0; i < s.n; i++) s.t[i].coeff /= g;
     return uop_alu2(ctx, UOP_CMPLT, sym_build(ctx, &s), uop_index_const(ctx, sym_ceildiv(c, g)));
@@ -80,17 +92,11 @@ static const uop *r_lt_neg(uop_rewrite_ctx *rc, const uop *n, const uop_bindings
 static const uop *r_ne_const(uop_rewrite_ctx *rc, const uop *n, const uop_bindings *b) {
   (void)b;
   uop_ctx *ctx = rc->uctx;
-  const uop *x = n->src[0];
-  int64_t c;
+  const uop *shifted;
+  int64_t c, g;
   sym_sum s;
-  if (!sym_is_index(x) || x->op == UOP_CONST || !uop_const_value(n->src[1], &c) || !sym_decompose(x, &s)) return NULL;
-  if (s.k != 0) {
-    if (__builtin_sub_overflow(c, s.k, &c)) return NULL;
-    s.k = 0;
-    return uop_alu2(ctx, UOP_CMPNE, sym_build(ctx, &s), uop_index_const(ctx, c));
-  }
-  int64_t g = 0;
-  for (int i = 0; i < s.n; i++) g = sym_gcd(g, s.t[i].coeff);
+  if (!cmp_const_start(ctx, n, &s, &c, &g, &shifted)) return NULL;
+  if (shifted) return shifted;
   if (g > 1) {
     if (c % g != 0) return uop_const_bool(ctx, true);
     for (int i = 0; i < s.n; i++) s.t[i].coeff /= g;

@@ -65,13 +65,7 @@ static const char *tok_desc(const tok *t, char *buf, size_t cap) {
   if (t->kind == TOK_EOF) return "end of input";
   if (t->kind == TOK_LP) return "'('";
   if (t->kind == TOK_RP) return "')'";
-  size_t n = t->len > 40 ? 40 : t->len, o = 0;
-  buf[o++] = '\'';
-  for (size_t i = 0; i < n && o + 5 < cap; i++) buf[o++] = isprint((unsigned char)t->s[i]) ? t->s[i] : '?';
-  if (n < t->len) o += (size_t)snprintf(buf + o, cap - o, "...");
-  buf[o++] = '\'';
-  buf[o] = 0;
-  return buf;
+  return uop_text_quote(t->s, t->len, buf, cap);
 }
 
 static bool tok_is(const tok *t, const char *word) {
@@ -126,35 +120,6 @@ static int_range scalar_int_range(uop_scalar s) {
 
 static bool scalar_is_int(uop_scalar s) { return s == UOP_INDEX || (s >= UOP_INT8 && s <= UOP_UINT64); }
 static bool scalar_is_float(uop_scalar s) { return s >= UOP_FLOAT16 && s <= UOP_FLOAT64; }
-
-static double scalar_float_max(uop_scalar s) {
-  switch (s) {
-  case UOP_FLOAT16: return 65504.0;
-  case UOP_BFLOAT16: return 3.38953138925153547590470800371487866880e38;
-  case UOP_FLOAT32: return FLT_MAX;
-  default: return DBL_MAX;
-  }
-}
-
-/* Decimal float syntax: [-+]? (digits [. digits?] | . digits) ([eE] [-+]? digits)? */
-static bool is_decimal(const char *s, size_t n) {
-  size_t i = 0, digits = 0;
-  if (i < n && (s[i] == '-' || s[i] == '+')) i++;
-  while (i < n && isdigit((unsigned char)s[i])) i++, digits++;
-  if (i < n && s[i] == '.') {
-    i++;
-    while (i < n && isdigit((unsigned char)s[i])) i++, digits++;
-  }
-  if (!digits) return false;
-  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-    i++;
-    if (i < n && (s[i] == '-' || s[i] == '+')) i++;
-    size_t e = 0;
-    while (i < n && isdigit((unsigned char)s[i])) i++, e++;
-    if (!e) return false;
-  }
-  return i == n;
-}
 
 /* ------------------------------------------------------------------------------------------------ forms */
 
@@ -309,14 +274,14 @@ static hcq_status build_const(parser *ps, frame *f, const uop **out) {
     if (tok_is(v, "inf") || tok_is(v, "+inf")) d = INFINITY;
     else if (tok_is(v, "-inf")) d = -INFINITY;
     else if (tok_is(v, "nan")) d = NAN;
-    else if (is_decimal(v->s, v->len)) {
+    else if (uop_text_is_decimal(v->s, v->len)) {
       char tmp[400];
       if (v->len >= sizeof tmp)
         return perr(v->line, v->col, "float constant %s is too long", tok_desc(v, buf, sizeof buf));
       memcpy(tmp, v->s, v->len);
       tmp[v->len] = 0;
       d = strtod(tmp, NULL);
-      if (fabs(d) > scalar_float_max(s))
+      if (fabs(d) > uop_text_float_max(s))
         return perr(v->line, v->col, "float constant %s out of range for %s", tok_desc(v, buf, sizeof buf),
                     uop_text_dt_name(s));
     } else {

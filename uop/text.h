@@ -75,6 +75,14 @@ const char *uop_text_dt_cname(uop_scalar s);
 /* Look up a grammar dtype name; false if unknown. */
 bool uop_text_dt_lookup(const char *name, size_t len, uop_scalar *out_scalar);
 
+/* Quote len bytes of source text for a message: 'text', at most 40 bytes then "...", non-printables as '?'.
+ * buf needs cap >= 8 (64 holds any quote). Returns buf. */
+const char *uop_text_quote(const char *s, size_t len, char *buf, size_t cap);
+/* Decimal float syntax: [-+]? (digits [. digits?] | . digits) ([eE] [-+]? digits)? over the n bytes at s. */
+bool uop_text_is_decimal(const char *s, size_t n);
+/* Largest finite value of a float scalar (float16, bfloat16, float32; DBL_MAX for any other). */
+double uop_text_float_max(uop_scalar s);
+
 /* Shortest decimal text of v that strtod reads back to the same double, Python-repr style: "0.1", "10.0", "1e+16",
  * "2.5e-05" ("inf", "-inf", "nan" for those).
  * buf must hold at least 32 bytes. Returns buf. */

@@ -1,4 +1,5 @@
-/* text_buf: a growable byte buffer private to the text module (printer, renderer). Appends never fail loudly:
+/* text_buf: a growable byte buffer private to the text printers (uop/text_print.c, uop/render.c and the kernel
+ * text printer compiler/kernel_print.c). Appends never fail loudly:
  * an allocation failure or the UOP_TEXT_MAX_OUTPUT_B cap sets `failed`, which the caller checks once at the end. */
 #ifndef HCQ_UOP_TEXT_BUF_H
 #define HCQ_UOP_TEXT_BUF_H

@@ -1,4 +1,7 @@
-/* Shared pieces of the expression text module: dtype names (grammar and C-style) and float formatting. */
+/* Shared pieces of the expression text module (and the kernel text of compiler/): dtype names (grammar and
+ * C-style), decimal syntax, float ranges and float formatting. */
+#include <ctype.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,5 +56,43 @@ char *uop_text_fmt_double(double v, char *buf) {
     snprintf(buf, 32, "%.*f", decimals > 0 ? decimals : 0, v);
   }
   if (!strpbrk(buf, ".e")) strcat(buf, ".0");
+  return buf;
+}
+
+bool uop_text_is_decimal(const char *s, size_t n) {
+  size_t i = 0, digits = 0;
+  if (i < n && (s[i] == '-' || s[i] == '+')) i++;
+  while (i < n && isdigit((unsigned char)s[i])) i++, digits++;
+  if (i < n && s[i] == '.') {
+    i++;
+    while (i < n && isdigit((unsigned char)s[i])) i++, digits++;
+  }
+  if (!digits) return false;
+  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+    i++;
+    if (i < n && (s[i] == '-' || s[i] == '+')) i++;
+    size_t e = 0;
+    while (i < n && isdigit((unsigned char)s[i])) i++, e++;
+    if (!e) return false;
+  }
+  return i == n;
+}
+
+double uop_text_float_max(uop_scalar s) {
+  switch (s) {
+  case UOP_FLOAT16: return 65504.0;
+  case UOP_BFLOAT16: return 3.38953138925153547590470800371487866880e38;
+  case UOP_FLOAT32: return FLT_MAX;
+  default: return DBL_MAX;
+  }
+}
+
+const char *uop_text_quote(const char *s, size_t len, char *buf, size_t cap) {
+  size_t n = len > 40 ? 40 : len, o = 0;
+  buf[o++] = '\'';
+  for (size_t i = 0; i < n && o + 5 < cap; i++) buf[o++] = isprint((unsigned char)s[i]) ? s[i] : '?';
+  if (n < len) o += (size_t)snprintf(buf + o, cap - o, "...");
+  buf[o++] = '\'';
+  buf[o] = 0;
   return buf;
 }

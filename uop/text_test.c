@@ -593,6 +593,26 @@ static void test_fmt_double(void) {
   CHECK_EQ_STR(uop_text_fmt_double((double)0.1f, buf), "0.10000000149011612");
 }
 
+/* The decimal syntax shared by the expression and kernel parsers, and the float ranges (IEEE limits by hand). */
+static void test_decimal_and_float_max(void) {
+  static const char *const yes[] = {"0", "-1", "+2.", ".5", "1.25e-3", "6E+10", "-0.0e0"};
+  static const char *const no[] = {"", "-", ".", "e5", "1e", "1e+", "1.2.3", "0x10", "1f", " 1", "inf"};
+  for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) CHECK(uop_text_is_decimal(yes[i], strlen(yes[i])));
+  for (size_t i = 0; i < sizeof no / sizeof *no; i++) CHECK(!uop_text_is_decimal(no[i], strlen(no[i])));
+  CHECK(uop_text_is_decimal("12x", 2)); /* only the n bytes given */
+  char q[64];
+  CHECK_EQ_STR(uop_text_quote("ab", 2, q, sizeof q), "'ab'");
+  CHECK_EQ_STR(uop_text_quote("a\tb\n", 4, q, sizeof q), "'a?b?'");
+  CHECK_EQ_STR(uop_text_quote("xyz", 0, q, sizeof q), "''");
+  const char *long_word = "0123456789012345678901234567890123456789ABCDE";
+  CHECK_EQ_STR(uop_text_quote(long_word, strlen(long_word), q, sizeof q),
+               "'0123456789012345678901234567890123456789...'");
+  CHECK(uop_text_float_max(UOP_FLOAT16) == 65504.0);                       /* (2 - 2^-10) * 2^15 */
+  CHECK(uop_text_float_max(UOP_BFLOAT16) == ldexp(2.0 - ldexp(1, -7), 127)); /* (2 - 2^-7) * 2^127 */
+  CHECK(uop_text_float_max(UOP_FLOAT32) == ldexp(2.0 - ldexp(1, -23), 127));
+  CHECK(uop_text_float_max(UOP_FLOAT64) == ldexp(2.0 - ldexp(1, -52), 1023));
+}
+
 int main(void) {
   CHECK_OK(uop_ctx_create(&ctx));
   if (!ctx) return testing_summary("text_test");
@@ -607,6 +627,7 @@ int main(void) {
   test_render();
   test_print_outside_grammar();
   test_fmt_double();
+  test_decimal_and_float_max();
   uop_ctx_destroy(ctx);
   return testing_summary("text_test");
 }

@@ -58,17 +58,25 @@ static inline bool uop_ptrmap_grow(uop_ptrmap *m) {
   return true;
 }
 
-/* Insert or overwrite. Returns false on out-of-memory. */
-static inline bool uop_ptrmap_put(uop_ptrmap *m, const void *key, uintptr_t val) {
-  if ((m->count + 1) * 2 > m->cap && !uop_ptrmap_grow(m)) return false;
+/* Find key, or insert it with value `init`; returns its value slot, NULL on out-of-memory. */
+static inline uintptr_t *uop_ptrmap_get_or_put(uop_ptrmap *m, const void *key, uintptr_t init) {
+  if ((m->count + 1) * 2 > m->cap && !uop_ptrmap_grow(m)) return NULL;
   size_t mask = m->cap - 1;
   size_t i = uop_ptrhash(key) & mask;
   while (m->slots[i].key && m->slots[i].key != key) i = (i + 1) & mask;
   if (!m->slots[i].key) {
     m->slots[i].key = key;
+    m->slots[i].val = init;
     m->count++;
   }
-  m->slots[i].val = val;
+  return &m->slots[i].val;
+}
+
+/* Insert or overwrite. Returns false on out-of-memory. */
+static inline bool uop_ptrmap_put(uop_ptrmap *m, const void *key, uintptr_t val) {
+  uintptr_t *slot = uop_ptrmap_get_or_put(m, key, val);
+  if (!slot) return false;
+  *slot = val;
   return true;
 }
 

@@ -8,6 +8,7 @@
  * The outer ranges are the ranges x depends on that the reduce does not range over. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "compiler/cc_internal.h"
 #include "uop/uop_internal.h"
@@ -19,58 +20,76 @@ static const uop *identity(uop_ctx *ctx, uop_op op, uop_dtype dt) {
   return uop_const_int(ctx, dt, uop_dt_min(dt));
 }
 
+/* Open-range sets memoized per node for the whole pass: nodes are hash-consed and immutable, so a node's set never
+ * changes, and the many REDUCEs the expander makes (one per lane) share most of their subgraphs. */
+typedef struct range_set {
+  const uop **r;
+  uint32_t n;
+} range_set;
+
+typedef struct reduce_job {
+  cc_pass_ctx *pc;
+  uop_ptrmap memo; /* node -> index into sets */
+  range_set *sets;
+  size_t nsets, cap;
+} reduce_job;
+
+static void reduce_job_free(reduce_job *j) {
+  for (size_t k = 0; k < j->nsets; k++) free(j->sets[k].r);
+  free(j->sets);
+  uop_ptrmap_free(&j->memo);
+}
+
 /* The ranges open at x: union of the sources' (a RANGE source adds itself; a STORE source removes the ranges it
  * lists). *out is malloc'd. */
-static hcq_status live_ranges(uop_ctx *ctx, const uop *x, const uop ***out, uint32_t *out_n) {
+static hcq_status live_ranges(reduce_job *j, const uop *x, const uop ***out, uint32_t *out_n) {
   *out = NULL;
   *out_n = 0;
   const uop **nodes;
   size_t count;
-  HCQ_TRY(uop_toposort(ctx, x, &nodes, &count));
-  uop_ptrmap idx = {0};
-  const uop ***sets = calloc(count, sizeof *sets);
-  uint32_t *ns = calloc(count, sizeof *ns);
-  hcq_status st = HCQ_OK;
-  if (!sets || !ns) goto oom;
+  HCQ_TRY(uop_toposort(j->pc->ctx, x, &nodes, &count));
   for (size_t k = 0; k < count; k++) {
     const uop *n = nodes[k];
-    if (!uop_ptrmap_put(&idx, n, k)) goto oom;
+    if (uop_ptrmap_find(&j->memo, n)) continue;
+    if (j->nsets == j->cap) {
+      size_t nc = j->cap ? j->cap * 2 : 64;
+      range_set *ns = realloc(j->sets, nc * sizeof *ns);
+      if (!ns) goto oom;
+      j->sets = ns;
+      j->cap = nc;
+    }
     size_t cap = 0;
-    for (uint32_t s = 0; s < n->nsrc; s++) cap += ns[*uop_ptrmap_find(&idx, n->src[s])] + 1;
-    sets[k] = malloc((cap + 1) * sizeof **sets);
-    if (!sets[k]) goto oom;
+    for (uint32_t s = 0; s < n->nsrc; s++) cap += j->sets[*uop_ptrmap_find(&j->memo, n->src[s])].n + 1;
+    range_set cur = {malloc((cap + 1) * sizeof *cur.r), 0};
+    if (!cur.r) goto oom;
     for (uint32_t s = 0; s < n->nsrc; s++) {
       const uop *src = n->src[s];
-      size_t si = *uop_ptrmap_find(&idx, src);
-      for (uint32_t i = 0; i <= ns[si]; i++) {
-        const uop *r = i < ns[si] ? sets[si][i] : (src->op == UOP_RANGE ? src : NULL);
+      const range_set *ss = &j->sets[*uop_ptrmap_find(&j->memo, src)];
+      for (uint32_t i = 0; i <= ss->n; i++) {
+        const uop *r = i < ss->n ? ss->r[i] : (src->op == UOP_RANGE ? src : NULL);
         if (!r) continue;
         bool skip = false;
         if (src->op == UOP_STORE)
-          for (uint32_t j = 2; j < src->nsrc; j++) skip |= src->src[j] == r;
-        for (uint32_t j = 0; j < ns[k] && !skip; j++) skip = sets[k][j] == r;
-        if (!skip) sets[k][ns[k]++] = r;
+          for (uint32_t q = 2; q < src->nsrc; q++) skip |= src->src[q] == r;
+        for (uint32_t q = 0; q < cur.n && !skip; q++) skip = cur.r[q] == r;
+        if (!skip) cur.r[cur.n++] = r;
       }
     }
+    if (!uop_ptrmap_put(&j->memo, n, j->nsets)) {
+      free(cur.r);
+      goto oom;
+    }
+    j->sets[j->nsets++] = cur;
   }
-  *out = sets[count - 1];
-  *out_n = ns[count - 1];
-  sets[count - 1] = NULL;
-  goto done;
+  const range_set *xs = &j->sets[*uop_ptrmap_find(&j->memo, x)];
+  *out = malloc((xs->n + 1) * sizeof **out);
+  if (!*out) goto oom;
+  if (xs->n) memcpy(*out, xs->r, xs->n * sizeof **out);
+  *out_n = xs->n;
+  return HCQ_OK;
 oom:
-  st = hcq_status_make(HCQ_CODE_NOMEM, "remove reduce: out of memory");
-done:
-  if (sets)
-    for (size_t k = 0; k < count; k++) free(sets[k]);
-  free(sets);
-  free(ns);
-  uop_ptrmap_free(&idx);
-  return st;
+  return hcq_status_make(HCQ_CODE_NOMEM, "remove reduce: out of memory");
 }
-
-typedef struct reduce_job {
-  cc_pass_ctx *pc;
-} reduce_job;
 
 static const uop *reduce_fn(void *user, uop_ctx *ctx, const uop *n, hcq_status *st) {
   reduce_job *j = user;
@@ -89,7 +108,7 @@ static const uop *reduce_fn(void *user, uop_ctx *ctx, const uop *n, hcq_status *
   /* Outer ranges: the ranges open around x (its context: a STORE closes the ranges it lists), minus the reduced. */
   const uop **outer = NULL;
   uint32_t nouter = 0;
-  *st = live_ranges(ctx, x, &outer, &nouter);
+  *st = live_ranges(j, x, &outer, &nouter);
   if (*st) return NULL;
   uint32_t kept = 0;
   for (uint32_t k = 0; k < nouter; k++) {
@@ -123,5 +142,7 @@ static const uop *reduce_fn(void *user, uop_ctx *ctx, const uop *n, hcq_status *
 
 hcq_status cc_pass_reduce(cc_pass_ctx *pc, const uop *sink, const uop **out_sink) {
   reduce_job j = {.pc = pc};
-  return cc_rebuild(pc->ctx, sink, reduce_fn, &j, out_sink);
+  hcq_status st = cc_rebuild(pc->ctx, sink, reduce_fn, &j, out_sink);
+  reduce_job_free(&j);
+  return st;
 }

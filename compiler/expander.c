@@ -14,6 +14,7 @@
 #include "compiler/opt.h"
 #include "uop/match.h"
 #include "uop/symbolic.h"
+#include "uop/uop_internal.h"
 
 #define MAX_LANES 4096
 
@@ -51,6 +52,129 @@ static void lane_values(uop_ctx *ctx, const uop *const *ex, uint32_t nex, int64_
   }
 }
 
+/* All nl lanes of root at once (out[l] = root with ex[i] replaced by lane l's constant, as lane_values numbers
+ * them). Each node is rebuilt once per combination of the expand ranges it depends on, not once per lane: in a
+ * 16x8 tile, a load indexed by one range is built 16 times, not 128, and nodes that use no expand range are kept
+ * as they are. Returns false (nothing built) when the tables would be too large; the caller then substitutes lane
+ * by lane. */
+#define MAX_SHARED_ENTRIES (1u << 20)
+static bool substitute_lanes(uop_ctx *ctx, const uop *root, const uop *const *ex, uint32_t nex, int64_t nl,
+                             const uop **out, hcq_status *st) {
+  if (nex > 32) return false;
+  int64_t size[32];
+  for (uint32_t i = 0; i < nex; i++) uop_const_value(ex[i]->src[0], &size[i]);
+  const uop **nodes;
+  size_t count;
+  *st = uop_toposort(ctx, root, &nodes, &count);
+  if (*st) return true;
+  uop_ptrmap idx = {0};
+  uint32_t *deps = calloc(count, sizeof *deps);
+  size_t *base = malloc(count * sizeof *base);
+  const uop **res = NULL;
+  bool done = false;
+  if (!deps || !base) goto oom;
+  size_t total = 0;
+  for (size_t k = 0; k < count; k++) {
+    const uop *n = nodes[k];
+    if (!uop_ptrmap_put(&idx, n, k)) goto oom;
+    uint32_t d = 0;
+    bool is_ex = false;
+    for (uint32_t i = 0; i < nex; i++)
+      if (ex[i] == n) {
+        d = 1u << i;
+        is_ex = true;
+      }
+    if (!is_ex)
+      for (uint32_t s = 0; s < n->nsrc; s++) d |= deps[*uop_ptrmap_find(&idx, n->src[s])];
+    deps[k] = d;
+    int64_t combos = 1;
+    for (uint32_t i = 0; i < nex; i++)
+      if (d >> i & 1) combos *= size[i];
+    base[k] = total;
+    total += d ? (size_t)combos : 0;
+    if (total > MAX_SHARED_ENTRIES) goto out; /* fall back */
+  }
+  res = malloc((total + 1) * sizeof *res);
+  if (!res) goto oom;
+  int64_t vals[32];
+  const uop *small[8];
+  for (size_t k = 0; k < count; k++) {
+    const uop *n = nodes[k];
+    uint32_t d = deps[k];
+    if (!d) continue;
+    int64_t combos = 1;
+    for (uint32_t i = 0; i < nex; i++)
+      if (d >> i & 1) combos *= size[i];
+    int exi = -1;
+    for (uint32_t i = 0; i < nex; i++)
+      if (ex[i] == n) exi = (int)i;
+    const uop **src = n->nsrc <= 8 ? small : malloc(n->nsrc * sizeof *src);
+    if (!src) goto oom;
+    bool fail = false;
+    for (int64_t p = 0; p < combos && !fail; p++) {
+      if (exi >= 0) {
+        res[base[k] + (size_t)p] = uop_index_const(ctx, p);
+        if (!res[base[k] + (size_t)p]) fail = true;
+        continue;
+      }
+      /* p in mixed radix over the ranges in d (the last one fastest) */
+      int64_t q = p;
+      for (uint32_t i = nex; i-- > 0;)
+        if (d >> i & 1) {
+          vals[i] = q % size[i];
+          q /= size[i];
+        }
+      for (uint32_t s = 0; s < n->nsrc; s++) {
+        size_t sk = *uop_ptrmap_find(&idx, n->src[s]);
+        uint32_t sd = deps[sk];
+        if (!sd) {
+          src[s] = n->src[s];
+          continue;
+        }
+        int64_t sp = 0;
+        for (uint32_t i = 0; i < nex; i++)
+          if (sd >> i & 1) sp = sp * size[i] + vals[i];
+        src[s] = res[base[sk] + (size_t)sp];
+      }
+      res[base[k] + (size_t)p] = uop_replace_src(ctx, n, src, n->nsrc);
+      if (!res[base[k] + (size_t)p]) fail = true;
+    }
+    if (src != small) free(src);
+    if (fail) goto oom;
+  }
+  {
+    size_t rk = count - 1; /* the root is last in post-order */
+    uint32_t rd = deps[rk];
+    for (int64_t l = 0; l < nl; l++) {
+      if (!rd) {
+        out[l] = root;
+        continue;
+      }
+      int64_t q = l;
+      for (uint32_t i = nex; i-- > 0;) {
+        vals[i] = q % size[i];
+        q /= size[i];
+      }
+      int64_t sp = 0;
+      for (uint32_t i = 0; i < nex; i++)
+        if (rd >> i & 1) sp = sp * size[i] + vals[i];
+      out[l] = res[base[rk] + (size_t)sp];
+    }
+  }
+  done = true;
+  goto out;
+oom:
+  *st = uop_ctx_status(ctx);
+  if (!*st) *st = hcq_status_make(HCQ_CODE_NOMEM, "expand: out of memory");
+  done = true;
+out:
+  uop_ptrmap_free(&idx);
+  free(deps);
+  free(base);
+  free(res);
+  return done;
+}
+
 /* Combine values[0..n) with op as a balanced tree (in place). */
 static const uop *combine(uop_ctx *ctx, uop_op op, const uop **v, int64_t n) {
   while (n > 1) {
@@ -81,10 +205,11 @@ static const uop *reduce_fn(void *user, uop_ctx *ctx, const uop *n, hcq_status *
   }
   lanes = malloc((size_t)nl * sizeof *lanes);
   if (!lanes) goto done;
-  for (int64_t l = 0; l < nl && !*st; l++) {
-    lane_values(ctx, ex, nex, l, vals);
-    *st = uop_substitute(ctx, n->src[0], ex, vals, nex, &lanes[l]);
-  }
+  if (!substitute_lanes(ctx, n->src[0], ex, nex, nl, lanes, st))
+    for (int64_t l = 0; l < nl && !*st; l++) {
+      lane_values(ctx, ex, nex, l, vals);
+      *st = uop_substitute(ctx, n->src[0], ex, vals, nex, &lanes[l]);
+    }
   if (*st) goto done;
   const uop *sum = combine(ctx, (uop_op)n->arg.i, lanes, nl);
   uint32_t k = 0;
@@ -103,7 +228,7 @@ done:
 /* The lanes of one STORE appended to out[*nout]. */
 static hcq_status expand_store(uop_ctx *ctx, const uop *s, const uop ***out, size_t *nout, size_t *cap) {
   const uop **ex = malloc(s->nsrc * sizeof *ex), **vals = malloc(s->nsrc * sizeof *vals);
-  const uop **src = malloc(s->nsrc * sizeof *src);
+  const uop **src = malloc(s->nsrc * sizeof *src), **lanes = NULL;
   hcq_status st = HCQ_OK;
   if (!ex || !vals || !src) {
     st = hcq_status_make(HCQ_CODE_NOMEM, "expand: out of memory");
@@ -127,12 +252,22 @@ static hcq_status expand_store(uop_ctx *ctx, const uop *s, const uop ***out, siz
     (*out)[(*nout)++] = s;
     goto done;
   }
+  /* the lanes of the address and the value, built for all lanes at once where the tables fit */
+  lanes = malloc(2 * (size_t)nl * sizeof *lanes);
+  if (!lanes) {
+    st = hcq_status_make(HCQ_CODE_NOMEM, "expand: out of memory");
+    goto done;
+  }
+  bool shared[2] = {false, false};
+  for (uint32_t i = 0; i < 2 && i < s->nsrc && !st; i++)
+    shared[i] = substitute_lanes(ctx, s->src[i], ex, nex, nl, lanes + i * (size_t)nl, &st);
   for (int64_t l = 0; l < nl && !st; l++) {
     lane_values(ctx, ex, nex, l, vals);
     uint32_t k = 0;
     for (uint32_t i = 0; i < s->nsrc && !st; i++) {
       if (i >= 2 && is_expand_axis(s->src[i])) continue;
-      if (i < 2) st = uop_substitute(ctx, s->src[i], ex, vals, nex, &src[k]);
+      if (i < 2 && shared[i]) src[k] = lanes[i * (size_t)nl + (size_t)l];
+      else if (i < 2) st = uop_substitute(ctx, s->src[i], ex, vals, nex, &src[k]);
       else src[k] = s->src[i];
       k++;
     }
@@ -145,6 +280,7 @@ done:
   free(ex);
   free(vals);
   free(src);
+  free(lanes);
   return st;
 }
 

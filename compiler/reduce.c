@@ -40,54 +40,69 @@ static void reduce_job_free(reduce_job *j) {
   uop_ptrmap_free(&j->memo);
 }
 
+/* The set of n from its sources' sets (all memoized already). */
+static bool add_set(reduce_job *j, const uop *n) {
+  if (j->nsets == j->cap) {
+    size_t nc = j->cap ? j->cap * 2 : 64;
+    range_set *ns = realloc(j->sets, nc * sizeof *ns);
+    if (!ns) return false;
+    j->sets = ns;
+    j->cap = nc;
+  }
+  size_t cap = 0;
+  for (uint32_t s = 0; s < n->nsrc; s++) cap += j->sets[*uop_ptrmap_find(&j->memo, n->src[s])].n + 1;
+  range_set cur = {malloc((cap + 1) * sizeof *cur.r), 0};
+  if (!cur.r) return false;
+  for (uint32_t s = 0; s < n->nsrc; s++) {
+    const uop *src = n->src[s];
+    const range_set *ss = &j->sets[*uop_ptrmap_find(&j->memo, src)];
+    for (uint32_t i = 0; i <= ss->n; i++) {
+      const uop *r = i < ss->n ? ss->r[i] : (src->op == UOP_RANGE ? src : NULL);
+      if (!r) continue;
+      bool skip = false;
+      if (src->op == UOP_STORE)
+        for (uint32_t q = 2; q < src->nsrc; q++) skip |= src->src[q] == r;
+      for (uint32_t q = 0; q < cur.n && !skip; q++) skip = cur.r[q] == r;
+      if (!skip) cur.r[cur.n++] = r;
+    }
+  }
+  if (!uop_ptrmap_put(&j->memo, n, j->nsets)) {
+    free(cur.r);
+    return false;
+  }
+  j->sets[j->nsets++] = cur;
+  return true;
+}
+
 /* The ranges open at x: union of the sources' (a RANGE source adds itself; a STORE source removes the ranges it
- * lists). *out is malloc'd. */
+ * lists). *out is malloc'd. A post-order walk that stops at memoized nodes, so each node is visited once per pass. */
 static hcq_status live_ranges(reduce_job *j, const uop *x, const uop ***out, uint32_t *out_n) {
   *out = NULL;
   *out_n = 0;
-  const uop **nodes;
-  size_t count;
-  HCQ_TRY(uop_toposort(j->pc->ctx, x, &nodes, &count));
-  for (size_t k = 0; k < count; k++) {
-    const uop *n = nodes[k];
-    if (uop_ptrmap_find(&j->memo, n)) continue;
-    if (j->nsets == j->cap) {
-      size_t nc = j->cap ? j->cap * 2 : 64;
-      range_set *ns = realloc(j->sets, nc * sizeof *ns);
-      if (!ns) goto oom;
-      j->sets = ns;
-      j->cap = nc;
+  uop_vec stack = {0}; /* (node, next source index) pairs */
+  if (!uop_ptrmap_find(&j->memo, x) && (!uop_vec_push(&stack, (uintptr_t)x) || !uop_vec_push(&stack, 0))) goto oom;
+  while (stack.n) {
+    const uop *n = (const uop *)stack.v[stack.n - 2];
+    uintptr_t i = stack.v[stack.n - 1];
+    if (i < n->nsrc) {
+      stack.v[stack.n - 1] = i + 1;
+      const uop *s = n->src[i];
+      if (!uop_ptrmap_find(&j->memo, s) && (!uop_vec_push(&stack, (uintptr_t)s) || !uop_vec_push(&stack, 0)))
+        goto oom;
+      continue;
     }
-    size_t cap = 0;
-    for (uint32_t s = 0; s < n->nsrc; s++) cap += j->sets[*uop_ptrmap_find(&j->memo, n->src[s])].n + 1;
-    range_set cur = {malloc((cap + 1) * sizeof *cur.r), 0};
-    if (!cur.r) goto oom;
-    for (uint32_t s = 0; s < n->nsrc; s++) {
-      const uop *src = n->src[s];
-      const range_set *ss = &j->sets[*uop_ptrmap_find(&j->memo, src)];
-      for (uint32_t i = 0; i <= ss->n; i++) {
-        const uop *r = i < ss->n ? ss->r[i] : (src->op == UOP_RANGE ? src : NULL);
-        if (!r) continue;
-        bool skip = false;
-        if (src->op == UOP_STORE)
-          for (uint32_t q = 2; q < src->nsrc; q++) skip |= src->src[q] == r;
-        for (uint32_t q = 0; q < cur.n && !skip; q++) skip = cur.r[q] == r;
-        if (!skip) cur.r[cur.n++] = r;
-      }
-    }
-    if (!uop_ptrmap_put(&j->memo, n, j->nsets)) {
-      free(cur.r);
-      goto oom;
-    }
-    j->sets[j->nsets++] = cur;
+    stack.n -= 2;
+    if (!uop_ptrmap_find(&j->memo, n) && !add_set(j, n)) goto oom;
   }
+  uop_vec_free(&stack);
   const range_set *xs = &j->sets[*uop_ptrmap_find(&j->memo, x)];
   *out = malloc((xs->n + 1) * sizeof **out);
-  if (!*out) goto oom;
+  if (!*out) return hcq_status_make(HCQ_CODE_NOMEM, "remove reduce: out of memory");
   if (xs->n) memcpy(*out, xs->r, xs->n * sizeof **out);
   *out_n = xs->n;
   return HCQ_OK;
 oom:
+  uop_vec_free(&stack);
   return hcq_status_make(HCQ_CODE_NOMEM, "remove reduce: out of memory");
 }
 

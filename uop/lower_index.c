@@ -80,7 +80,9 @@ hcq_status uop_lower_index(uop_ctx *ctx, const uop *root, const uop **out_root) 
   const uop **nodes;
   size_t count;
   HCQ_TRY(uop_toposort(ctx, root, &nodes, &count));
-  uop_ptrmap map = {0};
+  /* node id -> its lowered form; every graph node is set before its users read it, so no clearing is needed */
+  const uop **map = malloc((uop_ctx_node_count(ctx) + 1) * sizeof *map);
+  if (!map) return hcq_status_make(HCQ_CODE_NOMEM, "uop_lower_index: out of memory");
   const uop *small[4];
   hcq_status st = HCQ_OK;
   for (size_t k = 0; k < count; k++) {
@@ -89,25 +91,21 @@ hcq_status uop_lower_index(uop_ctx *ctx, const uop *root, const uop **out_root) 
     if (!src) goto oom;
     bool changed = false;
     for (uint32_t i = 0; i < n->nsrc; i++) {
-      uintptr_t *m = uop_ptrmap_find(&map, n->src[i]);
-      src[i] = m ? (const uop *)*m : n->src[i];
+      src[i] = map[n->src[i]->id];
       changed |= src[i] != n->src[i];
     }
     const uop *out = lower_node(ctx, n, src, changed, &st);
     if (src != small) free(src);
     if (st) goto done;
     if (!out) goto oom;
-    if (out != n && !uop_ptrmap_put(&map, n, (uintptr_t)out)) goto oom;
+    map[n->id] = out;
   }
-  {
-    uintptr_t *m = uop_ptrmap_find(&map, root);
-    *out_root = m ? (const uop *)*m : root;
-  }
+  *out_root = map[root->id];
   goto done;
 oom:
   st = uop_ctx_status(ctx);
   if (!st) st = hcq_status_make(HCQ_CODE_NOMEM, "uop_lower_index: out of memory");
 done:
-  uop_ptrmap_free(&map);
+  free(map);
   return st;
 }

@@ -366,15 +366,13 @@ static hcq_status fold_loads(vz *z, const uop *const *nodes, size_t count, int v
 static hcq_status fold_stores(vz *z, const uop *sink, const uop *const *nodes, size_t count, int vmax,
                               const uop **out_sink) {
   *out_sink = sink;
-  uop_ptrmap users = {0}; /* node -> number of users other than the SINK */
-  hcq_status st = HCQ_OK;
+  /* node id -> number of users other than the SINK (only the graph's entries are set and read) */
+  uint32_t *users = malloc((uop_ctx_node_count(z->ctx) + 1) * sizeof *users);
+  hcq_status st = users ? HCQ_OK : hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory");
+  for (size_t k = 0; k < count && !st; k++) users[nodes[k]->id] = 0;
   for (size_t k = 0; k < count && !st; k++) {
     if (nodes[k] == sink) continue;
-    for (uint32_t i = 0; i < nodes[k]->nsrc; i++) {
-      uintptr_t *m = uop_ptrmap_find(&users, nodes[k]->src[i]);
-      if (m) (*m)++;
-      else if (!uop_ptrmap_put(&users, nodes[k]->src[i], 1)) st = hcq_status_make(HCQ_CODE_NOMEM, "vectorize: oom");
-    }
+    for (uint32_t i = 0; i < nodes[k]->nsrc; i++) users[nodes[k]->src[i]->id]++;
   }
   acc *a = malloc((sink->nsrc ? sink->nsrc : 1) * sizeof *a);
   const uop **out = malloc((sink->nsrc ? sink->nsrc : 1) * sizeof *out);
@@ -383,7 +381,7 @@ static hcq_status fold_stores(vz *z, const uop *sink, const uop *const *nodes, s
   for (uint32_t i = 0; i < sink->nsrc && !st; i++) {
     out[i] = sink->src[i];
     const uop *s = sink->src[i];
-    if (s->op == UOP_STORE && !uop_ptrmap_find(&users, s) && as_access(s, &a[n])) a[n++].order = i;
+    if (s->op == UOP_STORE && !users[s->id] && as_access(s, &a[n])) a[n++].order = i;
   }
   qsort(a, n, sizeof *a, acc_cmp);
   bool changed = false;
@@ -424,7 +422,7 @@ static hcq_status fold_stores(vz *z, const uop *sink, const uop *const *nodes, s
   }
   free(a);
   free(out);
-  uop_ptrmap_free(&users);
+  free(users);
   return st;
 }
 

@@ -47,20 +47,9 @@ struct uop_ctx {
   bool oom;
   const void *memo_owner;
   uop_rw_memo memo[UOP_CTX_MEMO_SLOTS];
-  uop_scratch scratch;
   uop_visit visit;
   bool memo_busy[UOP_CTX_MEMO_SLOTS];
 };
-
-uop_scratch *uop_ctx_scratch_acquire(uop_ctx *ctx) {
-  if (!ctx || ctx->scratch.busy) return NULL;
-  ctx->scratch.busy = true;
-  return &ctx->scratch;
-}
-
-void uop_ctx_scratch_release(uop_ctx *ctx, uop_scratch *s) {
-  if (ctx && s == &ctx->scratch) s->busy = false;
-}
 
 uop_visit *uop_ctx_visit_acquire(uop_ctx *ctx) {
   if (!ctx || ctx->visit.busy) return NULL;
@@ -223,8 +212,6 @@ void uop_ctx_destroy(uop_ctx *ctx) {
   free(ctx->strs.slots);
   free(ctx->ints.slots);
   for (int i = 0; i < UOP_CTX_MEMO_SLOTS; i++) memo_free(&ctx->memo[i]);
-  uop_ptrmap_free(&ctx->scratch.map);
-  uop_vec_free(&ctx->scratch.stack);
   free(ctx->visit.mark);
   free(ctx->visit.val);
   uop_vec_free(&ctx->visit.stack);

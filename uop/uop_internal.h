@@ -141,15 +141,6 @@ typedef struct uop_rw_memo {
 uop_rw_memo *uop_ctx_memo_acquire(uop_ctx *ctx, const void *owner, int slot);
 void uop_ctx_memo_release(uop_ctx *ctx, int slot);
 
-/* Scratch map + stack owned by the context for short non-reentrant walks (uop_substitute). Acquire returns NULL
- * when it is already in use; the holder leaves both empty before releasing. */
-typedef struct uop_scratch {
-  uop_ptrmap map;
-  uop_vec stack;
-  bool busy;
-} uop_scratch;
-uop_scratch *uop_ctx_scratch_acquire(uop_ctx *ctx);
-void uop_ctx_scratch_release(uop_ctx *ctx, uop_scratch *s);
 
 /* Visit marks for graph walks (uop_toposort, uop_substitute): mark[node->id] == epoch means "seen in this walk",
  * so a walk costs nothing for the nodes it does not reach (no per-walk clearing); val[node->id] is the walk's word

@@ -3,7 +3,8 @@
 # and fails (not root). Goals: test (the whole suite), run (the main job).
 set -eu
 goal=${1:-test}
-pkgs_run="gcc make libc6-dev"
+# run: the compiler for kernels, and OpenBLAS for the matmul baseline (hcq bench dlopens libopenblas.so.0).
+pkgs_run="gcc make libc6-dev libopenblas0"
 pkgs_test="$pkgs_run python3 libdrm-dev linux-source-6.1 xz-utils llvm-19 clang-19 lld-19 \
   gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross libc6-dev-armhf-cross qemu-user qemu-system-arm \
   libopenblas-dev"

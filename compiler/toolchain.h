@@ -27,12 +27,16 @@
  * entry is ".", a trailing one is ignored; an unset or empty PATH is /usr/local/bin:/usr/bin:/bin)? When out_path
  * is not NULL it receives the file found. */
 bool cc_tool_find(const char *cmd, char *out_path, size_t cap);
-/* Create an empty temp file $TMPDIR/hcq-WHAT-XXXXXX (TMPDIR defaults to /tmp); its name goes to path. */
+/* The process's private temp directory $TMPDIR/hcq-PID-XXXXXX (TMPDIR defaults to /tmp; 0700; made on first use,
+ * removed at exit; the directories of hcq processes that were killed are removed by the next one that makes its
+ * own, so a SIGKILL during a compile leaves nothing behind for long). */
+hcq_status cc_tool_private_dir(char *out, size_t cap);
+/* Create an empty temp file WHAT-XXXXXX in the private directory; its name goes to path. */
 hcq_status cc_tool_temp(char *path, size_t cap, const char *what);
 /* A whole file, malloc'd with a NUL after the last byte. */
 hcq_status cc_tool_read_file(const char *path, uint8_t **out, size_t *out_size_B);
 /* Run argv (argv[0] looked up on $PATH unless it has a '/') with `input` on stdin (/dev/null when NULL) and
- * stdout+stderr captured together. On HCQ_OK the tool ran: *out_exit is its exit code (-1 when a signal ended it)
+ * stdout+stderr captured together (in a memfd: it has no name). On HCQ_OK the tool ran: *out_exit is its exit code (-1 when a signal ended it)
  * and *out_log its output (malloc'd, NUL-terminated; NULL if it could not be read back). An error means the tool
  * could not be started or waited for (UNSUPPORTED when the file cannot be executed, else IO). */
 hcq_status cc_tool_run(char *const argv[], const char *input, int *out_exit, char **out_log);

@@ -87,7 +87,7 @@ static void test_run(void) {
   char tmp[256];
   CHECK_OK(cc_tool_temp(tmp, sizeof tmp, "unit"));
   struct stat stt;
-  CHECK(stat(tmp, &stt) == 0 && stt.st_size == 0 && strstr(tmp, "/hcq-unit-") != NULL);
+  CHECK(stat(tmp, &stt) == 0 && stt.st_size == 0 && strstr(tmp, "/unit-") != NULL);
   uint8_t *data = NULL;
   size_t size_B = 99;
   CHECK_OK(cc_tool_read_file(tmp, &data, &size_B));

@@ -209,15 +209,32 @@ static char *read_log(int fd) {
 }
 
 /* Feed `input` to the child's stdin pipe. A child that exits early (bad flag) closes its end: stop at the first
- * write error; its exit status tells the rest. */
+ * write error; its exit status tells the rest. SIGPIPE is blocked in this thread while writing and a SIGPIPE this
+ * write raised is consumed, so an early exit cannot kill the calling process (whatever its SIGPIPE disposition). */
 static void feed(int fd, const char *input) {
+  sigset_t pipe_set, old;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  sigset_t pending;
+  bool was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
   size_t len = strlen(input), off = 0;
+  bool broken = false;
   while (off < len) {
     ssize_t w = write(fd, input + off, len - off);
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) break;
+    if (w <= 0) {
+      broken = w < 0 && errno == EPIPE;
+      break;
+    }
     off += (size_t)w;
   }
+  if (broken && !was_pending) {
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 hcq_status cc_tool_run(char *const argv[], const char *input, int *out_exit, char **out_log) {

@@ -4,7 +4,8 @@
  * - every numeric flag of every verb refuses text that is not an integer in its range, naming the flag and the
  *   accepted range (exit 2), and a flag given last without its value;
  * - --in refuses a directory by name, an endless input (/dev/zero), a short or long file; a pipe of exactly the
- *   buffer's size works; `hcq compile DIR` and `hcq run --image DIR` say it is a directory;
+ *   buffer's size works; `hcq compile DIR`, `hcq run --image DIR`, `hcq simplify --file DIR` say it is a directory,
+ *   and an endless kernel or expression file (/dev/zero) is refused;
  * - an unusable compile cache (a regular file in its path; a directory writable by others) does not fail
  *   `hcq compile -o` or `hcq run --check`, and warns exactly once. */
 #include <fcntl.h>
@@ -177,6 +178,12 @@ int main(void) {
   const char *idir[] = {"run", "--image", dir, NULL};
   CHECK_EQ_INT(verb(hcq_verb_run, idir), 1);
   CHECK(says("is a directory") && !strstr(out_text, "9223372036854775807"));
+  const char *sdir[] = {"simplify", "--file", dir, NULL};
+  CHECK_EQ_INT(verb(hcq_verb_simplify, sdir), 1);
+  CHECK(says("is a directory"));
+  const char *szero[] = {"simplify", "--file", "/dev/zero", NULL};
+  CHECK_EQ_INT(verb(hcq_verb_simplify, szero), 1);
+  CHECK(says("longer than"));
   /* the image reader's bound (1 GiB for images: too slow to read here) on an endless device and a FIFO */
   uint8_t *data = NULL;
   size_t n = 0;

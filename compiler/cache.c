@@ -10,7 +10,8 @@
  * group/world writable. Entries are opened O_NOFOLLOW|O_NONBLOCK and checked with fstat (regular file, bounded
  * size) before reading, so a symlink, directory or FIFO is rejected without blocking. A cache that cannot be used
  * is skipped with one warning per process; the compile then runs uncached. Writes go to a temp file in the
- * directory that is then renamed over the entry (atomic on POSIX). */
+ * directory that is then renamed over the entry (atomic on POSIX); temp files left by a killed store are swept. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -22,6 +23,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "compiler/siphash.h"
@@ -35,7 +37,7 @@
 
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 static cc_cache_stats stats;
-static atomic_bool warned;
+static atomic_bool warned, swept;
 
 static void bump(uint64_t *field) {
   pthread_mutex_lock(&stats_lock);
@@ -391,9 +393,30 @@ hcq_status cc_cache_load(const char *key, size_t key_len, uint8_t **out_data, si
   return HCQ_OK;
 }
 
+/* Temp files of stores and key creations that were killed before their rename/link (older than an hour, so not
+ * another process's work in progress): removed once per process, on its first store. */
+static void sweep_stale(int dfd) {
+  int fd2 = dup(dfd);
+  DIR *d = fd2 >= 0 ? fdopendir(fd2) : NULL;
+  if (!d) {
+    if (fd2 >= 0) close(fd2);
+    return;
+  }
+  time_t now = time(NULL);
+  for (struct dirent *e; (e = readdir(d));) {
+    struct stat st;
+    if ((strncmp(e->d_name, ".tmp-", 5) && strncmp(e->d_name, ".key-", 5)) ||
+        fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+      continue;
+    if (S_ISREG(st.st_mode) && st.st_uid == geteuid() && now - st.st_mtime > 3600) unlinkat(dfd, e->d_name, 0);
+  }
+  closedir(d);
+}
+
 hcq_status cc_cache_store(const char *key, size_t key_len, const uint8_t *data, size_t size_B) {
   cache_dir c;
   if (!cache_open(&c)) return HCQ_OK;
+  if (!atomic_exchange(&swept, true)) sweep_stale(c.fd);
   char name[40], tmp[64];
   entry_name(key, key_len, name);
   int fd = create_temp(c.fd, ".tmp-", tmp);

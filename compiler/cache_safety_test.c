@@ -8,6 +8,7 @@
  *   forged is loaded. An unusable cache counts in stats.skipped. */
 #include <fcntl.h>
 #include <signal.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -89,10 +90,21 @@ int main(void) {
   char xdg[128], dir[160];
   struct stat st;
 
-  /* baseline: created 0700 with a 0600 key; a stored entry loads back */
+  /* baseline: created 0700 with a 0600 key; a stored entry loads back. The first store of a process removes the
+   * temp files of killed stores older than an hour, and only those. */
   fresh(xdg, sizeof xdg);
   snprintf(dir, sizeof dir, "%s/hcq", xdg);
+  CHECK(mkdir(dir, 0700) == 0);
+  char stale[3][200];
+  const char *stale_names[] = {".tmp-old", ".key-old", ".tmp-new"};
+  for (int i = 0; i < 3; i++) {
+    snprintf(stale[i], sizeof stale[i], "%s/%s", dir, stale_names[i]);
+    write_file(stale[i], "x", 1);
+    struct timespec old[2] = {{time(NULL) - 7200, 0}, {time(NULL) - 7200, 0}};
+    if (i < 2) CHECK(utimensat(AT_FDCWD, stale[i], old, 0) == 0);
+  }
   CHECK_OK(cc_cache_store(KEY, sizeof KEY, GOOD, sizeof GOOD));
+  CHECK(access(stale[0], F_OK) != 0 && access(stale[1], F_OK) != 0 && access(stale[2], F_OK) == 0);
   CHECK(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0700);
   char keyfile[200];
   snprintf(keyfile, sizeof keyfile, "%s/key", dir);

@@ -43,7 +43,7 @@ static int verb(int (*fn)(int, char **), const char **args) {
     int rc = fn(argc, (char **)args);
     fflush(stdout);
     fflush(stderr);
-    _exit(rc);
+    exit(rc); /* (not _exit: atexit removes the private temp directory the verb made) */
   }
   int status = 0;
   waitpid(pid, &status, 0);

@@ -4,6 +4,7 @@
 #   make            build build/libhcq.a and build/hcq
 #   make test       build and run every test (installs missing Debian packages when root)
 #   make test SANITIZE=1   the same under ASan+UBSan (in build-san/)
+#   make fuzz       the fuzzers with a random seed for FUZZ_SECONDS (default 60) each
 #   make run        the main job
 #   make bench      benchmarks
 #   make clean
@@ -40,7 +41,7 @@ BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
-.PHONY: all test run bench clean deps test-only autogen autogen-check
+.PHONY: all test run bench clean deps test-only autogen autogen-check fuzz
 # Modules add recipes to these with double-colon rules in their own DIR/*.mk.
 autogen::
 autogen-check::
@@ -86,6 +87,13 @@ test: deps
 
 test-only: all $(TESTS)
 	@bash tools/run_tests.sh $(TESTS)
+
+# Nightly-style: the fuzzers (and the ELF loader fuzzers) with a random seed, printed and replayable with
+# HCQ_FUZZ_SEED, FUZZ_SECONDS each (hcq/fuzz.h).
+FUZZ_SECONDS ?= 60
+FUZZ_TESTS := $(filter %fuzz_test %/cpu_elf_test %/cpu_elf32_test,$(TESTS))
+fuzz: all $(FUZZ_TESTS)
+	@HCQ_FUZZ_SEED=random HCQ_FUZZ_SECONDS=$(FUZZ_SECONDS) bash tools/run_tests.sh $(FUZZ_TESTS)
 
 run: all
 	@bash tools/deps.sh run

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "compiler/kernel_text_internal.h"
 #include "compiler/kernel_valid.h"
@@ -717,9 +718,21 @@ hcq_status cc_kernel_parse(uop_ctx *ctx, const char *text, size_t len, const cha
 hcq_status cc_kernel_parse_file(uop_ctx *ctx, const char *path, const uop **out_sink) {
   FILE *f = fopen(path, "rb");
   if (!f) return hcq_status_make(HCQ_CODE_NOT_FOUND, "open %s: %s", path, strerror(errno));
+  struct stat sb;
+  if (fstat(fileno(f), &sb) == 0 && (S_ISDIR(sb.st_mode) || S_ISSOCK(sb.st_mode))) {
+    fclose(f);
+    return hcq_status_make(HCQ_CODE_INVALID, "%s is a %s, not a kernel file", path,
+                           S_ISDIR(sb.st_mode) ? "directory" : "socket");
+  }
+  const size_t max_B = (size_t)16 << 20; /* far above any kernel; an endless input (/dev/zero) stops here */
   char *data = NULL;
   size_t len = 0, cap = 0;
   for (;;) {
+    if (len > max_B) {
+      free(data);
+      fclose(f);
+      return hcq_status_make(HCQ_CODE_INVALID, "%s: more than %zu bytes: not a kernel file", path, max_B);
+    }
     if (len + 65536 > cap) {
       cap = cap ? cap * 2 : 65536;
       char *p = realloc(data, cap);
@@ -735,10 +748,11 @@ hcq_status cc_kernel_parse_file(uop_ctx *ctx, const char *path, const uop **out_
     if (n == 0) break;
   }
   bool err = ferror(f);
+  int err_no = errno;
   fclose(f);
   if (err) {
     free(data);
-    return hcq_status_make(HCQ_CODE_IO, "read %s failed", path);
+    return hcq_status_make(HCQ_CODE_IO, "read %s failed: %s", path, strerror(err_no));
   }
   hcq_status st = cc_kernel_parse(ctx, data, len, path, out_sink);
   free(data);

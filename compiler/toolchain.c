@@ -1,13 +1,19 @@
-/* Toolchain driver: run the host C compiler as a subprocess (source on stdin, object to a temp file, stderr to a
- * temp file), and cc_compile_binary, which goes through the compile cache. */
+/* Toolchain driver: run the host C compiler as a subprocess (source on stdin, object to a temp file in the
+ * process's private temp directory, stdout+stderr to an anonymous memfd), and cc_compile_binary, which goes
+ * through the compile cache. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -101,43 +107,152 @@ bool cc_tool_find(const char *cmd, char *out_path, size_t cap) {
   return false;
 }
 
+/* ------------------------------------------------------------------------------------------------ temp files */
+
+/* All named temp files of a process live in one private directory $TMPDIR/hcq-PID-XXXXXX (0700, made on first
+ * use, removed at exit). SIGKILL (or a signal's default action) cannot run any cleanup, so the next process that
+ * makes its directory first removes every hcq-PID-* directory of ours whose PID is no longer running: a killed
+ * compile leaves files only until the next compile. (Compiler logs never have a name: they go to a memfd.) */
+static pthread_mutex_t tmp_lock = PTHREAD_MUTEX_INITIALIZER;
+static char tmp_dir[PATH_MAX];
+static pid_t tmp_owner;
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)sb;
+  (void)ftw;
+  if (flag == FTW_DP) rmdir(path);
+  else unlink(path);
+  return 0;
+}
+
+static void rm_tree(const char *path) { nftw(path, rm_entry, 8, FTW_DEPTH | FTW_PHYS); }
+
+static void tmp_cleanup(void) {
+  if (tmp_dir[0] && tmp_owner == getpid()) rm_tree(tmp_dir); /* not in a forked child that calls exit() */
+}
+
+static void reap_stale(const char *base) {
+  DIR *d = opendir(base);
+  if (!d) return;
+  uid_t me = geteuid();
+  for (struct dirent *e; (e = readdir(d));) {
+    int pid = 0;
+    char c;
+    if (sscanf(e->d_name, "hcq-%d-%c", &pid, &c) != 2 || pid <= 0 || pid == (int)getpid()) continue;
+    if (kill(pid, 0) == 0 || errno != ESRCH) continue; /* running (or not ours to ask): keep */
+    char path[PATH_MAX];
+    struct stat st;
+    if (snprintf(path, sizeof path, "%s/%s", base, e->d_name) < (int)sizeof path && lstat(path, &st) == 0 &&
+        S_ISDIR(st.st_mode) && st.st_uid == me)
+      rm_tree(path);
+  }
+  closedir(d);
+}
+
+hcq_status cc_tool_private_dir(char *out, size_t cap) {
+  pthread_mutex_lock(&tmp_lock);
+  hcq_status st = HCQ_OK;
+  if (!tmp_dir[0] || tmp_owner != getpid()) {
+    const char *base = getenv("TMPDIR");
+    base = base && base[0] ? base : "/tmp";
+    reap_stale(base);
+    snprintf(tmp_dir, sizeof tmp_dir, "%s/hcq-%d-XXXXXX", base, (int)getpid());
+    if (!mkdtemp(tmp_dir)) {
+      st = hcq_status_make(HCQ_CODE_IO, "mkdtemp(%s): %s", tmp_dir, strerror(errno));
+      tmp_dir[0] = 0;
+    } else {
+      static bool registered;
+      if (!registered) atexit(tmp_cleanup);
+      registered = true;
+      tmp_owner = getpid();
+    }
+  }
+  if (!st) snprintf(out, cap, "%s", tmp_dir);
+  pthread_mutex_unlock(&tmp_lock);
+  return st;
+}
+
 hcq_status cc_tool_temp(char *path, size_t cap, const char *what) {
-  const char *tmp = getenv("TMPDIR");
-  snprintf(path, cap, "%s/hcq-%s-XXXXXX", tmp && tmp[0] ? tmp : "/tmp", what);
+  char dir[PATH_MAX];
+  HCQ_TRY(cc_tool_private_dir(dir, sizeof dir));
+  if (snprintf(path, cap, "%s/%s-XXXXXX", dir, what) >= (int)cap)
+    return hcq_status_make(HCQ_CODE_INVALID, "temp path %s/%s-XXXXXX is too long", dir, what);
   int fd = mkstemp(path);
   if (fd < 0) return hcq_status_make(HCQ_CODE_IO, "mkstemp(%s): %s", path, strerror(errno));
   close(fd);
   return HCQ_OK;
 }
 
+/* The captured output of a tool, read back from its memfd (at most 4 MiB: a compiler's messages). */
+static char *read_log(int fd) {
+  size_t cap = 4096, len = 0, max_B = (size_t)4 << 20;
+  char *buf = malloc(cap);
+  if (!buf || lseek(fd, 0, SEEK_SET) != 0) {
+    free(buf);
+    return NULL;
+  }
+  for (;;) {
+    if (len + 1 == cap) {
+      if (cap > max_B) break;
+      char *p = realloc(buf, cap * 2);
+      if (!p) break;
+      buf = p;
+      cap *= 2;
+    }
+    ssize_t r = read(fd, buf + len, cap - 1 - len);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    len += (size_t)r;
+  }
+  buf[len] = 0;
+  return buf;
+}
+
 /* Feed `input` to the child's stdin pipe. A child that exits early (bad flag) closes its end: stop at the first
- * write error; its exit status tells the rest. */
+ * write error; its exit status tells the rest. SIGPIPE is blocked in this thread while writing and a SIGPIPE this
+ * write raised is consumed, so an early exit cannot kill the calling process (whatever its SIGPIPE disposition). */
 static void feed(int fd, const char *input) {
+  sigset_t pipe_set, old;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  sigset_t pending;
+  bool was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
   size_t len = strlen(input), off = 0;
+  bool broken = false;
   while (off < len) {
     ssize_t w = write(fd, input + off, len - off);
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) break;
+    if (w <= 0) {
+      broken = w < 0 && errno == EPIPE;
+      break;
+    }
     off += (size_t)w;
   }
+  if (broken && !was_pending) {
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 hcq_status cc_tool_run(char *const argv[], const char *input, int *out_exit, char **out_log) {
   *out_exit = -1;
   *out_log = NULL;
-  char logpath[256];
-  HCQ_TRY(cc_tool_temp(logpath, sizeof logpath, "log"));
+  int logfd = memfd_create("hcq-tool-log", MFD_CLOEXEC);
+  if (logfd < 0) return hcq_status_make(HCQ_CODE_IO, "memfd_create: %s", strerror(errno));
   int pipefd[2] = {-1, -1};
   if (input && pipe2(pipefd, O_CLOEXEC) != 0) {
-    unlink(logpath);
+    close(logfd);
     return hcq_status_make(HCQ_CODE_IO, "pipe: %s", strerror(errno));
   }
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   if (input) posix_spawn_file_actions_adddup2(&fa, pipefd[0], 0);
   else posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, logpath, O_WRONLY | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawn_file_actions_adddup2(&fa, logfd, 1);
+  posix_spawn_file_actions_adddup2(&fa, logfd, 2);
   pid_t pid;
   int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
@@ -160,12 +275,9 @@ hcq_status cc_tool_run(char *const argv[], const char *input, int *out_exit, cha
   }
   if (!st) {
     *out_exit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    uint8_t *log = NULL;
-    size_t log_B = 0;
-    hcq_status_free(cc_tool_read_file(logpath, &log, &log_B));
-    *out_log = (char *)log;
+    *out_log = read_log(logfd);
   }
-  unlink(logpath);
+  close(logfd);
   return st;
 }
 

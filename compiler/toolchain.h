@@ -9,8 +9,10 @@
  *
  * Cache: $XDG_CACHE_HOME/hcq (or ~/.cache/hcq); HCQ_CACHE=0 disables it. Entries are keyed by a hash of the source,
  * target, flags and the compiler's `--version` text (read once per process and compiler), written atomically
- * (temp file + rename) with a header (magic, version, payload length, payload checksum): a corrupt or truncated
- * entry is detected, rebuilt and replaced, never loaded. */
+ * (temp file + rename) with a header (magic, version, payload length, a MAC keyed by a per-user secret): a corrupt,
+ * truncated or forged entry is detected, rebuilt and replaced, never loaded. A cache directory, entry or key that
+ * is not the user's own, or is writable by others, or is not a regular file, is not used; a cache that cannot be
+ * used (not writable, a file in the path...) is skipped with one warning per process. See cache.c. */
 #ifndef HCQ_COMPILER_TOOLCHAIN_H
 #define HCQ_COMPILER_TOOLCHAIN_H
 
@@ -25,12 +27,16 @@
  * entry is ".", a trailing one is ignored; an unset or empty PATH is /usr/local/bin:/usr/bin:/bin)? When out_path
  * is not NULL it receives the file found. */
 bool cc_tool_find(const char *cmd, char *out_path, size_t cap);
-/* Create an empty temp file $TMPDIR/hcq-WHAT-XXXXXX (TMPDIR defaults to /tmp); its name goes to path. */
+/* The process's private temp directory $TMPDIR/hcq-PID-XXXXXX (TMPDIR defaults to /tmp; 0700; made on first use,
+ * removed at exit; the directories of hcq processes that were killed are removed by the next one that makes its
+ * own, so a SIGKILL during a compile leaves nothing behind for long). */
+hcq_status cc_tool_private_dir(char *out, size_t cap);
+/* Create an empty temp file WHAT-XXXXXX in the private directory; its name goes to path. */
 hcq_status cc_tool_temp(char *path, size_t cap, const char *what);
 /* A whole file, malloc'd with a NUL after the last byte. */
 hcq_status cc_tool_read_file(const char *path, uint8_t **out, size_t *out_size_B);
 /* Run argv (argv[0] looked up on $PATH unless it has a '/') with `input` on stdin (/dev/null when NULL) and
- * stdout+stderr captured together. On HCQ_OK the tool ran: *out_exit is its exit code (-1 when a signal ended it)
+ * stdout+stderr captured together (in a memfd: it has no name). On HCQ_OK the tool ran: *out_exit is its exit code (-1 when a signal ended it)
  * and *out_log its output (malloc'd, NUL-terminated; NULL if it could not be read back). An error means the tool
  * could not be started or waited for (UNSUPPORTED when the file cannot be executed, else IO). */
 hcq_status cc_tool_run(char *const argv[], const char *input, int *out_exit, char **out_log);
@@ -77,12 +83,14 @@ hcq_status cc_ptx_compile_binary(const cc_target *t, cc_program *prog);
 /* Cache statistics of this process (for tests and bench). */
 typedef struct cc_cache_stats {
   uint64_t hits, misses, corrupt, writes;
+  uint64_t skipped; /* the cache (or an entry) could not be used safely: warned once, compiled without it */
 } cc_cache_stats;
 cc_cache_stats cc_cache_get_stats(void);
 
 /* The cache directory (malloc'd), or NULL with *out_disabled when HCQ_CACHE=0. */
 hcq_status cc_cache_dir(char **out_dir, bool *out_disabled);
-/* Look up a key (any bytes); *out_data is malloc'd. *out_found false on a miss or a corrupt entry. */
+/* Look up a key (any bytes); *out_data is malloc'd. *out_found false on a miss or a corrupt entry. Both return
+ * HCQ_OK when the cache cannot be used (warned once): only a failure to allocate is an error. */
 hcq_status cc_cache_load(const char *key, size_t key_len, uint8_t **out_data, size_t *out_size_B, bool *out_found);
 hcq_status cc_cache_store(const char *key, size_t key_len, const uint8_t *data, size_t size_B);
 /* The path of a key's entry (malloc'd), for tests that corrupt entries on purpose. */

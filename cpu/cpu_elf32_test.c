@@ -12,6 +12,7 @@
 #include "cpu/cpu_elf_internal.h"
 #include "cpu/cpu_elf_testkernels.h"
 #include "hcq/testing.h"
+#include "hcq/fuzz.h"
 
 #define XCC "arm-linux-gnueabihf-gcc"
 #define KFLAGS "-O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-stack-protector -fno-asynchronous-unwind-tables"
@@ -141,8 +142,9 @@ static uint64_t rnd(void) {
 
 static void fuzz(const uint8_t *obj, size_t n, int iterations) {
   uint8_t *b = malloc(n);
-  int widened = 0;
-  for (int it = 0; it < iterations; it++) {
+  int widened = 0, budget_set = 0; /* HCQ_FUZZ_SECONDS (make fuzz): keep going for that long */
+  double end_s = fuzz_now_s() + fuzz_seconds(0, &budget_set) / 2;
+  for (int it = 0; it < iterations || (budget_set && fuzz_now_s() < end_s && !testing_failures); it++) {
     memcpy(b, obj, n);
     size_t len = n;
     switch (rnd() % 4) {
@@ -201,6 +203,7 @@ int main(void) {
   CHECK(obj && n > sizeof(Elf32_Ehdr));
   if (obj && n > sizeof(Elf32_Ehdr)) {
     check_against_binutils(obj_path, obj, n);
+    rng = fuzz_seed("cpu_elf32 fuzz", rng);
     fuzz(obj, n, 4000);
   }
   free(obj);

@@ -10,6 +10,7 @@
 
 #include "cpu/cpu_reloc.h"
 #include "hcq/testing.h"
+#include "hcq/fuzz.h"
 /* after testing.h: the shared checks use its macros */
 #include "cpu/cpu_elf_testkernels.h"
 
@@ -198,7 +199,7 @@ static void test_errors(void) {
   free(obj);
 }
 
-/* xorshift64*: fixed seed, deterministic mutations */
+/* xorshift64*: fixed seed (HCQ_FUZZ_SEED overrides it, hcq/fuzz.h), deterministic mutations */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd(void) {
   rng_state ^= rng_state >> 12;
@@ -249,7 +250,9 @@ static void mutate(uint8_t *b, size_t *n, const uint8_t *orig, size_t orig_n) {
 
 static void fuzz(const uint8_t *orig, size_t orig_n, int iterations, int *out_loaded) {
   uint8_t *b = malloc(orig_n);
-  for (int it = 0; it < iterations; it++) {
+  int budget_set = 0; /* HCQ_FUZZ_SECONDS (make fuzz): keep going for that long */
+  double end_s = fuzz_now_s() + fuzz_seconds(0, &budget_set) / 2;
+  for (int it = 0; it < iterations || (budget_set && fuzz_now_s() < end_s && !testing_failures); it++) {
     size_t n;
     mutate(b, &n, orig, orig_n);
     cpu_program *p = NULL;
@@ -274,6 +277,7 @@ static void test_fuzz(void) {
   CHECK(obj && img);
   if (!obj || !img) return;
   int loaded_obj = 0, loaded_img = 0;
+  rng_state = fuzz_seed("cpu_elf fuzz", rng_state);
   fuzz(obj, n_obj, 3000, &loaded_obj);
   fuzz(img, n_img, 2000, &loaded_img);
   printf("fuzz: %d of 3000 mutated objects and %d of 2000 mutated images still loaded\n", loaded_obj, loaded_img);

@@ -228,9 +228,9 @@ hcq_status aot_build_image(const cc_program *prog, const char *arch, uint8_t **o
   *out_img_B = 0;
   cpu_image_spec spec;
   HCQ_TRY(aot_spec_from_program(prog, arch, &spec));
-  const char *tmp = getenv("TMPDIR");
   char dir[4096];
-  snprintf(dir, sizeof dir, "%s/hcq-aot-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  HCQ_TRY(cc_tool_private_dir(dir, sizeof dir - 16));
+  strcat(dir, "/aot-XXXXXX"); /* inside the private directory: a killed build is cleaned up by the next one */
   if (!mkdtemp(dir)) return hcq_status_make(HCQ_CODE_IO, "mkdtemp(%s): %s", dir, strerror(errno));
   uint8_t *elf = NULL;
   size_t elf_B = 0;

@@ -13,6 +13,7 @@
 #include "hcq/queue.h"
 #include "hcq/signal.h"
 #include "tools/aot.h"
+#include "tools/cli_args.h"
 #include "uop/text.h"
 
 #define AOT_MAX_IMAGE_B ((size_t)1 << 30)
@@ -34,18 +35,9 @@ typedef struct aot_job {
 } aot_job;
 
 static hcq_status load_image(const char *path, uint8_t **bytes, cpu_image *img) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return hcq_status_make(HCQ_CODE_IO, "cannot open %s: %s", path, strerror(errno));
-  hcq_status st = HCQ_OK;
-  long size = -1;
-  if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
-  *bytes = NULL;
-  if (size < 0 || fseek(f, 0, SEEK_SET) != 0) st = hcq_status_make(HCQ_CODE_IO, "cannot size %s", path);
-  else if ((size_t)size > AOT_MAX_IMAGE_B) st = hcq_status_make(HCQ_CODE_INVALID, "%s: %ld bytes is too large for a kernel image", path, size);
-  else if (!(*bytes = malloc((size_t)size + 1))) st = hcq_status_make(HCQ_CODE_NOMEM, "reading %s", path);
-  else if (size && fread(*bytes, 1, (size_t)size, f) != (size_t)size) st = hcq_status_make(HCQ_CODE_IO, "short read of %s", path);
-  fclose(f);
-  if (!st) st = cpu_image_parse(*bytes, (size_t)size, img);
+  size_t size = 0;
+  hcq_status st = cli_read_file(path, AOT_MAX_IMAGE_B, bytes, &size);
+  if (!st) st = cpu_image_parse(*bytes, size, img);
   if (!st) st = cpu_image_check_host(img, cpu_host_machine());
   return hcq_status_annotate(st, "kernel image %s", path);
 }
@@ -75,15 +67,9 @@ static hcq_status launch(aot_job *j, const hcq_args *args, const hcq_val *bufv, 
 
 /* Replace the deterministic fill of buffer `slot` with the raw bytes of `path` (exactly the buffer's size). */
 static hcq_status read_input(int slot, const char *path, void *host, size_t size_B) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return hcq_status_make(HCQ_CODE_IO, "--in %d=%s: %s", slot, path, strerror(errno));
-  size_t got = fread(host, 1, size_B, f);
-  bool longer = fgetc(f) != EOF;
-  fclose(f);
-  if (got != size_B || longer)
-    return hcq_status_make(HCQ_CODE_INVALID, "--in %d=%s: the file has %s%zu bytes, buffer slot %d holds %zu", slot,
-                           path, longer ? "more than " : "", got, slot, size_B);
-  return HCQ_OK;
+  char what[64];
+  snprintf(what, sizeof what, "--in %d (buffer slot %d)", slot, slot);
+  return cli_read_exact(what, path, host, size_B);
 }
 
 typedef struct io_files {
@@ -207,13 +193,16 @@ int aot_run_main(int argc, char **argv) {
   int64_t var_vals[CPU_IMAGE_MAX_VARS * 2];
   int out_slots[32], in_slots[32];
   size_t nvars = 0, nouts = 0, nins = 0;
-  int threads = 0, repeat = 1;
-  long long seed = 7, timeout_ms = 30000;
+  long long threads = 0, repeat = 1, seed = 7, timeout_ms = 30000;
   char *names_mem[CPU_IMAGE_MAX_VARS * 2];
   int rc = 2;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     bool has = i + 1 < argc;
+    static const char *const valued[] = {"--image", "--dev", "--threads", "--repeat", "--seed", "--timeout-ms",
+                                         "--var", "--in", "--out"};
+    for (size_t v = 0; v < sizeof valued / sizeof valued[0]; v++)
+      if (!strcmp(a, valued[v]) && cli_missing_value("hcq run", a, has)) goto done;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       usage(stdout);
       rc = 0;
@@ -225,10 +214,15 @@ int aot_run_main(int argc, char **argv) {
         fprintf(stderr, "hcq run: kernel images run on the cpu device only (got '%s')\n", d);
         goto done;
       }
-    } else if (!strcmp(a, "--threads") && has) threads = atoi(argv[++i]);
-    else if (!strcmp(a, "--repeat") && has) repeat = atoi(argv[++i]);
-    else if (!strcmp(a, "--seed") && has) seed = atoll(argv[++i]);
-    else if (!strcmp(a, "--timeout-ms") && has) timeout_ms = atoll(argv[++i]);
+    } else if (!strcmp(a, "--threads") && has) {
+      if (!cli_parse_int("hcq run", a, argv[++i], 0, CLI_MAX_THREADS, &threads)) goto done;
+    } else if (!strcmp(a, "--repeat") && has) {
+      if (!cli_parse_int("hcq run", a, argv[++i], 1, CLI_MAX_REPEAT, &repeat)) goto done;
+    } else if (!strcmp(a, "--seed") && has) {
+      if (!cli_parse_int("hcq run", a, argv[++i], 0, INT64_MAX, &seed)) goto done;
+    } else if (!strcmp(a, "--timeout-ms") && has) {
+      if (!cli_parse_int("hcq run", a, argv[++i], 1, UINT32_MAX, &timeout_ms)) goto done;
+    }
     else if (!strcmp(a, "--var") && has) {
       const char *s = argv[++i], *eq = strchr(s, '=');
       char *end;
@@ -273,7 +267,7 @@ int aot_run_main(int argc, char **argv) {
       goto done;
     }
   }
-  if (!path || repeat < 1 || threads < 0 || timeout_ms < 1 || timeout_ms > UINT32_MAX) {
+  if (!path) {
     usage(stderr);
     goto done;
   }
@@ -282,7 +276,8 @@ int aot_run_main(int argc, char **argv) {
   hcq_status st = load_image(path, &bytes, &img);
   if (!st)
     st = run_image(&img, var_names, var_vals, nvars, (io_files){in_slots, in_paths, nins},
-                   (io_files){out_slots, out_paths, nouts}, threads, (uint64_t)seed, repeat, (uint32_t)timeout_ms);
+                   (io_files){out_slots, out_paths, nouts}, (int)threads, (uint64_t)seed, (int)repeat,
+                   (uint32_t)timeout_ms);
   rc = st ? 1 : 0;
   if (st) fprintf(stderr, "hcq run: %s\n", hcq_status_message(st));
   hcq_status_free(st);

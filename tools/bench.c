@@ -15,6 +15,7 @@
 
 #include "compiler/toolchain.h"
 #include "hcq/graph.h"
+#include "tools/cli_args.h"
 #include "tools/bench_base.h"
 #include "tools/krun.h"
 #include "tools/verbs.h"
@@ -555,8 +556,14 @@ int hcq_verb_bench(int argc, char **argv) {
     } else if (!strcmp(a, "--dev") && i + 1 < argc) devname = argv[++i];
     else if (!strcmp(a, "--json")) b.json = true;
     else if (!strcmp(a, "--quick")) b.quick = true;
-    else if (!strcmp(a, "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
-    else if (!strcmp(a, "--only") && i + 1 < argc) only = argv[++i];
+    else if ((!strcmp(a, "--threads") || !strcmp(a, "--only") || !strcmp(a, "--dev")) &&
+             cli_missing_value("hcq bench", a, i + 1 < argc))
+      return 2;
+    else if (!strcmp(a, "--threads") && i + 1 < argc) {
+      long long n = 0;
+      if (!cli_parse_int("hcq bench", a, argv[++i], 0, CLI_MAX_THREADS, &n)) return 2;
+      threads = (int)n;
+    } else if (!strcmp(a, "--only") && i + 1 < argc) only = argv[++i];
     else {
       fprintf(stderr, "hcq bench: unexpected argument '%s'\n", a);
       return 2;

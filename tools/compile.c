@@ -7,6 +7,7 @@
 #include "compiler/compiler.h"
 #include "compiler/kernel_text.h"
 #include "tools/aot.h"
+#include "tools/cli_args.h"
 #include "tools/verbs.h"
 
 static void usage(FILE *f) {
@@ -30,15 +31,20 @@ int hcq_verb_compile(int argc, char **argv) {
   const char *target = "c", *opts_text = NULL, *file = NULL, *out_path = NULL, *arch = NULL;
   char arch_target[32];
   bool noopt = false, dump = false;
-  int threads = 0;
+  long long threads = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
+    static const char *const valued[] = {"--target", "--opts", "--threads", "-o", "--arch"};
+    for (size_t v = 0; v < sizeof valued / sizeof valued[0]; v++)
+      if (!strcmp(a, valued[v]) && cli_missing_value("hcq compile", a, i + 1 < argc)) return 2;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       usage(stdout);
       return 0;
     } else if (strcmp(a, "--target") == 0 && i + 1 < argc) target = argv[++i];
     else if (strcmp(a, "--opts") == 0 && i + 1 < argc) opts_text = argv[++i];
-    else if (strcmp(a, "--threads") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
+    else if (strcmp(a, "--threads") == 0 && i + 1 < argc) {
+      if (!cli_parse_int("hcq compile", a, argv[++i], 0, CLI_MAX_THREADS, &threads)) return 2;
+    }
     else if (strcmp(a, "--noopt") == 0) noopt = true;
     else if (strcmp(a, "--dump-passes") == 0) dump = true;
     else if (strcmp(a, "-o") == 0 && i + 1 < argc) out_path = argv[++i];
@@ -51,6 +57,7 @@ int hcq_verb_compile(int argc, char **argv) {
     }
   }
   if (!file) {
+    fprintf(stderr, "hcq compile: no kernel file given\n");
     usage(stderr);
     return 2;
   }
@@ -73,7 +80,7 @@ int hcq_verb_compile(int argc, char **argv) {
   cc_opt *opts = NULL;
   size_t nopts = 0;
   cc_target t;
-  hcq_status st = cc_target_get(target, threads, &t);
+  hcq_status st = cc_target_get(target, (int)threads, &t);
   if (!st && opts_text) st = cc_opts_parse(opts_text, &opts, &nopts);
   if (!st) st = uop_ctx_create(&ctx);
   const uop *sink = NULL;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tools/aot.h"
+#include "tools/cli_args.h"
 #include "tools/krun.h"
 #include "tools/verbs.h"
 
@@ -23,7 +24,9 @@ static void usage(FILE *f) {
           "  with --in), runs it on the CPU device through an hcq queue and prints the kernel time (median of R\n"
           "  runs) and the throughput over all buffer bytes. --check compares every buffer with the reference\n"
           "  interpreter (integers exactly, floats within 1e-4 relative + 1e-5 absolute). Variables default to\n"
-          "  their maximum. --threads: worker threads (default $HCQ_CPU_THREADS or the number of cores).\n");
+          "  their maximum. --threads: worker threads, 1 to 1024 (0 or unset: $HCQ_CPU_THREADS or the number of\n"
+          "  cores). --repeat: 1 to 1000000 (default 1). --timeout-ms: 1 to 4294967295 (default 30000) per run.\n"
+          "  --seed: 0 to 2^63-1 (default 7).\n");
 }
 
 typedef struct slot_file {
@@ -44,19 +47,9 @@ static bool parse_slot_file(const char *s, slot_file *out) {
 static hcq_status read_input(krun *k, const slot_file *in) {
   cc_kbuf *b = krun_buf(k, in->slot);
   if (!b) return hcq_status_make(HCQ_CODE_INVALID, "--in %d=%s: the kernel has no buffer slot %d", in->slot, in->path, in->slot);
-  FILE *f = fopen(in->path, "rb");
-  if (!f) return hcq_status_make(HCQ_CODE_IO, "--in %d=%s: cannot open: %s", in->slot, in->path, strerror(errno));
-  hcq_status st = HCQ_OK;
-  long size = -1;
-  if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
-  if (size < 0 || fseek(f, 0, SEEK_SET) != 0) st = hcq_status_make(HCQ_CODE_IO, "--in %s: cannot size the file", in->path);
-  else if ((size_t)size != b->size_B)
-    st = hcq_status_make(HCQ_CODE_INVALID, "--in %d=%s: the file has %ld bytes, buffer slot %d holds %zu", in->slot,
-                         in->path, size, in->slot, b->size_B);
-  else if (b->size_B && fread(b->data, 1, b->size_B, f) != b->size_B)
-    st = hcq_status_make(HCQ_CODE_IO, "--in %s: short read", in->path);
-  fclose(f);
-  return st;
+  char what[64];
+  snprintf(what, sizeof what, "--in %d (buffer slot %d)", in->slot, in->slot);
+  return cli_read_exact(what, in->path, b->data, b->size_B);
 }
 
 static hcq_status write_output(krun *k, const slot_file *o) {
@@ -79,39 +72,49 @@ int hcq_verb_run(int argc, char **argv) {
     if (!strcmp(argv[i], "--image")) return aot_run_main(argc, argv); /* a kernel image: tools/aot_run.c */
   const char *file = NULL, *opts_text = NULL, *devname = "cpu";
   bool noopt = false, check = false;
-  int threads = 0, repeat = 1;
-  long long seed = 7, timeout_ms = 30000;
+  long long threads = 0, repeat = 1, seed = 7, timeout_ms = 30000;
   uop_var_val vars[MAX_ITEMS];
   char *var_names[MAX_ITEMS];
   size_t nvars = 0;
   slot_file ins[MAX_ITEMS], outs[MAX_ITEMS];
   size_t nins = 0, nouts = 0;
+  int rc = 2;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     bool has = i + 1 < argc;
+    static const char *const valued[] = {"--dev", "--opts", "--threads", "--repeat", "--seed", "--timeout-ms",
+                                         "--var", "--in", "--out"};
+    for (size_t v = 0; v < sizeof valued / sizeof valued[0]; v++)
+      if (!strcmp(a, valued[v]) && cli_missing_value("hcq run", a, has)) goto free_names;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       usage(stdout);
-      return 0;
+      rc = 0;
+      goto free_names;
     } else if (!strcmp(a, "--dev") && has) devname = argv[++i];
     else if (!strcmp(a, "--opts") && has) opts_text = argv[++i];
     else if (!strcmp(a, "--noopt")) noopt = true;
     else if (!strcmp(a, "--check")) check = true;
-    else if (!strcmp(a, "--threads") && has) threads = atoi(argv[++i]);
-    else if (!strcmp(a, "--repeat") && has) repeat = atoi(argv[++i]);
-    else if (!strcmp(a, "--seed") && has) seed = atoll(argv[++i]);
-    else if (!strcmp(a, "--timeout-ms") && has) timeout_ms = atoll(argv[++i]);
+    else if (!strcmp(a, "--threads") && has) {
+      if (!cli_parse_int("hcq run", a, argv[++i], 0, CLI_MAX_THREADS, &threads)) goto free_names;
+    } else if (!strcmp(a, "--repeat") && has) {
+      if (!cli_parse_int("hcq run", a, argv[++i], 1, CLI_MAX_REPEAT, &repeat)) goto free_names;
+    } else if (!strcmp(a, "--seed") && has) {
+      if (!cli_parse_int("hcq run", a, argv[++i], 0, INT64_MAX, &seed)) goto free_names;
+    } else if (!strcmp(a, "--timeout-ms") && has) {
+      if (!cli_parse_int("hcq run", a, argv[++i], 1, UINT32_MAX, &timeout_ms)) goto free_names;
+    }
     else if (!strcmp(a, "--var") && has) {
       const char *s = argv[++i], *eq = strchr(s, '=');
       char *end;
       if (!eq || eq == s || nvars == MAX_ITEMS) {
         fprintf(stderr, "hcq run: --var wants NAME=VALUE, got '%s'\n", s);
-        return 2;
+        goto free_names;
       }
       errno = 0;
       long long v = strtoll(eq + 1, &end, 0);
       if (errno || end == eq + 1 || *end) {
         fprintf(stderr, "hcq run: --var %s: '%s' is not an integer\n", s, eq + 1);
-        return 2;
+        goto free_names;
       }
       var_names[nvars] = strndup(s, (size_t)(eq - s));
       vars[nvars] = (uop_var_val){var_names[nvars], v};
@@ -120,8 +123,8 @@ int hcq_verb_run(int argc, char **argv) {
       bool is_in = a[2] == 'i';
       slot_file sf;
       if (!parse_slot_file(argv[++i], &sf) || (is_in ? nins : nouts) == MAX_ITEMS) {
-        fprintf(stderr, "hcq run: %s wants SLOT=FILE, got '%s'\n", a, argv[i]);
-        return 2;
+        fprintf(stderr, "hcq run: %s wants SLOT=FILE (SLOT 0 to 1000, at most %d), got '%s'\n", a, MAX_ITEMS, argv[i]);
+        goto free_names;
       }
       if (is_in) ins[nins++] = sf;
       else outs[nouts++] = sf;
@@ -129,16 +132,15 @@ int hcq_verb_run(int argc, char **argv) {
     else {
       fprintf(stderr, "hcq run: unexpected argument '%s'\n", a);
       usage(stderr);
-      return 2;
+      goto free_names;
     }
   }
-  int rc = 1;
-  if (!file || (noopt && opts_text) || repeat < 1 || threads < 0 || timeout_ms < 1 || timeout_ms > UINT32_MAX) {
+  if (!file || (noopt && opts_text)) {
     if (noopt && opts_text) fprintf(stderr, "hcq run: --opts and --noopt exclude each other\n");
-    else usage(stderr);
-    rc = 2;
+    else fprintf(stderr, "hcq run: no kernel file given (hcq run --help)\n");
     goto free_names;
   }
+  rc = 1;
   if (strcmp(devname, "cpu") != 0 && strcmp(devname, "CPU") != 0 && strcmp(devname, "CPU:0") != 0) {
     fprintf(stderr, "hcq run: unknown device '%s' (available: cpu)\n", devname);
     rc = 2;
@@ -154,7 +156,7 @@ int hcq_verb_run(int argc, char **argv) {
   double *times = calloc((size_t)repeat, sizeof *times);
   hcq_status st = times ? HCQ_OK : hcq_status_make(HCQ_CODE_NOMEM, "times");
   if (!st && opts_text) st = cc_opts_parse(opts_text, &opts, &nopts);
-  if (!st) st = cpu_device_create(threads, &dev);
+  if (!st) st = cpu_device_create((int)threads, &dev);
   if (!st) {
     cc_options o = {.opts = opts, .nopts = nopts, .noopt = noopt};
     st = krun_compile_file(&k, file, &o, cpu_device_threads(dev));

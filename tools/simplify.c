@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tools/simplify.h"
 #include "tools/verbs.h"
@@ -136,23 +137,43 @@ bool simplify_line(simplify_session *s, const char *text, size_t len, int line_n
   return false;
 }
 
+#define SIMPLIFY_MAX_LINE_B (1 << 20) /* an endless line (/dev/zero) is an error, not an out-of-memory kill */
+
 long simplify_stream(simplify_session *s, FILE *in, FILE *out, FILE *err) {
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t n;
+  size_t cap = 256;
+  char *line = malloc(cap);
   long errors = 0;
-  int line_no = 0;
-  while ((n = getline(&line, &cap, in)) >= 0) {
+  int line_no = 0, c = 0;
+  while (line && c != EOF) {
+    size_t len = 0;
+    while ((c = getc(in)) != EOF && c != '\n') {
+      if (len == SIMPLIFY_MAX_LINE_B) {
+        fprintf(err, "hcq simplify: line %d is longer than %d bytes\n", line_no + 1, SIMPLIFY_MAX_LINE_B);
+        free(line);
+        return -1;
+      }
+      if (len + 1 >= cap) {
+        char *p = realloc(line, cap * 2);
+        if (!p) {
+          fprintf(err, "hcq simplify: line %d: out of memory\n", line_no + 1);
+          free(line);
+          return -1;
+        }
+        line = p;
+        cap *= 2;
+      }
+      line[len++] = (char)c;
+    }
+    if (c == EOF && len == 0) break; /* no last line without a newline */
     line_no++;
-    size_t len = (size_t)n;
-    if (len && line[len - 1] == '\n') len--;
     if (len && line[len - 1] == '\r') len--;
     if (!simplify_line(s, line, len, line_no, out)) errors++;
   }
-  bool failed = ferror(in);
+  bool failed = !line || ferror(in);
+  int err_no = errno;
   free(line);
   if (failed) {
-    fprintf(err, "hcq simplify: read error after line %d\n", line_no);
+    fprintf(err, "hcq simplify: read error after line %d: %s\n", line_no, line ? strerror(err_no) : "out of memory");
     return -1;
   }
   return errors;
@@ -211,6 +232,13 @@ int hcq_verb_simplify(int argc, char **argv) {
   long errors = 0;
   if (file) {
     FILE *in = strcmp(file, "-") ? fopen(file, "r") : stdin;
+    struct stat st;
+    if (in && fstat(fileno(in), &st) == 0 && S_ISDIR(st.st_mode)) {
+      fclose(in);
+      fprintf(stderr, "hcq simplify: '%s' is a directory, not a file of expressions\n", file);
+      simplify_session_destroy(s);
+      return 1;
+    }
     if (!in) {
       fprintf(stderr, "hcq simplify: cannot open '%s': %s\n", file, strerror(errno));
       simplify_session_destroy(s);

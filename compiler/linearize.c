@@ -119,6 +119,7 @@ static void emit_scope(lin *l, size_t from, const size_t *list, size_t n) {
   size_t nunits = 0, nedges = 0, capedges = 0, nheap = 0;
   size_t *indeg = NULL, *members = NULL, *moff = NULL, *eoff = NULL, *etarget = NULL, *heap = NULL;
   size_t(*edges)[2] = NULL; /* (from, to) */
+  uint64_t *nest = NULL;
   if (!unit_of || !unit_range || !unit_first) goto oom;
   for (size_t i = 0; i < n; i++) {
     l->stamp[list[i]] = sc;
@@ -144,16 +145,32 @@ static void emit_scope(lin *l, size_t from, const size_t *list, size_t n) {
       unit_of[i] = nunits++;
     }
   }
-  /* Dependencies between units, from the nodes' sources and the loops' RANGE ends. */
+  /* Dependencies between units, from the nodes' sources and the RANGE ends of every loop a unit opens, however deep
+   * (the END of an inner loop may be computed at this level). */
   indeg = calloc(nunits, sizeof *indeg);
   eoff = calloc(nunits + 1, sizeof *eoff);
   moff = calloc(nunits + 1, sizeof *moff);
   members = malloc(n * sizeof *members);
   heap = malloc(nunits * sizeof *heap);
-  if (!indeg || !eoff || !moff || !members || !heap) goto oom;
-  for (size_t i = 0; i < n + nunits; i++) {
-    const uop *u = i < n ? l->nodes[list[i]] : unit_range[i - n];
-    if (!u) continue;
+  nest = calloc(nunits * l->W, sizeof *nest); /* per loop unit: the loops it opens (bits >= from) */
+  if (!indeg || !eoff || !moff || !members || !heap || !nest) goto oom;
+  for (size_t i = 0; i < n; i++)
+    if (unit_range[unit_of[i]])
+      for (size_t w = from / 64; w < l->W; w++) {
+        uint64_t x = l->effs[list[i] * l->W + w];
+        if (w == from / 64) x &= ~(uint64_t)0 << (from % 64);
+        nest[unit_of[i] * l->W + w] |= x;
+      }
+  size_t nb = SIZE_MAX; /* while scanning unit i - n: the loop last scanned */
+  for (size_t i = 0; i < n + nunits; i = nb == SIZE_MAX ? i + 1 : i) {
+    const uop *u;
+    if (i < n) {
+      u = l->nodes[list[i]];
+    } else {
+      nb = bit_next(&nest[(i - n) * l->W], l->W, nb == SIZE_MAX ? from : nb + 1);
+      if (nb == SIZE_MAX) continue;
+      u = l->ranges[nb];
+    }
     size_t to = i < n ? unit_of[i] : i - n;
     for (uint32_t s = 0; s < u->nsrc; s++) {
       size_t sp = pos_of(l, u->src[s]);
@@ -221,6 +238,7 @@ done:
   free(etarget);
   free(edges);
   free(heap);
+  free(nest);
 }
 
 static int top_rank(const uop *n) {

@@ -1,8 +1,8 @@
 /* Range ids are names, not an order: the example kernels with their range ids redrawn at random (huge ones up to
  * INT64_MAX, reduce ids below loop ids, loop ids in reverse) compile through the whole pipeline
  * (heuristic opts, which split ranges and make new ids, and --noopt) and run natively equal to the reference
- * interpreter; on a GPU target the GROUP opts (new reduce ids) compile. Two nested ranges sharing one id run
- * right too. Seed: HCQ_FUZZ_SEED (printed on failure). */
+ * interpreter; on a GPU target the GROUP opts (new reduce ids) compile. Two nested ranges sharing one id, and an
+ * inner loop whose END is computed outside all loops, run right too. Seed: HCQ_FUZZ_SEED (printed on failure). */
 #include <inttypes.h>
 
 #include "compiler/opt_test_util.h"
@@ -141,6 +141,17 @@ int main(void) {
   size_t bad = 0;
   if (k && have_cc) {
     CHECK_OK(otu_native_same(ctx, k, &c, &noopt, NULL, 0, 1, &bad, NULL));
+    CHECK_EQ_INT(bad, 0);
+  }
+  /* an inner loop (by id) whose END is computed outside every loop */
+  const char *sym = "(kernel sym (let out (buf 0 int32 960)) (let in0 (buf 1 int32 192)) (let in2 (buf 2 int32 960))\n"
+                    " (let n (var n 1 2 index)) (let r0 (range 5005 (* n 4))) (let r1 (range 4002 24)) (let r2 (range 3009 5))"
+                    " (sink (store (index out (+ (+ (* r0 120) (* r1 5)) r2))\n (+ (load (index in0 (+ (* r0 24) r1)))"
+                    " (* (load (index in2 (+ (+ (* r1 40) (* r0 5)) r2))) (load (index in0 (+ (* r0 24) r1))))) r0 r1 r2)))";
+  CHECK_OK(cc_kernel_parse(ctx, sym, strlen(sym), "sym", &k));
+  uop_var_val n4[1] = {{"n", 2}};
+  for (int v = 0; k && have_cc && v < 2; v++) {
+    CHECK_OK(otu_native_same(ctx, k, &c, v ? &noopt : NULL, n4, 1, 2, &bad, NULL));
     CHECK_EQ_INT(bad, 0);
   }
   uop_ctx_destroy(ctx);

@@ -40,7 +40,7 @@ BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
-.PHONY: all test run bench clean deps test-only autogen autogen-check
+.PHONY: all test run bench clean deps test-only autogen autogen-check fuzz
 # Modules add recipes to these with double-colon rules in their own DIR/*.mk.
 autogen::
 autogen-check::
@@ -86,6 +86,17 @@ test: deps
 
 test-only: all $(TESTS)
 	@bash tools/run_tests.sh $(TESTS)
+
+# `make fuzz` (nightly-style, not part of `make test`): every fuzzer in the tree (tests named *fuzz*_test) for
+# HCQ_FUZZ_SECONDS (default 120) each, all with one random seed printed first (HCQ_FUZZ_SEED=N reruns a seed);
+# a failing fuzzer is named with the seed to rerun it, and the target fails.
+FUZZERS := $(filter %_test,$(foreach t,$(TESTS),$(if $(findstring fuzz,$(notdir $(t))),$(t))))
+fuzz: all $(FUZZERS)
+	@seed=$${HCQ_FUZZ_SEED:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}; secs=$${HCQ_FUZZ_SECONDS:-120}; \
+	echo "make fuzz: seed $$seed, $$secs s per fuzzer: $(notdir $(FUZZERS))"; fail=0; \
+	for t in $(FUZZERS); do echo "== $$t (HCQ_FUZZ_SEED=$$seed)"; \
+	  HCQ_FUZZ_SEED=$$seed HCQ_FUZZ_SECONDS=$$secs $$t || { echo "FAILED: $$t; rerun: HCQ_FUZZ_SEED=$$seed $$t"; fail=1; }; \
+	done; exit $$fail
 
 run: all
 	@bash tools/deps.sh run

@@ -2,8 +2,9 @@
  * against brute force over every point: the validator refuses exactly the kernels with a reachable out-of-bounds
  * access (never one that is in bounds; for this class also always one that is not), naming the load/store's line
  * and the buffer. Integer division by a constant 0 and INT_MIN / -1 are refused for every integer dtype.
- * Seed: HCQ_FUZZ_SEED (printed on failure). */
+ * Seed: HCQ_FUZZ_SEED (printed on failure). 3000 random kernels, then more until HCQ_FUZZ_SECONDS when it is set. */
 #include <inttypes.h>
+#include <time.h>
 
 #include "compiler/kernel_text.h"
 #include "hcq/testing.h"
@@ -82,6 +83,12 @@ static void random_case(int64_t *rejected, int64_t *accepted) {
   uop_ctx_destroy(ctx);
 }
 
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static const char *const INT_DTS[] = {"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"};
 
 static void check_rejects(const char *text, const char *needle) {
@@ -157,10 +164,12 @@ int main(void) {
                 "(load (index i r))) 1.0 r)))");
   division();
   int64_t rejected = 0, accepted = 0;
-  for (int i = 0; i < 3000 && testing_failures < 5; i++) random_case(&rejected, &accepted);
-  printf("kernel_access: %" PRId64 " random kernels refused (out of bounds), %" PRId64 " accepted\n", rejected,
+  const char *secs = getenv("HCQ_FUZZ_SECONDS");
+  double budget_s = secs ? atof(secs) : 0, t0 = now_s();
+  for (int i = 0; (i < 3000 || now_s() - t0 < budget_s) && testing_failures < 5; i++) random_case(&rejected, &accepted);
+  printf("kernel_access_fuzz: %" PRId64 " random kernels refused (out of bounds), %" PRId64 " accepted\n", rejected,
          accepted);
   CHECK(rejected > 100 && accepted > 100);
-  if (testing_failures) fprintf(stderr, "kernel_access: seed 0x%" PRIx64 " (HCQ_FUZZ_SEED)\n", seed);
-  return testing_summary("kernel_access");
+  if (testing_failures) fprintf(stderr, "kernel_access_fuzz: seed 0x%" PRIx64 " (HCQ_FUZZ_SEED)\n", seed);
+  return testing_summary("kernel_access_fuzz");
 }

@@ -4,7 +4,7 @@
 #   make            build build/libhcq.a and build/hcq
 #   make test       build and run every test (installs missing Debian packages when root)
 #   make test SANITIZE=1   the same under ASan+UBSan (in build-san/)
-#   make fuzz       the fuzzers with a random seed for FUZZ_SECONDS (default 60) each
+#   make fuzz       every fuzzer with one random seed, HCQ_FUZZ_SECONDS (default 120) each
 #   make run        the main job
 #   make bench      benchmarks
 #   make clean
@@ -88,12 +88,17 @@ test: deps
 test-only: all $(TESTS)
 	@bash tools/run_tests.sh $(TESTS)
 
-# Nightly-style: the fuzzers (and the ELF loader fuzzers) with a random seed, printed and replayable with
-# HCQ_FUZZ_SEED, FUZZ_SECONDS each (hcq/fuzz.h).
-FUZZ_SECONDS ?= 60
-FUZZ_TESTS := $(filter %fuzz_test %/cpu_elf_test %/cpu_elf32_test,$(TESTS))
-fuzz: all $(FUZZ_TESTS)
-	@HCQ_FUZZ_SEED=random HCQ_FUZZ_SECONDS=$(FUZZ_SECONDS) bash tools/run_tests.sh $(FUZZ_TESTS)
+# `make fuzz` (nightly-style, not part of `make test`): every fuzzer in the tree (tests named *fuzz*_test, and the
+# ELF loader tests, which fuzz when given a budget) for HCQ_FUZZ_SECONDS (default 120) each, all with one random
+# seed printed first (HCQ_FUZZ_SEED=N reruns a seed); a failing fuzzer is named with the seed to rerun it.
+FUZZERS := $(foreach t,$(TESTS),$(if $(findstring fuzz,$(notdir $(t))),$(t))) \
+  $(filter %/cpu_elf_test %/cpu_elf32_test,$(TESTS))
+fuzz: all $(FUZZERS)
+	@seed=$${HCQ_FUZZ_SEED:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}; secs=$${HCQ_FUZZ_SECONDS:-120}; \
+	echo "make fuzz: seed $$seed, $$secs s per fuzzer: $(notdir $(FUZZERS))"; fail=0; \
+	for t in $(FUZZERS); do echo "== $$t (HCQ_FUZZ_SEED=$$seed)"; \
+	  HCQ_FUZZ_SEED=$$seed HCQ_FUZZ_SECONDS=$$secs $$t || { echo "FAILED: $$t; rerun: HCQ_FUZZ_SEED=$$seed $$t"; fail=1; }; \
+	done; exit $$fail
 
 run: all
 	@bash tools/deps.sh run

@@ -36,6 +36,11 @@ hcq_status cc_pass_decompose(cc_pass_ctx *pc, const uop *sink, const uop **out_s
 /* vectorize.c: scalar lanes -> vector loads/stores/ALU for targets with vector_max >= 2 (c). */
 hcq_status cc_pass_vectorize(cc_pass_ctx *pc, const uop *sink, const uop **out_sink);
 
+/* A RANGE id that no RANGE in nodes[0..count) and no id in taken[0..ntaken) uses (opts.c). Ids are names, not an
+ * order: max + 1 normally, the smallest free id >= 0 when max + 1 would overflow. */
+hcq_status cc_fresh_range_id(const uop *const *nodes, size_t count, const int64_t *taken, size_t ntaken,
+                             int64_t *out_id);
+
 /* Count the nodes of op `op` under root (merge_ranges keeps a merge only if IDIV+MOD do not increase). */
 size_t cc_count_ops(uop_ctx *ctx, const uop *root, uop_opset ops);
 

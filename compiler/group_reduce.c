@@ -135,7 +135,10 @@ hcq_status cc_group_reduce_check(uop_ctx *ctx, const uop *sink) {
 
 typedef struct group_job {
   const cc_target *t;
-  int64_t next_range_id;
+  const uop *const *nodes; /* the kernel's nodes, for fresh range ids */
+  size_t count;
+  int64_t *new_ids;        /* range ids handed out so far */
+  size_t nnew, capnew;
   int64_t nlocal;      /* DEFINE_LOCAL numbering */
   int64_t shared_B;    /* bytes of all DEFINE_LOCALs so far */
   const uop *gate;     /* all GROUP_REDUCE ranges == 0 */
@@ -226,7 +229,17 @@ static const uop *lower_reduce(group_job *j, uop_ctx *ctx, const uop *n, hcq_sta
   /* read back over new reduce ranges q */
   const uop *q[MAX_GROUP_DIMS];
   for (int i = 0; i < ng; i++) {
-    q[i] = uop_range(ctx, g[i]->src[0], j->next_range_id++, UOP_AXIS_REDUCE);
+    int64_t id;
+    if (j->nnew == j->capnew) {
+      size_t nc = j->capnew ? j->capnew * 2 : 8;
+      int64_t *ni = realloc(j->new_ids, nc * sizeof *ni);
+      if (!ni) return NULL;
+      j->new_ids = ni;
+      j->capnew = nc;
+    }
+    if ((*st = cc_fresh_range_id(j->nodes, j->count, j->new_ids, j->nnew, &id))) return NULL;
+    j->new_ids[j->nnew++] = id;
+    q[i] = uop_range(ctx, g[i]->src[0], id, UOP_AXIS_REDUCE);
     dims[nloc + i] = q[i];
   }
   const uop *rsrc[2] = {buf, linear_index(ctx, dims, sizes, nd)};
@@ -315,13 +328,12 @@ hcq_status cc_pass_group_reduce(cc_pass_ctx *pc, const uop *sink, const uop **ou
   const uop **nodes;
   size_t count;
   HCQ_TRY(uop_toposort(pc->ctx, sink, &nodes, &count));
-  group_job j = {.t = pc->target};
+  group_job j = {.t = pc->target, .nodes = nodes, .count = count};
   const uop *first = NULL;
   for (size_t k = 0; k < count; k++) {
     const uop *n = nodes[k];
     if (n->op == UOP_DEFINE_LOCAL && n->arg.i >= j.nlocal) j.nlocal = n->arg.i + 1; /* keep ids unique */
     if (n->op != UOP_RANGE) continue;
-    if (n->arg.i >= j.next_range_id) j.next_range_id = n->arg.i + 1;
     if (!is_group(n)) continue;
     if (!first) first = n;
     const uop *c = uop_alu2(pc->ctx, UOP_CMPEQ, n, uop_index_const(pc->ctx, 0));
@@ -339,6 +351,7 @@ hcq_status cc_pass_group_reduce(cc_pass_ctx *pc, const uop *sink, const uop **ou
   hcq_status st = cc_rebuild(pc->ctx, sink, group_fn, &j, &lowered);
   if (!st) st = merge_barriers(pc->ctx, &j.keep, lowered, &lowered);
   uop_ptrmap_free(&j.keep);
+  free(j.new_ids);
   if (st) return st;
   const uop_pm *pm = uop_symbolic_pm();
   if (!pm) return hcq_status_make(HCQ_CODE_INTERNAL, "group reduce: the symbolic rule set failed to build");

@@ -292,6 +292,7 @@ hcq_status kv_validate(const uop *root, kv_describe_fn describe, void *user) {
       }
     }
   }
+  if (!st) st = kv_check_values(order, n, v.describe, v.user);
   goto done;
 nomem:
   st = hcq_status_make(HCQ_CODE_NOMEM, "validate: out of memory");

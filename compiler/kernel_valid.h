@@ -16,6 +16,11 @@ bool kv_is_canonical(const uop *root);
 /* The rules of cc_kernel_validate; describe may be NULL (nodes are then named by op and id). */
 hcq_status kv_validate(const uop *root, kv_describe_fn describe, void *user);
 
+/* kernel_access.c: value checks on a validated canonical DAG (order = its toposort): a LOAD/STORE whose index is
+ * provably outside its buffer (a reachable point under the gate is shown), an IDIV/MOD by a provable 0 or of the
+ * type's minimum by -1. Errors name the node through describe. */
+hcq_status kv_check_values(const uop *const *order, size_t n, kv_describe_fn describe, void *user);
+
 /* Iterative post-order (sources first) of the DAG under root; *out malloc'd. */
 hcq_status kv_toposort(const uop *root, const uop ***out, size_t *out_count);
 

@@ -4,7 +4,9 @@
  *    consumers' context; a STORE removes the ranges it lists (a store closes its loops).
  * 2. Scope: a node is placed in the loop nest of its context, extended by the outer loops of its users that nest
  *    outside its innermost range (so a load that depends only on an inner range is still emitted inside the outer
- *    loop its users live in). Loops nest in range-id order (reduce ranges, ids >= 1000, are innermost).
+ *    loop its users live in). Range ids are names, not an order: loops nest in an order derived from the graph
+ *    (a range used by another range's END is outside it; the ranges live at a node that reads a STORE are outside
+ *    the ranges that STORE closes, e.g. the loops around a reduce's accumulator), ties by id.
  * 3. Emission: per scope, its direct nodes and its child loops (each a unit, opened by its RANGE and closed by an
  *    ENDRANGE) are ordered topologically, ties by first appearance in the DAG's toposort. Definitions come first. */
 #include <stdio.h>
@@ -117,6 +119,7 @@ static void emit_scope(lin *l, size_t from, const size_t *list, size_t n) {
   size_t nunits = 0, nedges = 0, capedges = 0, nheap = 0;
   size_t *indeg = NULL, *members = NULL, *moff = NULL, *eoff = NULL, *etarget = NULL, *heap = NULL;
   size_t(*edges)[2] = NULL; /* (from, to) */
+  uint64_t *nest = NULL;
   if (!unit_of || !unit_range || !unit_first) goto oom;
   for (size_t i = 0; i < n; i++) {
     l->stamp[list[i]] = sc;
@@ -142,16 +145,32 @@ static void emit_scope(lin *l, size_t from, const size_t *list, size_t n) {
       unit_of[i] = nunits++;
     }
   }
-  /* Dependencies between units, from the nodes' sources and the loops' RANGE ends. */
+  /* Dependencies between units, from the nodes' sources and the RANGE ends of every loop a unit opens, however deep
+   * (the END of an inner loop may be computed at this level). */
   indeg = calloc(nunits, sizeof *indeg);
   eoff = calloc(nunits + 1, sizeof *eoff);
   moff = calloc(nunits + 1, sizeof *moff);
   members = malloc(n * sizeof *members);
   heap = malloc(nunits * sizeof *heap);
-  if (!indeg || !eoff || !moff || !members || !heap) goto oom;
-  for (size_t i = 0; i < n + nunits; i++) {
-    const uop *u = i < n ? l->nodes[list[i]] : unit_range[i - n];
-    if (!u) continue;
+  nest = calloc(nunits * l->W, sizeof *nest); /* per loop unit: the loops it opens (bits >= from) */
+  if (!indeg || !eoff || !moff || !members || !heap || !nest) goto oom;
+  for (size_t i = 0; i < n; i++)
+    if (unit_range[unit_of[i]])
+      for (size_t w = from / 64; w < l->W; w++) {
+        uint64_t x = l->effs[list[i] * l->W + w];
+        if (w == from / 64) x &= ~(uint64_t)0 << (from % 64);
+        nest[unit_of[i] * l->W + w] |= x;
+      }
+  size_t nb = SIZE_MAX; /* while scanning unit i - n: the loop last scanned */
+  for (size_t i = 0; i < n + nunits; i = nb == SIZE_MAX ? i + 1 : i) {
+    const uop *u;
+    if (i < n) {
+      u = l->nodes[list[i]];
+    } else {
+      nb = bit_next(&nest[(i - n) * l->W], l->W, nb == SIZE_MAX ? from : nb + 1);
+      if (nb == SIZE_MAX) continue;
+      u = l->ranges[nb];
+    }
     size_t to = i < n ? unit_of[i] : i - n;
     for (uint32_t s = 0; s < u->nsrc; s++) {
       size_t sp = pos_of(l, u->src[s]);
@@ -219,6 +238,7 @@ done:
   free(etarget);
   free(edges);
   free(heap);
+  free(nest);
 }
 
 static int top_rank(const uop *n) {
@@ -237,6 +257,86 @@ static int top_cmp(const void *pa, const void *pb) {
   if (a->op == UOP_SPECIAL) return strcmp(a->arg.str, b->arg.str);
   if (a->arg.i != b->arg.i) return a->arg.i < b->arg.i ? -1 : 1;
   return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Context of every node (step 1) as bitsets over l->rank; false when out of memory. */
+static bool contexts(lin *l) {
+  const size_t W = l->W;
+  uint64_t *closed = calloc(W, sizeof *closed);
+  if (!closed) return false;
+  for (size_t k = 0; k < l->count; k++) {
+    const uop *n = l->nodes[k];
+    if (n->op == UOP_SPECIAL) continue;
+    uint64_t *c = &l->ctxs[k * W];
+    for (uint32_t s = 0; s < n->nsrc; s++) {
+      const uop *src = n->src[s];
+      size_t sp = pos_of(l, src);
+      const uint64_t *sc = &l->ctxs[sp * W];
+      if (src->op == UOP_STORE) {
+        memset(closed, 0, W * sizeof *closed);
+        for (uint32_t j = 2; j < src->nsrc; j++)
+          if (src->src[j]->op == UOP_RANGE) bit_set(closed, l->rank[pos_of(l, src->src[j])]);
+        for (size_t w = 0; w < W; w++) c[w] |= sc[w] & ~closed[w];
+      } else {
+        for (size_t w = 0; w < W; w++) c[w] |= sc[w];
+      }
+      if (src->op == UOP_RANGE) bit_set(c, l->rank[sp]);
+    }
+  }
+  free(closed);
+  return true;
+}
+
+/* Reorder l->ranges (and l->rank) into a nesting order: outer[b] = the ranges that must enclose range b (those its
+ * END uses; those live at a node that reads a STORE closing b), then Kahn's algorithm taking the smallest ready
+ * rank, so kernels whose ids already give a valid nesting keep exactly the id order. A cycle (no valid nesting)
+ * is broken at the smallest rank; the scope check of step 4 then reports the kernel. */
+static bool nest_order(lin *l) {
+  const size_t R = l->nranges, W = l->W;
+  if (R < 2) return true;
+  uint64_t *outer = calloc(R * W, sizeof *outer), *done = calloc(W, sizeof *done);
+  const uop **order = malloc(R * sizeof *order);
+  bool ok = outer && done && order;
+  for (size_t k = 0; ok && k < l->count; k++) {
+    const uop *n = l->nodes[k];
+    const uint64_t *c = &l->ctxs[k * W];
+    if (n->op == UOP_RANGE) {
+      uint64_t *o = &outer[(size_t)l->rank[k] * W];
+      for (size_t w = 0; w < W; w++) o[w] |= c[w];
+    }
+    for (uint32_t s = 0; s < n->nsrc; s++) {
+      const uop *st = n->src[s];
+      if (st->op != UOP_STORE) continue;
+      for (uint32_t j = 2; j < st->nsrc; j++) {
+        if (st->src[j]->op != UOP_RANGE) continue;
+        size_t b = l->rank[pos_of(l, st->src[j])];
+        uint64_t *o = &outer[b * W];
+        for (size_t w = 0; w < W; w++) o[w] |= c[w];
+        o[b / 64] &= ~((uint64_t)1 << (b % 64));
+      }
+    }
+  }
+  for (size_t i = 0; ok && i < R; i++) {
+    size_t pick = SIZE_MAX, first = SIZE_MAX;
+    for (size_t b = 0; b < R && pick == SIZE_MAX; b++) {
+      if (done[b / 64] >> (b % 64) & 1) continue;
+      if (first == SIZE_MAX) first = b;
+      bool ready = true;
+      for (size_t w = 0; w < W && ready; w++) ready = !(outer[b * W + w] & ~done[w]);
+      if (ready) pick = b;
+    }
+    if (pick == SIZE_MAX) pick = first;
+    bit_set(done, pick);
+    order[i] = l->ranges[pick];
+  }
+  if (ok) {
+    memcpy(l->ranges, order, R * sizeof *order);
+    for (size_t b = 0; b < R; b++) l->rank[pos_of(l, l->ranges[b])] = (uint32_t)b;
+  }
+  free(outer);
+  free(done);
+  free(order);
+  return ok;
 }
 
 hcq_status cc_linearize(uop_ctx *ctx, const uop *sink, const uop ***out_list, size_t *out_count) {
@@ -269,32 +369,11 @@ hcq_status cc_linearize(uop_ctx *ctx, const uop *sink, const uop ***out_list, si
   l.ctxs = calloc(l.count * W, sizeof *l.ctxs);
   l.effs = calloc(l.count * W, sizeof *l.effs);
   l.pend = calloc(l.count * W, sizeof *l.pend);
-  uint64_t *closed = calloc(W, sizeof *closed);
-  if (!l.ctxs || !l.effs || !l.pend || !closed) {
-    free(closed);
-    goto oom;
-  }
-  /* 1. contexts */
-  for (size_t k = 0; k < l.count; k++) {
-    const uop *n = l.nodes[k];
-    if (n->op == UOP_SPECIAL) continue;
-    uint64_t *c = &l.ctxs[k * W];
-    for (uint32_t s = 0; s < n->nsrc; s++) {
-      const uop *src = n->src[s];
-      size_t sp = pos_of(&l, src);
-      const uint64_t *sc = &l.ctxs[sp * W];
-      if (src->op == UOP_STORE) {
-        memset(closed, 0, W * sizeof *closed);
-        for (uint32_t j = 2; j < src->nsrc; j++)
-          if (src->src[j]->op == UOP_RANGE) bit_set(closed, l.rank[pos_of(&l, src->src[j])]);
-        for (size_t w = 0; w < W; w++) c[w] |= sc[w] & ~closed[w];
-      } else {
-        for (size_t w = 0; w < W; w++) c[w] |= sc[w];
-      }
-      if (src->op == UOP_RANGE) bit_set(c, l.rank[sp]);
-    }
-  }
-  free(closed);
+  if (!l.ctxs || !l.effs || !l.pend) goto oom;
+  /* 1. contexts, in id order first; then the nesting order from them, and the contexts again in that order */
+  if (!contexts(&l) || !nest_order(&l)) goto oom;
+  memset(l.ctxs, 0, l.count * W * sizeof *l.ctxs);
+  if (!contexts(&l)) goto oom;
   /* 2. scopes, users before sources: pend[k] collects the scopes of node k's users. */
   for (size_t k = l.count; k-- > 0;) {
     const uop *n = l.nodes[k];

@@ -1,10 +1,18 @@
 /* Optimizer fuzz test: random elementwise and reduce kernels (float32 or int32; gated stores and loads, casts,
- * WHERE, broadcast and permuted loads, a symbolic outer size where divisibility allows) and random opt sequences
- * (UPCAST, UNROLL, THREAD, PADTO, and LOCAL/GROUP/GROUPTOP/SWAP on a GPU target), fixed seed. Each applied
- * sequence must leave the kernel equal, by the reference interpreter, to the original before and after expansion;
- * refused opts must leave the kernel unchanged and name the opt. Every few cases the c-target kernel is compiled
- * through the whole pipeline with the same opts and run natively once per core_id. Budget: HCQ_FUZZ_SECONDS
- * (default 3) seconds. */
+ * WHERE, broadcast and permuted loads, a symbolic outer size where divisibility allows; range ids drawn at random,
+ * up to INT64_MAX and with reduce ids below loop ids) and random opt sequences (UPCAST, UNROLL, THREAD, PADTO, and
+ * LOCAL/GROUP/GROUPTOP/SWAP on a GPU target). Each applied sequence must leave the kernel equal, by the reference
+ * interpreter, to the original before and after expansion; refused opts must leave the kernel unchanged and name
+ * the opt. Every few cases the c-target kernel is compiled through the whole pipeline with the same opts and run
+ * natively once per core_id. Inputs: half the eligible cases (int32 kernels; float32 kernels without an add/mul
+ * reduce, whose result would depend on the summation order) get values over the whole dtype (INT32_MIN/MAX, huge,
+ * subnormal, values that round, +-inf, NaN, -0) and constants like them; results compare NaN-aware (NaN matches
+ * NaN, equal infinities and signed zeros match). Every few cases one buffer is declared smaller than the kernel
+ * needs: the validator must refuse the kernel (out-of-bounds, naming the access) exactly when the reference
+ * interpreter, running it with the buffer really that small, goes out of bounds.
+ * Seed: HCQ_FUZZ_SEED (default fixed; printed at the start and on failure). Budget: HCQ_FUZZ_SECONDS (default 3). */
+#include <float.h>
+#include <inttypes.h>
 #include <time.h>
 
 #include "compiler/opt_test_util.h"
@@ -37,8 +45,10 @@ typedef struct kspec {
   int nout, nred;         /* output (loop) dims, reduce dims */
   int64_t size[MAXD];     /* max sizes; dim 0 may be symbolic */
   bool symbolic;          /* dim 0 = (* n 4) with n in 1..size/4 */
-  int id[MAXD];
+  int64_t id[MAXD];       /* range ids (names r<dim> in the text) */
   bool is_float;
+  bool wild;              /* full-range inputs and constants; no casts (out-of-range conversions are UB) */
+  bool has_max;           /* uses max: no value that can make inf or NaN (see wild_fill) */
   int nbufs;              /* input buffers */
   int nin_dims[4], in_dims[4][MAXD];
 } kspec;
@@ -55,7 +65,7 @@ static void index_expr(sbuf *b, const kspec *k, const int *dims, int n) {
   for (int i = 0; i < n; i++) {
     int64_t stride = 1;
     for (int j = i + 1; j < n; j++) stride *= k->size[dims[j]];
-    sb(b, stride == 1 ? "r%d" : "(* r%d %lld)", k->id[dims[i]], (long long)stride);
+    sb(b, stride == 1 ? "r%d" : "(* r%d %lld)", dims[i], (long long)stride);
     if (i > 0) sb(b, ")");
     sb(b, " ");
   }
@@ -67,7 +77,7 @@ static void load_expr(sbuf *b, const kspec *k, int buf) {
   if (gated && k->nin_dims[buf] > 0 && k->size[d] > 1 && !(d == 0 && k->symbolic)) {
     sb(b, "(load (index in%d ", buf);
     index_expr(b, k, k->in_dims[buf], k->nin_dims[buf]);
-    sb(b, " (< r%d %lld)) %s)", k->id[d], (long long)(1 + rnd((uint32_t)k->size[d] - 1)), k->is_float ? "0.5" : "(const 3 int32)");
+    sb(b, " (< r%d %lld)) %s)", d, (long long)(1 + rnd((uint32_t)k->size[d] - 1)), k->is_float ? "0.5" : "(const 3 int32)");
   } else {
     sb(b, "(load (index in%d ", buf);
     index_expr(b, k, k->in_dims[buf], k->nin_dims[buf]);
@@ -75,17 +85,31 @@ static void load_expr(sbuf *b, const kspec *k, int buf) {
   }
 }
 
-static void value_expr(sbuf *b, const kspec *k, int depth) {
+/* The first WILD_F_SAFE cannot make an infinity or a NaN in our expressions (see has_max). */
+static const char *const WILD_F[] = {"-0.0", "-1e-40", "0.1", "1e-45", "1.00000012", "(const inf float32)",
+                                     "(const -inf float32)", "3e38", "16777217.0", "(const nan float32)"};
+enum { WILD_F_SAFE = 5 };
+static const char *const WILD_I[] = {"(const 2147483647 int32)", "(const -2147483648 int32)", "(const -1 int32)",
+                                     "(const 65536 int32)", "(const 0 int32)"};
+
+static void value_expr(sbuf *b, kspec *k, int depth) {
   uint32_t c = depth <= 0 ? rnd(3) : rnd(9);
+  if (c == 7 && k->wild) c = 3; /* no casts */
   switch (c) {
     case 0: case 1: load_expr(b, k, (int)rnd((uint32_t)k->nbufs)); return;
     case 2:
-      if (k->is_float) sb(b, "%.2f", (double)((int)rnd(9) - 4) / 4.0);
-      else sb(b, "(const %d int32)", (int)rnd(9) - 4);
+      if (k->wild && rnd(2)) {
+        if (k->is_float) sb(b, "%s", WILD_F[rnd(k->has_max ? WILD_F_SAFE : sizeof WILD_F / sizeof WILD_F[0])]);
+        else sb(b, "%s", WILD_I[rnd(sizeof WILD_I / sizeof WILD_I[0])]);
+      } else if (k->is_float) {
+        sb(b, "%.2f", (double)((int)rnd(9) - 4) / 4.0);
+      } else {
+        sb(b, "(const %d int32)", (int)rnd(9) - 4);
+      }
       return;
     case 3: case 4: sb(b, "(+ "); break;
     case 5: sb(b, "(* "); break;
-    case 6: sb(b, "(max "); break;
+    case 6: sb(b, k->has_max ? "(max " : "(* "); break;
     case 7:
       sb(b, "(cast %s (cast %s ", T(k), k->is_float ? "int32" : "float32");
       value_expr(b, k, depth - 1);
@@ -107,6 +131,26 @@ static void value_expr(sbuf *b, const kspec *k, int depth) {
 
 static const int64_t SIZES[] = {2, 3, 4, 5, 6, 8, 12, 16, 24, 32};
 
+/* Range ids are names: the old layout (loops 0.., reduces 1000+), ids near INT64_MAX and other large ones, or
+ * descending (reduce ids below loop ids); distinct. */
+static void draw_ids(kspec *k, int nd) {
+  static const int64_t POOL[] = {INT64_MAX, INT64_MAX - 1, INT64_MAX - 2, 0, 1, 2, 999, 1000, 1002, 2000,
+                                 INT32_MAX, (int64_t)INT32_MAX + 1, (int64_t)1 << 32, (int64_t)1 << 62};
+  int mode = (int)rnd(4);
+  for (int i = 0; i < nd; i++) {
+    bool fresh;
+    do {
+      if (mode == 0) k->id[i] = i < k->nout ? i : 1000 + i;
+      else if (mode == 1) k->id[i] = rnd(3) ? POOL[rnd(sizeof POOL / sizeof POOL[0])] : (int64_t)(g_rng >> 1);
+      else if (mode == 2) k->id[i] = INT64_MAX - i;
+      else k->id[i] = 5000 - 1000 * i + (int64_t)rnd(10);
+      fresh = true;
+      for (int j = 0; j < i; j++) fresh &= k->id[j] != k->id[i];
+      mode = fresh ? mode : 1;
+    } while (!fresh);
+  }
+}
+
 static void gen_kernel(sbuf *b, kspec *k) {
   memset(k, 0, sizeof *k);
   k->nred = rnd(3) == 0 ? 0 : 1 + (int)rnd(2);
@@ -118,10 +162,14 @@ static void gen_kernel(sbuf *b, kspec *k) {
     k->size[i] = SIZES[rnd(sizeof SIZES / sizeof SIZES[0])];
     if (total * k->size[i] > 4096) k->size[i] = 2;
     total *= k->size[i];
-    k->id[i] = i < k->nout ? i : 1000 + i;
   }
+  draw_ids(k, nd);
   k->symbolic = k->nout > 0 && k->size[0] % 4 == 0 && rnd(4) == 0;
   k->is_float = rnd(3) != 0;
+  bool max_reduce = k->nred && rnd(3) == 0;
+  /* float add reduces depend on the summation order, which opts change: only benign (exact) values there */
+  k->wild = (!k->is_float || !k->nred || max_reduce) && rnd(2);
+  k->has_max = max_reduce || rnd(2);
   k->nbufs = 1 + (int)rnd(3);
   for (int j = 0; j < k->nbufs; j++) {
     int perm[MAXD];
@@ -146,8 +194,8 @@ static void gen_kernel(sbuf *b, kspec *k) {
   }
   if (k->symbolic) sb(b, "(let n (var n 1 %lld index)) ", (long long)(k->size[0] / 4));
   for (int i = 0; i < nd; i++) {
-    if (i == 0 && k->symbolic) sb(b, "(let r0 (range 0 (* n 4) loop)) ");
-    else sb(b, "(let r%d (range %d %lld %s)) ", k->id[i], k->id[i], (long long)k->size[i], i < k->nout ? "loop" : "reduce");
+    if (i == 0 && k->symbolic) sb(b, "(let r0 (range %" PRId64 " (* n 4) loop)) ", k->id[0]);
+    else sb(b, "(let r%d (range %" PRId64 " %lld %s)) ", i, k->id[i], (long long)k->size[i], i < k->nout ? "loop" : "reduce");
   }
   sb(b, "(sink (store (index out ");
   int od[MAXD];
@@ -160,9 +208,9 @@ static void gen_kernel(sbuf *b, kspec *k) {
   if (k->nred) {
     bool post = rnd(2);
     if (post) sb(b, "(+ ");
-    sb(b, "(reduce %s ", rnd(3) == 0 ? "max" : "add");
+    sb(b, "(reduce %s ", max_reduce ? "max" : "add");
     value_expr(b, k, 2);
-    for (int i = k->nout; i < nd; i++) sb(b, " r%d", k->id[i]);
+    for (int i = k->nout; i < nd; i++) sb(b, " r%d", i);
     sb(b, ")");
     if (post) {
       sb(b, " ");
@@ -174,6 +222,99 @@ static void gen_kernel(sbuf *b, kspec *k) {
   }
   for (int i = 0; i < k->nout; i++) sb(b, " r%d", i);
   sb(b, ")))");
+}
+
+/* The current case's kernel, for wild_fill; g_native_fill: the fill is for a native run. */
+static const kspec *g_spec;
+static bool g_native_fill;
+
+/* Values over the whole dtype (a function of seed; otu_refill hook): for float32 NaN, +-inf, +-0, huge, subnormal,
+ * FLT_MAX, values that round in float32 sums and products, any finite bit pattern; where max is used only values
+ * that cannot make an infinity or a NaN (|x| <= 1e4; 8 factors stay finite): max with a NaN operand is not one
+ * function yet (the interpreter's max(NaN, 1) is 1, the c target's NaN, ptx's max.f32 ignores NaN, and the
+ * simplifier commutes MAX operands), a known open bug;
+ * for int32 INT32_MIN/MAX, 0, +-1 and any bit pattern. Native float runs get only the values whose sums and products
+ * do not round (+-inf, NaN, +-0, multiples of 1/16): the c target lets the C compiler contract a*b+c into one fma
+ * (gcc's default -ffp-contract=fast), which rounds once instead of twice (see the report). */
+static void wild_fill(cc_kbuf *bufs, size_t n, uint64_t seed) {
+  if (!g_spec || !g_spec->wild) return;
+  uint64_t r = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+  for (size_t i = 0; i < n; i++)
+    for (int64_t e = 0; e < bufs[i].nelems; e++) {
+      r ^= r << 13;
+      r ^= r >> 7;
+      r ^= r << 17;
+      uint32_t bits = (uint32_t)(r >> 32), cls = (uint32_t)(r % 24);
+      if (bufs[i].dtype.scalar == UOP_FLOAT32) {
+        if (g_native_fill && cls > 2) cls = 24; /* the default: multiples of 1/16 */
+        if (g_spec->has_max && (cls <= 1 || cls == 3 || cls == 4 || (cls >= 10 && cls <= 12))) cls = 24;
+        float v, sign = bits & 1 ? -1.0f : 1.0f;
+        switch (cls) {
+          case 0: v = NAN; break;
+          case 1: v = sign * INFINITY; break;
+          case 2: v = sign * 0.0f; break;
+          case 3: v = sign * FLT_MAX; break;
+          case 4: v = sign * (float)ldexp(1.0 + (bits >> 9) * 0x1p-23, 100 + (int)(bits % 27)); break; /* huge */
+          case 5: v = sign * (float)ldexp((bits >> 9) + 1, -149); break;                              /* subnormal */
+          case 6: v = sign * FLT_MIN; break;
+          case 7: case 8: case 9: v = sign * (1.0f + (float)((bits >> 9) | 1) * 0x1p-23f); break;   /* rounds */
+          case 10: case 11: case 12:
+            memcpy(&v, &bits, 4);
+            if (!isfinite(v)) v = sign * 0.75f;
+            break;
+          default: v = (float)((int)(bits % 4001) - 2000) / 16.0f; break;
+        }
+        ((float *)bufs[i].data)[e] = v;
+      } else if (bufs[i].dtype.scalar == UOP_INT32) {
+        static const int32_t EDGE[] = {INT32_MIN, INT32_MAX, 0, -1, 1, INT32_MIN + 1, INT32_MAX - 1};
+        ((int32_t *)bufs[i].data)[e] = cls < 7 ? EDGE[cls] : (int32_t)bits;
+      }
+    }
+}
+
+static int64_t g_oob_refused, g_oob_allowed, g_wild_cases;
+
+/* Declare one buffer smaller than the kernel text says: the validator must refuse the changed text (naming an
+ * out-of-bounds load/store) exactly when the interpreter, running the original kernel with that buffer really that
+ * small, goes out of bounds. vals: the symbolic size at its maximum. */
+static void oob_case(uop_ctx *ctx, const sbuf *b, const kspec *k, const uop *kern) {
+  int slot = (int)rnd((uint32_t)k->nbufs + 1);
+  char key[32];
+  int klen = snprintf(key, sizeof key, "(buf %d ", slot);
+  const char *at = strstr(b->s, key);
+  if (!at) return;
+  const char *num = strchr(at + klen, ' ');
+  if (!num) return;
+  long long size = atoll(num + 1);
+  if (size < 2) return;
+  long long small = 1 + (long long)rnd((uint32_t)size - 1);
+  sbuf t = {.n = 0};
+  const char *end = num + 1;
+  while (*end >= '0' && *end <= '9') end++;
+  sb(&t, "%.*s %lld%s", (int)(num - b->s), b->s, small, end);
+  uop_var_val vals[1] = {{"n", k->symbolic ? k->size[0] / 4 : 1}};
+  cc_kbuf *a = NULL;
+  size_t na = 0;
+  hcq_status st = cc_kernel_buffers(kern, &a, &na);
+  if (!st) st = cc_kbufs_alloc_fill(a, na, 1);
+  for (size_t i = 0; !st && i < na; i++)
+    if (a[i].slot == slot) a[i].size_B = (size_t)small * (size_t)uop_dt_itemsize_B(uop_dt_base_of(a[i].dtype));
+  if (!st) st = otu_interp(kern, a, na, vals, k->symbolic ? 1 : 0);
+  bool oracle = st && strstr(hcq_status_message(st), "out of bounds");
+  if (st && !oracle) fprintf(stderr, "oob case: interpreter: %s\n", hcq_status_message(st));
+  CHECK(!st || oracle);
+  hcq_status_free(st);
+  if (a) cc_kbufs_free(a, na);
+  const uop *k2 = NULL;
+  st = cc_kernel_parse(ctx, t.s, t.n, "<oob>", &k2);
+  bool refused = st && strstr(hcq_status_message(st), "out-of-bounds") && strstr(hcq_status_message(st), "<oob>:1:");
+  if (refused != oracle || (st && !refused)) {
+    fprintf(stderr, "oob case: interpreter %s, validator: %s\n%s\n", oracle ? "out of bounds" : "in bounds",
+            st ? hcq_status_message(st) : "accepted", t.s);
+    CHECK(!"validator and interpreter disagree on an out-of-bounds kernel");
+  }
+  hcq_status_free(st);
+  *(refused ? &g_oob_refused : &g_oob_allowed) += 1;
 }
 
 static double now_s(void) {
@@ -188,6 +329,8 @@ static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
   sbuf b = {.n = 0};
   kspec k;
   gen_kernel(&b, &k);
+  g_spec = &k;
+  g_wild_cases += k.wild;
   const uop *kern = NULL, *s = NULL;
   hcq_status st = cc_kernel_parse(ctx, b.s, b.n, "<fuzz>", &kern);
   if (st) {
@@ -196,6 +339,7 @@ static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
     CHECK(!"parse");
     return;
   }
+  if (rnd(6) == 0) oob_case(ctx, &b, &k, kern);
   CHECK_OK(otu_prep_sink(ctx, kern, t, &s));
   if (!s) return;
   uop_var_val vals[1] = {{"n", k.symbolic ? 1 + (int64_t)rnd((uint32_t)(k.size[0] / 4)) : 1}};
@@ -266,6 +410,7 @@ static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
     cc_options o = {.opts = sc.applied, .nopts = sc.napplied};
     if (!sc.napplied) o.noopt = true;
     size_t bad3 = 0;
+    g_native_fill = true;
     st = otu_native_same(ctx, kern, t, &o, vals, nvals, g_cases, &bad3, NULL);
     if (st) fprintf(stderr, "native: %s\n", hcq_status_message(st));
     fail |= st || bad3;
@@ -279,11 +424,12 @@ static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
       fprintf(stderr, "native run: %zu mismatches with the opts, %zu with --noopt\n", bad3, bad4);
       hcq_status_free(st);
     }
+    g_native_fill = false;
   }
   CHECK(!fail);
   CHECK_EQ_INT(bad, 0);
   if (fail) {
-    fprintf(stderr, "case %lld: %s\nopts:", (long long)g_cases, b.s);
+    fprintf(stderr, "case %lld (%s inputs): %s\nopts:", (long long)g_cases, k.wild ? "full-range" : "benign", b.s);
     for (size_t i = 0; i < sc.napplied; i++)
       fprintf(stderr, " %s:%d:%lld", cc_opt_name(sc.applied[i].op), sc.applied[i].axis, (long long)sc.applied[i].amount);
     fprintf(stderr, "\n");
@@ -293,6 +439,12 @@ static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
 }
 
 int main(void) {
+  const char *seed_env = getenv("HCQ_FUZZ_SEED");
+  uint64_t seed = seed_env && seed_env[0] ? strtoull(seed_env, NULL, 0) : 0x9e3779b97f4a7c15ull;
+  g_rng = seed ? seed : 1;
+  printf("opt_fuzz: seed 0x%" PRIx64 " (HCQ_FUZZ_SEED)\n", seed);
+  fflush(stdout);
+  otu_refill = wild_fill;
   char dir[] = "/tmp/hcq-optfuzz-XXXXXX";
   if (!mkdtemp(dir)) return 1;
   setenv("XDG_CACHE_HOME", dir, 1);
@@ -311,10 +463,13 @@ int main(void) {
     for (int i = 0; i < 16; i++) fuzz_case(ctx, rnd(4) == 0 ? &ptx : &c, have_cc && i % 4 == 0);
     uop_ctx_destroy(ctx);
   }
-  printf("opt_fuzz: %lld kernels, %lld opts applied (%lld THREAD), %lld refused, %lld run natively, %.1f s\n",
-         (long long)g_cases, (long long)g_applied, (long long)g_threaded, (long long)g_refused, (long long)g_native,
-         now_s() - t0);
+  printf("opt_fuzz: %lld kernels (%lld with full-range inputs), %lld opts applied (%lld THREAD), %lld refused, "
+         "%lld run natively, out-of-bounds variants: %lld refused, %lld in bounds, %.1f s\n",
+         (long long)g_cases, (long long)g_wild_cases, (long long)g_applied, (long long)g_threaded,
+         (long long)g_refused, (long long)g_native, (long long)g_oob_refused, (long long)g_oob_allowed, now_s() - t0);
   CHECK(g_cases > 0 && g_applied > 0);
+  if (testing_failures) fprintf(stderr, "opt_fuzz: FAILED with seed 0x%" PRIx64 " (rerun: HCQ_FUZZ_SEED=0x%" PRIx64 ")\n",
+                                seed, seed);
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   if (system(cmd)) fprintf(stderr, "could not remove %s\n", dir);

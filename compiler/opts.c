@@ -159,18 +159,42 @@ bool cc_globalizable(const cc_sched *s, const uop *rng) {
   return true;
 }
 
-static int64_t max_range_id(cc_sched *s) {
+static int i64_cmp(const void *pa, const void *pb) {
+  int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+  return a < b ? -1 : a > b;
+}
+
+hcq_status cc_fresh_range_id(const uop *const *nodes, size_t count, const int64_t *taken, size_t ntaken,
+                             int64_t *out_id) {
+  size_t n = 0;
+  int64_t *ids = malloc((count + ntaken + 1) * sizeof *ids);
+  if (!ids) return hcq_status_make(HCQ_CODE_NOMEM, "range ids: out of memory");
+  for (size_t k = 0; k < count; k++)
+    if (nodes[k]->op == UOP_RANGE) ids[n++] = nodes[k]->arg.i;
+  for (size_t k = 0; k < ntaken; k++) ids[n++] = taken[k];
+  qsort(ids, n, sizeof *ids, i64_cmp);
+  /* ids are names: max + 1 keeps new ids readable; at INT64_MAX take the smallest free id >= 0 instead */
+  int64_t id = n ? ids[n - 1] : -1;
+  if (id < INT64_MAX) {
+    id = id < 0 ? 0 : id + 1;
+  } else {
+    id = 0;
+    for (size_t k = 0; k < n; k++) {
+      if (ids[k] < id) continue;
+      if (ids[k] > id) break;
+      id++; /* ids[k] == id; cannot pass INT64_MAX: fewer than 2^63 ids exist */
+    }
+  }
+  free(ids);
+  *out_id = id;
+  return HCQ_OK;
+}
+
+static hcq_status fresh_id(cc_sched *s, int64_t *out_id) {
   const uop **nodes;
   size_t count;
-  int64_t m = -1;
-  hcq_status st = uop_toposort(s->ctx, s->sink, &nodes, &count);
-  if (st) {
-    hcq_status_free(st);
-    return -1;
-  }
-  for (size_t k = 0; k < count; k++)
-    if (nodes[k]->op == UOP_RANGE && nodes[k]->arg.i > m) m = nodes[k]->arg.i;
-  return m;
+  HCQ_TRY(uop_toposort(s->ctx, s->sink, &nodes, &count));
+  return cc_fresh_range_id(nodes, count, NULL, 0, out_id);
 }
 
 /* ------------------------------------------------------------------------------------------------ rewriting */
@@ -272,7 +296,8 @@ static hcq_status shift_to(cc_sched *s, const uop *rng, int64_t amount, uop_axis
     return HCQ_OK;
   }
   HCQ_TRY(uop_simplify(ctx, q, &q));
-  int64_t id = max_range_id(s) + 1;
+  int64_t id;
+  HCQ_TRY(fresh_id(s, &id));
   const uop *nr = uop_range(ctx, uop_index_const(ctx, amount), id, at);
   const uop *old = uop_range(ctx, q, rng->arg.i, cc_axis_type(rng));
   subst_job j = {.from = rng, .nrepl = 2};
@@ -364,7 +389,8 @@ static hcq_status thread_gated(cc_sched *s, const uop *rng, int64_t amount) {
                           uop_index_const(ctx, amount));
   if (!q) return hcq_status_make(HCQ_CODE_NOMEM, "optimize: out of memory");
   HCQ_TRY(uop_simplify(ctx, q, &q));
-  int64_t id = max_range_id(s) + 1;
+  int64_t id;
+  HCQ_TRY(fresh_id(s, &id));
   const uop *nr = uop_range(ctx, uop_index_const(ctx, amount), id, UOP_AXIS_THREAD);
   const uop *old = uop_range(ctx, q, rng->arg.i, cc_axis_type(rng));
   subst_job j = {.from = rng, .nrepl = 2, .repl = {nr, old}};

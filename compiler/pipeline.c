@@ -194,11 +194,37 @@ static int cmp_buf(const void *a, const void *b) {
   return ((const cc_buffer *)a)->slot - ((const cc_buffer *)b)->slot;
 }
 
-/* The kernel's name from SINK's string arg, kept to [A-Za-z0-9_] (other bytes hex-escaped); "kernel" if none. */
+/* Identifiers a kernel symbol must not be in some target's source: C keywords (and GNU ones), PTX's predefined
+ * WARP_SZ, main, and the renderers' own file-scope names (vector typedefs like float4/int8_u, the C renderer's
+ * hcq_/HCQ_ helpers, shared-memory globals localN of PTX and LLVM). Names with two leading underscores or _X are
+ * reserved in C. Locals and parameters cannot collide: they shadow or live in their own namespace (%, $). */
+static bool reserved_symbol(const char *s) {
+  static const char *const WORDS[] = {
+      "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
+      "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
+      "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "asm",
+      "typeof", "bool", "true", "false", "alignas", "alignof", "noreturn", "static_assert", "thread_local", "main",
+      "WARP_SZ", "half"};
+  for (size_t i = 0; i < sizeof WORDS / sizeof WORDS[0]; i++)
+    if (strcmp(s, WORDS[i]) == 0) return true;
+  if (s[0] == '_' && (s[1] == '_' || (s[1] >= 'A' && s[1] <= 'Z'))) return true;
+  if (strncmp(s, "hcq_", 4) == 0 || strncmp(s, "HCQ_", 4) == 0) return true;
+  static const char *const PREFIXES[] = {"local", "float", "double", "int", "char", "short", "long", "half", "bool"};
+  for (size_t i = 0; i < sizeof PREFIXES / sizeof PREFIXES[0]; i++) { /* PREFIX DIGITS [_u] */
+    size_t n = strlen(PREFIXES[i]), d = n;
+    if (strncmp(s, PREFIXES[i], n) != 0) continue;
+    while (s[d] >= '0' && s[d] <= '9') d++;
+    if (d > n && (s[d] == 0 || strcmp(s + d, "_u") == 0)) return true;
+  }
+  return false;
+}
+
+/* The kernel's symbol from SINK's string arg, kept to [A-Za-z0-9_] (other bytes hex-escaped), prefixed with k_ when
+ * it is reserved_symbol; "kernel" if none. The same symbol on every target. */
 static char *kernel_name(const uop *sink) {
   const char *src = sink->arg.kind == UOP_ARG_STR && sink->arg.str && sink->arg.str[0] ? sink->arg.str : "kernel";
   size_t n = strlen(src);
-  char *out = malloc(n * 2 + 2);
+  char *out = malloc(n * 2 + 4);
   if (!out) return NULL;
   size_t j = 0;
   if (src[0] >= '0' && src[0] <= '9') out[j++] = '_';
@@ -213,6 +239,10 @@ static char *kernel_name(const uop *sink) {
     }
   }
   out[j] = 0;
+  if (reserved_symbol(out)) {
+    memmove(out + 2, out, j + 1);
+    memcpy(out, "k_", 2);
+  }
   return out;
 }
 

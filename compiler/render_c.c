@@ -49,6 +49,7 @@ typedef struct rc {
   int depth;
   uint32_t vtypes[32]; /* vector typedefs used: scalar | count << 8 | unaligned << 24 */
   int nvtypes;
+  const uop *const *list; /* the program, for range names */
   hcq_status st;
 } rc;
 
@@ -402,8 +403,12 @@ static void render_node(rc *r, const uop *n, size_t k) {
       return;
     }
     case UOP_RANGE: {
+      /* ids are names that two ranges may share (one nested in the other): the later ones get the statement number */
       int64_t id = n->arg.i;
-      const char *name = id < 0 ? fmt(r, "ridxm%lld", (long long)-id) : fmt(r, "ridx%lld", (long long)id);
+      bool dup = false;
+      for (size_t j = 0; j < k && !dup; j++) dup = r->list[j]->op == UOP_RANGE && r->list[j]->arg.i == id;
+      const char *name = id < 0 ? fmt(r, "ridxm%llu", 0ull - (unsigned long long)id) : fmt(r, "ridx%lld", (long long)id);
+      if (dup) name = fmt(r, "%s_%zu", name, k);
       line(r, "for (%s %s = 0; %s < %s; %s++) {", ctype(r, n->dtype), name, name, get(r, n->src[0]), name);
       set(r, n, name);
       r->depth++;
@@ -488,7 +493,7 @@ static void render_node(rc *r, const uop *n, size_t k) {
 
 hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *list, size_t count, char **out_src) {
   *out_src = NULL;
-  rc r = {.t = t};
+  rc r = {.t = t, .list = list};
   char *body = NULL, *out = NULL;
   size_t body_len = 0, out_len = 0;
   r.body = open_memstream(&body, &body_len);
@@ -519,8 +524,10 @@ hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *l
       fprintf(f, "%s* restrict %s, ", ctype(&r, uop_dt_base_of(n->dtype)), pname);
       set(&r, n, pname);
     } else if (n->op == UOP_DEFINE_VAR) {
-      fprintf(f, "const int %s, ", n->arg.str);
-      set(&r, n, n->dtype.scalar == UOP_INT64 ? fmt(&r, "((long long)%s)", n->arg.str) : n->arg.str);
+      /* user-chosen: prefixed, so no name (int, core_id, ridx0, data0_16) collides with C or our own names */
+      const char *vname = fmt(&r, "var_%s", n->arg.str);
+      fprintf(f, "const int %s, ", vname);
+      set(&r, n, n->dtype.scalar == UOP_INT64 ? fmt(&r, "((long long)%s)", vname) : vname);
     }
   }
   fprintf(f, "int core_id) {\n");

@@ -79,7 +79,7 @@ static void run_all(const cc_target *t) {
                         " (sink (store yi (+ (* (load (index x r0)) 2.5) (load yi)) r0)))",
                         t, &p);
     if (k.fn) {
-      CHECK(strstr(p->source, "const int n, int core_id") != NULL);
+      CHECK(strstr(p->source, "const int var_n, int core_id") != NULL);
       CHECK(p->nvars == 1 && strcmp(p->var_names[0], "n") == 0);
       tu_call(&k, (uintptr_t[]){(uintptr_t)y, (uintptr_t)x, 1000, 0}, 4);
       int bad = 0;

@@ -3,7 +3,7 @@
  * and gates (where with AND-ed comparisons). Each tree is simplified; then on EVERY assignment of the variables the
  * original tree is evaluated by the small evaluator below (independent of uop_sym_infer; assignments where the
  * original divides by zero are skipped) and compared with the simplified tree, and each value is checked to lie in
- * both roots' [vmin, vmax]. Fixed seed; HCQ_FUZZ_SECONDS sets the time budget (default 3 s). */
+ * both roots' [vmin, vmax]. Fixed seed unless HCQ_FUZZ_SEED; HCQ_FUZZ_SECONDS sets the time budget (default 3 s). */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -228,6 +228,11 @@ done:
 #define MIN_EXPRS 150
 
 int main(void) {
+  const char *seed_env = getenv("HCQ_FUZZ_SEED"); /* default: the fixed seed above; printed first and on failure */
+  if (seed_env && seed_env[0]) rng_state = strtoull(seed_env, NULL, 0) ^ 0x9e3779b97f4a7c15ull;
+  if (!rng_state) rng_state = 1;
+  uint64_t seed0 = rng_state;
+  printf("symbolic_fuzz: rng state 0x%llx (HCQ_FUZZ_SEED=%s)\n", (unsigned long long)seed0, seed_env ? seed_env : "");
   double budget_s = 3.0;
   const char *env = getenv("HCQ_FUZZ_SECONDS");
   if (env && atof(env) > 0) budget_s = atof(env);
@@ -303,5 +308,7 @@ int main(void) {
          changed, assigns, now_s() - t0);
   CHECK(failures == 0);
   CHECK(exprs >= MIN_EXPRS);
+  if (testing_failures || failures)
+    fprintf(stderr, "symbolic_fuzz: FAILED; rerun with HCQ_FUZZ_SEED=%s\n", seed_env ? seed_env : "(unset)");
   return testing_summary("symbolic_fuzz_test");
 }

@@ -11,10 +11,12 @@
  *   polynomials for sin and cos on |r| <= pi/4, the quadrant k&3 picks and signs. Accurate for |x| up to ~1e5 in
  *   float32 (large arguments would need Payne-Hanek reduction); inf and nan give nan. */
 #include <math.h>
+#include <string.h>
 
 #include "compiler/cc_internal.h"
 
 #define LN2 0.693147180559945309417232121458176568
+#define INV_LN2L 1.442695040888963407359924681001892137L
 
 typedef struct fb {
   uop_ctx *ctx;
@@ -81,12 +83,40 @@ static const uop *xlog2(fb *b, const uop *x) {
   const uop *big = lt(b, fc(b, 1.41421356237309504880), m);
   m = sel(b, big, mul(b, m, fc(b, 0.5)), m);
   const uop *ef = add(b, add(b, uop_cast(b->ctx, b->f, e), sel(b, big, fc(b, 1), fc(b, 0))), eadj);
-  const uop *s = uop_alu2(b->ctx, UOP_FDIV, sub(b, m, fc(b, 1)), add(b, m, fc(b, 1)));
-  const uop *s2 = mul(b, s, s);
+  /* ln(1+f) = f - (hfsq - s*(hfsq + R)), f = m - 1 (exact), s = f/(2+f), R = sum 2 s^2k/(2k+1) (fdlibm's form);
+   * split as hi + lo with hi's low bits cleared so that hi * INV_LN2_HI is exact, then e added (fdlibm e_log2.c) */
+  const uop *f = sub(b, m, fc(b, 1));
+  const uop *s = uop_alu2(b->ctx, UOP_FDIV, f, add(b, f, fc(b, 2)));
+  const uop *z = mul(b, s, s), *hfsq = mul(b, mul(b, f, f), fc(b, 0.5));
   double c[12];
   int nterms = b->f64 ? 11 : 5;
-  for (int k = 0; k < nterms; k++) c[k] = 2.0 / ((2 * k + 1) * LN2);
-  const uop *r = add(b, mul(b, s, horner(b, s2, c, nterms)), ef);
+  for (int k = 0; k < nterms; k++) c[k] = 2.0 / (2 * k + 3);
+  const uop *R = mul(b, z, horner(b, z, c, nterms));
+  int64_t himask = b->f64 ? (int64_t)0xffffffff : 0xfff;
+  const uop *hi = sub(b, f, hfsq);
+  hi = bitcast(b, b->f, uop_alu2(b->ctx, UOP_AND, bitcast(b, b->i, hi), ic(b, ~himask)));
+  const uop *lo = add(b, sub(b, sub(b, f, hi), hfsq), mul(b, s, add(b, hfsq, R)));
+  double ivhi, ivlo;
+  if (b->f64) {
+    uint64_t u;
+    double d = (double)INV_LN2L;
+    memcpy(&u, &d, 8);
+    u &= ~(uint64_t)0xffffffff;
+    memcpy(&ivhi, &u, 8);
+    ivlo = (double)(INV_LN2L - ivhi);
+  } else {
+    uint32_t u;
+    float d = (float)INV_LN2L, h;
+    memcpy(&u, &d, 4);
+    u &= ~(uint32_t)0xfff;
+    memcpy(&h, &u, 4);
+    ivhi = h, ivlo = (float)(INV_LN2L - h);
+  }
+  const uop *vhi = mul(b, hi, fc(b, ivhi));
+  const uop *vlo = add(b, mul(b, add(b, lo, hi), fc(b, ivlo)), mul(b, lo, fc(b, ivhi)));
+  const uop *w = add(b, ef, vhi);
+  vlo = add(b, vlo, add(b, sub(b, ef, w), vhi)); /* |ef| >= 1 > |vhi| or ef == 0: exact */
+  const uop *r = add(b, vlo, w);
   r = sel(b, eq(b, x, fc(b, INFINITY)), fc(b, INFINITY), r);
   r = sel(b, lt(b, x, fc(b, 0)), fc(b, NAN), r);
   r = sel(b, eq(b, x, fc(b, 0)), fc(b, -INFINITY), r);
@@ -209,7 +239,10 @@ static const uop *xsin(fb *b, const uop *x) {
   for (int j = 1; j < ncos; j++) cc[j] = -cc[j - 1] / ((2.0 * j - 1) * (2.0 * j));
   const uop *sinp = add(b, rh, add(b, mul(b, mul(b, rh, r2), horner(b, r2, sc + 1, ns - 1)),
                                   mul(b, rl, sub(b, fc(b, 1), mul(b, r2, fc(b, 0.5))))));
-  const uop *cosp = add(b, fc(b, 1), sub(b, mul(b, r2, horner(b, r2, cc + 1, ncos - 1)), mul(b, rh, rl)));
+  /* cos = 1 - r2/2 + r2^2*C: w = 1 - r2/2 rounded, its rounding error added back (exact: w >= 1/2) */
+  const uop *hz = mul(b, r2, fc(b, 0.5)), *w = sub(b, fc(b, 1), hz);
+  const uop *ctail = sub(b, mul(b, mul(b, r2, r2), horner(b, r2, cc + 2, ncos - 2)), mul(b, rh, rl));
+  const uop *cosp = add(b, w, add(b, sub(b, sub(b, fc(b, 1), w), hz), ctail));
   const uop *res = sel(b, ne(b, u_and(b, q, 1), uc(b, 0)), cosp, sinp);
   /* sign: quadrants 2 and 3 negate, and sin(-x) = -sin(x); by flipping the sign bit (keeps -0) */
   const uop *qs = uop_alu2(b->ctx, UOP_SHL, uop_cast(b->ctx, b->i, u_and(b, q, 2)), ic(b, nbits - 2));

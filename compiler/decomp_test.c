@@ -90,12 +90,14 @@ static long double step(int d, long double v, int k) {
 }
 static long double maxval(int d) { return d == D_F16 ? 65504.0L : d == D_F32 ? FLT_MAX : DBL_MAX; }
 
-/* Closest approaches to multiples of pi/2: for float64 Muller, "Elementary Functions" (3rd ed.) table 11.1
- * (6381956970095103 * 2^797, |x mod pi/2| ~ 2^-60.9); for float32 the two closest found by an exhaustive scan
- * over all floats >= 2 with glibc's double sin/cos. */
-static const long double HARD_F64[] = {0x16ac5b262ca1ffp797L, 0x1.921fb54442d18p+0L, 0x1.921fb54442d18p+1L,
-                                       0x1.921fb54442d18p+2L, 0x1.921fb54442d18p+1023L};
-static long double HARD_F32[] = {0, 0}; /* filled from the scan below (see decomp_test notes) */
+/* Closest approaches to multiples of pi/2: for float64 Muller, "Elementary Functions" (3rd ed.), table 11.1
+ * (6381956970095103 * 2^797, |x mod pi/2| ~ 2^-60.9), and pi/2 multiples rounded; for float32 the closest found by
+ * an exhaustive scan of all floats >= 2 with glibc's double sin and cos (|x mod pi/2| from 2^-29.2 to 2^-26). */
+static const long double HARD[2][8] = {
+    {0x1.f37c8ap+95L, 0x1.47d0fep+34L, 0x1.f9cbe2p+7L, 0x1.32ede2p+85L, 0x1.628d4cp+40L, 0x1.13093p+76L,
+     0x1.b08c4ap+111L, 0x1.2d97c8p+2L},
+    {0x16ac5b262ca1ffp797L, 0x1.921fb54442d18p+0L, 0x1.921fb54442d18p+1L, 0x1.921fb54442d18p+2L,
+     0x1.921fb54442d18p+1023L, 0x1.921fb54442d18p+1022L, 0x1.921fb54442d18p+52L, 0x1.921fb54442d18p+53L}};
 
 static long double gen(int fn, int d, int i) {
   int emax = d == D_F16 ? 15 : d == D_F32 ? 127 : 1023, p = FMT[d].p;
@@ -124,10 +126,8 @@ static long double gen(int fn, int d, int i) {
       return step(d, rnd() & 1 ? v : -v, k);
     }
     if (i % 8 == 4) { /* the known hardest, and their neighbours */
-      const long double *h = d == D_F64 ? HARD_F64 : HARD_F32;
-      int nh = d == D_F64 ? (int)(sizeof HARD_F64 / sizeof HARD_F64[0]) : 2;
-      long double v = round_to(d, h[rnd() % (uint64_t)nh]);
-      if (v == 0 || isinf(v)) v = 1.5L;
+      long double v = round_to(d, HARD[d == D_F64][rnd() % 8]);
+      if (isinf(v)) v = 1.5L; /* float16 */
       return step(d, rnd() & 1 ? v : -v, k);
     }
     if (i % 8 == 5) return (urand() * 16 - 8); /* the first few periods */
@@ -241,6 +241,45 @@ static void round_once(runner *r, uint64_t seed, int round) {
   r->samples += N;
 }
 
+/* The GPU targets get the same rewrite: one kernel using all three per dtype must assemble with ptxas (sm_80,
+ * sm_90) and link for amdgpu (float64 is decomposed there; float32 is llc's). SKIPPED without the tools. */
+static void gpu_toolchains(uop_ctx *ctx) {
+  static const char *TARGETS[] = {"ptx:sm_80", "ptx:sm_90", "amdgpu:gfx90a", "amdgpu:gfx1100"};
+  char ptxas[256];
+  hcq_status pst = cc_ptx_ptxas(ptxas, sizeof ptxas);
+  bool have_ptx = !pst, have_amd = tu_have("clang-19") && tu_have("ld.lld-19");
+  hcq_status_free(pst);
+  int built = 0;
+  for (int ti = 0; ti < 4; ti++) {
+    bool ptx = ti < 2;
+    if (ptx ? !have_ptx : !have_amd) continue;
+    for (int d = D_F32; d <= D_F64; d++) {
+      char text[400];
+      snprintf(text, sizeof text,
+               "(kernel k (let o (buf 0 %s 64)) (let x (buf 1 %s 64)) (let r (range 0 64 loop)) (let v (load (index x r)))"
+               " (sink (store (index o r) (+ (sin v) (+ (exp2 v) (log2 v))) r)))", DT_NAME[d], DT_NAME[d]);
+      const uop *sink = NULL;
+      cc_target t;
+      cc_program *p = NULL;
+      CHECK_OK(cc_target_get(TARGETS[ti], 0, &t));
+      CHECK_OK(cc_kernel_parse(ctx, text, strlen(text), "<test>", &sink));
+      hcq_status st = cc_compile_source(ctx, sink, &t, &(cc_options){.noopt = true}, &p);
+      if (!st) st = cc_compile_binary(&t, p);
+      if (st) fprintf(stderr, "%s %s: %s\n", TARGETS[ti], DT_NAME[d], hcq_status_message(st));
+      CHECK(st == HCQ_OK);
+      hcq_status_free(st);
+      if (p && p->binary_size_B >= 4) {
+        CHECK(memcmp(p->binary, "\177ELF", 4) == 0);
+        built++;
+      }
+      cc_program_free(p);
+    }
+  }
+  if (!have_ptx) printf("*** SKIPPED: ptxas check (no ptxas: CUDA toolkit) ***\n");
+  if (!have_amd) printf("*** SKIPPED: amdgpu link check (need clang-19, ld.lld-19) ***\n");
+  printf("gpu targets: %d kernels assembled/linked\n", built);
+}
+
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -254,7 +293,6 @@ int main(void) {
   const char *env = getenv("HCQ_FUZZ_SECONDS"), *senv = getenv("HCQ_FUZZ_SEED");
   double budget_s = env && *env ? atof(env) : 3.0;
   uint64_t seed = senv && *senv ? strtoull(senv, NULL, 0) : 20261201;
-  HARD_F32[0] = 0x1.a4c3d4p+3L, HARD_F32[1] = 0x1.a4c3d4p+3L; /* placeholder, see HARD_F32 */
   bool have_cc = tu_have(cc_toolchain_cc()), have_clang = tu_have("clang-19");
   if (!have_clang) printf("*** SKIPPED: llvm-cpu part: clang-19 not found (Debian package clang-19) ***\n");
   uop_ctx *ctx = NULL;
@@ -271,6 +309,7 @@ int main(void) {
         r->fn = fn, r->d = d, r->mode = mode;
         if (setup(ctx, r)) nr++;
       }
+  gpu_toolchains(ctx);
   double t_build = now_s() - t0;
   int rounds = 0;
   do {

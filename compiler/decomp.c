@@ -1,15 +1,28 @@
 /* Backend decompositions (reference compiler.md 3.17): rewrite the ops the target does not render directly.
- * For `c`: MAX -> compare + where; RECIP -> 1 / x; EXP2, LOG2, SIN -> polynomial code built from plain arithmetic,
- * compares, selects, casts and bitcasts (a kernel may not call libm). float16/bfloat16 go through float32.
+ * For `c` and llvm-cpu: MAX -> compare + where; RECIP -> 1 / x; EXP2, LOG2, SIN -> polynomial code built from plain
+ * arithmetic, integer mul/shift/and/or, compares, selects, casts and bitcasts (a kernel may not call libm). The ptx
+ * targets use the same EXP2/LOG2/SIN graphs, amdgpu those of float64 (target.c). float16/bfloat16 go through
+ * float32 (one more rounding at the end).
+ *
+ * Accuracy, over the whole range (every finite input, subnormals included; compiler/decomp_test.c checks it
+ * against libm with random bit patterns and the hard cases): sin <= 1 ulp and |sin| <= 1, log2 <= 1 ulp, exp2 <=
+ * 1.5 ulp, for float32 and float64 (float16: <= 1 ulp). Measured maxima on 5e6 inputs each: sin 0.78, log2 0.81,
+ * exp2 1.10 (1.06 float64) ulp; a C compiler that fuses multiply-adds only makes them smaller. Specials: sin(+-inf)
+ * and sin(nan) = nan, sin(-0) = -0; exp2(-inf) = 0, exp2(+inf) = inf, results under/overflow to subnormals, 0 and
+ * inf as they should; log2(0) = -inf, log2(x < 0) = nan, log2(inf) = inf.
  *
  * exp2(x): n = round(x), f = x - n in [-1/2, 1/2], 2^f by its Taylor series in f*ln2 (degree 7 for float32, 13 for
  *   float64), times 2^n built from exponent bits in two halves (so that 2^n for n near the limits, where the result
  *   is subnormal or overflows, still has two valid exponent fields).
- * log2(x): x = m * 2^e with m in [sqrt(1/2), sqrt(2)) from the bits (subnormals pre-scaled); log2(m) =
- *   2/ln2 * atanh(s), s = (m-1)/(m+1), |s| < 0.172, by its odd series; then e is added. Specials by selects.
- * sin(x): Cody-Waite reduction by pi/2 with a three-part constant (k = round(x*2/pi), r = x - k*pi/2), Taylor
- *   polynomials for sin and cos on |r| <= pi/4, the quadrant k&3 picks and signs. Accurate for |x| up to ~1e5 in
- *   float32 (large arguments would need Payne-Hanek reduction); inf and nan give nan. */
+ * log2(x): x = m * 2^e with m in [sqrt(1/2), sqrt(2)) from the bits (subnormals pre-scaled); ln(m) by fdlibm's
+ *   f - (f^2/2 - s*(f^2/2 + R(s^2))), f = m - 1, s = f/(2+f), and its hi + lo split times 1/ln2 (fdlibm e_log2.c);
+ *   then e is added. Specials by selects.
+ * sin(x): |x| < pi/4 is its own reduced argument; else Payne-Hanek reduction by pi/2 in integer arithmetic
+ *   (payne_hanek below: the bits of 2/pi that matter for x's exponent, selected from a table, times the
+ *   significand, exact mod 4), giving the quadrant q and r = rh + rl in [-pi/4, pi/4] accurate to about 2^-60
+ *   relative even for the inputs closest to a multiple of pi/2. Taylor polynomials for sin and cos on r (rl to
+ *   first order), q picks and signs, the sign of x is applied by flipping the sign bit. The old Cody-Waite form
+ *   (r = x - k*pi/2 with a 3-part pi/2) lost all accuracy from about 1e5 (float32) / 1e9 (float64). */
 #include <math.h>
 #include <string.h>
 

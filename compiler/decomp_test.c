@@ -25,14 +25,14 @@
 #define N 4096
 #define PIO2L 0x1.921fb54442d1846ap0L
 
-enum { F_EXP2, F_LOG2, F_SIN, NFN };
+enum { F_EXP2, F_LOG2, F_SIN, F_COS, NFN }; /* cos: the kernel pattern sin(x + pi/2) */
 enum { D_F16, D_F32, D_F64, NDT };
 enum { M_C, M_LLVM, M_INTERP, NMODE };
-static const char *FN_NAME[NFN] = {"exp2", "log2", "sin"};
+static const char *FN_NAME[NFN] = {"exp2", "log2", "sin", "cos"};
 static const char *DT_NAME[NDT] = {"float16", "float32", "float64"};
 static const char *MODE_NAME[NMODE] = {"c", "llvm-cpu", "interp(ptx graph)"};
 /* documented bounds (decomp.c header), in ulps; float16 results are float32 results rounded once more */
-static const double BOUND[NFN][NDT] = {{1, 1.5, 1.5}, {1, 1, 1}, {1, 1, 1}};
+static const double BOUND[NFN][NDT] = {{1, 1.5, 1.5}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}};
 
 typedef struct fmt {
   int p, emin, bytes;
@@ -117,7 +117,7 @@ static long double gen(int fn, int d, int i) {
   default: break;
   }
   int k = (int)(rnd() % 5) - 2;
-  if (fn == F_SIN) {
+  if (fn == F_SIN || fn == F_COS) {
     if (i % 8 == 3) { /* nearest to a multiple of pi/2, magnitude 2^0 .. 2^62 (k exact in long double) */
       int e = (int)(rnd() % (uint64_t)((emax < 62 ? emax : 62) + 1));
       long double kk = rintl(ldexpl(1 + urand(), e) / PIO2L);
@@ -150,6 +150,7 @@ static long double gen(int fn, int d, int i) {
 }
 
 static long double ref_of(int fn, int d, long double x) {
+  if (fn == F_COS) fn = F_SIN, x = round_to(d, x + round_to(d, PIO2L)); /* the kernel's rounded x + pi/2 */
   if (d == D_F64) return fn == F_EXP2 ? exp2l(x) : fn == F_LOG2 ? log2l(x) : sinl(x);
   double xd = (double)x;
   return fn == F_EXP2 ? exp2(xd) : fn == F_LOG2 ? log2(xd) : sin(xd);
@@ -167,77 +168,97 @@ static double ulp_err(int d, long double got, long double ref) {
   return (double)(fabsl(got - ref) / ldexpl(1, e - FMT[d].p + 1));
 }
 
+/* One kernel per dtype and mode computes every function: slot 2j holds function j's output, 2j+1 its input. */
 typedef struct runner {
-  int fn, d, mode;
+  int d, mode, nfn;
   tu_kernel k;
   cc_program *prog;
   const uop *graph; /* M_INTERP: the decomposed graph */
-  double worst;
-  long double worst_x, worst_got;
+  double worst[NFN];
+  long double worst_x[NFN], worst_got[NFN];
   long samples;
 } runner;
 
-static uint8_t inbuf[N * 8], outbuf[N * 8];
-static long double xs[N];
+static uint8_t inbuf[NFN][N * 8], outbuf[NFN][N * 8];
+static long double xs[NFN][N];
 
 static bool setup(uop_ctx *ctx, runner *r) {
-  char text[400];
-  snprintf(text, sizeof text,
-           "(kernel k (let o (buf 0 %s %d)) (let x (buf 1 %s %d)) (let r (range 0 %d loop))"
-           " (sink (store (index o r) (%s (load (index x r))) r)))",
-           DT_NAME[r->d], N, DT_NAME[r->d], N, N, FN_NAME[r->fn]);
+  char text[2000];
+  const char *dt = DT_NAME[r->d];
+  int len = snprintf(text, sizeof text, "(kernel k (let r (range 0 %d loop))", N);
+  r->nfn = r->d == D_F16 ? F_COS : NFN; /* float16 x + pi/2 would round twice (through float32) */
+  for (int j = 0; j < r->nfn; j++) {
+    char arg[128];
+    snprintf(arg, sizeof arg, "(load (index (buf %d %s %d) r))", 2 * j + 1, dt, N);
+    if (j == F_COS) snprintf(arg, sizeof arg, "(+ (load (index (buf %d %s %d) r)) (const %.17Lg %s))", 2 * j + 1, dt, N,
+                             round_to(r->d, PIO2L), dt);
+    len += snprintf(text + len, sizeof text - len, " (let s%d (store (index (buf %d %s %d) r) (%s %s) r))", j, 2 * j,
+                    dt, N, j == F_COS ? "sin" : FN_NAME[j], arg);
+  }
+  len += snprintf(text + len, sizeof text - len, " (sink");
+  for (int j = 0; j < r->nfn; j++) len += snprintf(text + len, sizeof text - len, " s%d", j);
+  snprintf(text + len, sizeof text - len, "))");
   cc_target t;
   if (r->mode == M_INTERP) {
     const uop *sink = NULL;
     CHECK_OK(cc_target_get("ptx:sm_80", 0, &t));
     CHECK_OK(cc_kernel_parse(ctx, text, strlen(text), "<test>", &sink));
     cc_pass_ctx pc = {.ctx = ctx, .target = &t};
-    CHECK_OK(cc_pass_decompose(&pc, sink, &r->graph));
+    if (sink) CHECK_OK(cc_pass_decompose(&pc, sink, &r->graph));
     return r->graph != NULL;
   }
   CHECK_OK(cc_target_get(r->mode == M_C ? "c" : "llvm-cpu", 1, &t));
   hcq_status st = tu_build(ctx, text, &t, &r->prog, &r->k);
   if (st) {
-    fprintf(stderr, "%s %s on %s: %s\n", FN_NAME[r->fn], DT_NAME[r->d], MODE_NAME[r->mode], hcq_status_message(st));
+    fprintf(stderr, "%s on %s: %s\n", dt, MODE_NAME[r->mode], hcq_status_message(st));
     hcq_status_free(st);
     CHECK(!"build");
     return false;
   }
-  CHECK(strstr(r->prog->source, FN_NAME[r->fn]) == NULL); /* no call: decomposed */
+  for (int j = 0; j < F_COS; j++) CHECK(strstr(r->prog->source, FN_NAME[j]) == NULL); /* no call: decomposed */
   return true;
 }
 
 static void round_once(runner *r, uint64_t seed, int round) {
-  rng_state = seed ^ ((uint64_t)round << 32) ^ ((uint64_t)(r->fn * 16 + r->d) << 8);
   int bytes = FMT[r->d].bytes;
-  for (int i = 0; i < N; i++) {
-    xs[i] = gen(r->fn, r->d, i);
-    uint64_t u = to_bits(r->d, xs[i]);
-    memcpy(inbuf + (size_t)i * bytes, &u, bytes); /* little-endian low bytes */
-    xs[i] = from_bits(r->d, u);
+  for (int j = 0; j < r->nfn; j++) {
+    rng_state = seed ^ ((uint64_t)round << 32) ^ ((uint64_t)(j * 16 + r->d) << 8);
+    for (int i = 0; i < N; i++) {
+      uint64_t u = to_bits(r->d, gen(j, r->d, i));
+      memcpy(inbuf[j] + (size_t)i * bytes, &u, bytes); /* little-endian low bytes */
+      xs[j][i] = from_bits(r->d, u);
+    }
   }
   memset(outbuf, 0xa5, sizeof outbuf);
+  void *bufs[2 * NFN];
+  size_t sizes[2 * NFN];
+  for (int j = 0; j < r->nfn; j++) {
+    bufs[2 * j] = outbuf[j], bufs[2 * j + 1] = inbuf[j];
+    sizes[2 * j] = sizes[2 * j + 1] = (size_t)N * bytes;
+  }
   if (r->mode == M_INTERP) {
-    void *bufs[2] = {outbuf, inbuf};
-    size_t sizes[2] = {(size_t)N * bytes, (size_t)N * bytes};
-    CHECK_OK(cc_interp_run(r->graph, bufs, sizes, 2, NULL, 0));
+    CHECK_OK(cc_interp_run(r->graph, bufs, sizes, 2 * r->nfn, NULL, 0));
   } else {
-    tu_call(&r->k, (uintptr_t[]){(uintptr_t)outbuf, (uintptr_t)inbuf, 0}, 3);
+    uintptr_t args[2 * NFN + 1] = {0};
+    for (int j = 0; j < 2 * r->nfn; j++) args[j] = (uintptr_t)bufs[j];
+    tu_call(&r->k, args, 2 * r->nfn + 1); /* core_id 0 */
   }
-  int bad = 0;
-  for (int i = 0; i < N; i++) {
-    uint64_t u = 0;
-    memcpy(&u, outbuf + (size_t)i * bytes, bytes);
-    long double got = from_bits(r->d, u), ref = ref_of(r->fn, r->d, xs[i]);
-    double e = ulp_err(r->d, got, ref);
-    bool out_of_range = r->fn == F_SIN && fabsl(got) > 1;
-    if (e > r->worst) r->worst = e, r->worst_x = xs[i], r->worst_got = got;
-    if ((e > BOUND[r->fn][r->d] || out_of_range) && bad++ < 5)
-      fprintf(stderr, "FAIL %s %s (%s) seed %" PRIu64 " round %d: x = %.21Lg (bits 0x%" PRIx64 ") got %.21Lg want %.21Lg"
-              " (%.3g ulp)\n", FN_NAME[r->fn], DT_NAME[r->d], MODE_NAME[r->mode], seed, round, xs[i],
-              to_bits(r->d, xs[i]), got, ref, e);
+  for (int j = 0; j < r->nfn; j++) {
+    int bad = 0;
+    for (int i = 0; i < N; i++) {
+      uint64_t u = 0;
+      memcpy(&u, outbuf[j] + (size_t)i * bytes, bytes);
+      long double got = from_bits(r->d, u), ref = ref_of(j, r->d, xs[j][i]);
+      double e = ulp_err(r->d, got, ref);
+      bool out_of_range = j >= F_SIN && fabsl(got) > 1;
+      if (e > r->worst[j]) r->worst[j] = e, r->worst_x[j] = xs[j][i], r->worst_got[j] = got;
+      if ((e > BOUND[j][r->d] || out_of_range) && bad++ < 5)
+        fprintf(stderr, "FAIL %s %s (%s) seed %" PRIu64 " round %d: x = %.21Lg (bits 0x%" PRIx64 ") got %.21Lg"
+                " want %.21Lg (%.3g ulp)\n", FN_NAME[j], DT_NAME[r->d], MODE_NAME[r->mode], seed, round, xs[j][i],
+                to_bits(r->d, xs[j][i]), got, ref, e);
+    }
+    CHECK(bad == 0);
   }
-  CHECK(bad == 0);
   r->samples += N;
 }
 
@@ -253,27 +274,25 @@ static void gpu_toolchains(uop_ctx *ctx) {
   for (int ti = 0; ti < 4; ti++) {
     bool ptx = ti < 2;
     if (ptx ? !have_ptx : !have_amd) continue;
-    for (int d = D_F32; d <= D_F64; d++) {
-      char text[400];
-      snprintf(text, sizeof text,
-               "(kernel k (let o (buf 0 %s 64)) (let x (buf 1 %s 64)) (let r (range 0 64 loop)) (let v (load (index x r)))"
-               " (sink (store (index o r) (+ (sin v) (+ (exp2 v) (log2 v))) r)))", DT_NAME[d], DT_NAME[d]);
-      const uop *sink = NULL;
-      cc_target t;
-      cc_program *p = NULL;
-      CHECK_OK(cc_target_get(TARGETS[ti], 0, &t));
-      CHECK_OK(cc_kernel_parse(ctx, text, strlen(text), "<test>", &sink));
-      hcq_status st = cc_compile_source(ctx, sink, &t, &(cc_options){.noopt = true}, &p);
-      if (!st) st = cc_compile_binary(&t, p);
-      if (st) fprintf(stderr, "%s %s: %s\n", TARGETS[ti], DT_NAME[d], hcq_status_message(st));
-      CHECK(st == HCQ_OK);
-      hcq_status_free(st);
-      if (p && p->binary_size_B >= 4) {
-        CHECK(memcmp(p->binary, "\177ELF", 4) == 0);
-        built++;
-      }
-      cc_program_free(p);
+    const char *text = "(kernel k (let r (range 0 64 loop)) (let v (load (index (buf 1 float32 64) r)))"
+                       " (let w (load (index (buf 3 float64 64) r)))"
+                       " (sink (store (index (buf 0 float32 64) r) (+ (sin v) (+ (exp2 v) (log2 v))) r)"
+                       " (store (index (buf 2 float64 64) r) (+ (sin w) (+ (exp2 w) (log2 w))) r)))";
+    const uop *sink = NULL;
+    cc_target t;
+    cc_program *p = NULL;
+    CHECK_OK(cc_target_get(TARGETS[ti], 0, &t));
+    CHECK_OK(cc_kernel_parse(ctx, text, strlen(text), "<test>", &sink));
+    hcq_status st = cc_compile_source(ctx, sink, &t, &(cc_options){.noopt = true}, &p);
+    if (!st) st = cc_compile_binary(&t, p);
+    if (st) fprintf(stderr, "%s: %s\n", TARGETS[ti], hcq_status_message(st));
+    CHECK(st == HCQ_OK);
+    hcq_status_free(st);
+    if (p && p->binary_size_B >= 4) {
+      CHECK(memcmp(p->binary, "\177ELF", 4) == 0);
+      built++;
     }
+    cc_program_free(p);
   }
   if (!have_ptx) printf("*** SKIPPED: ptxas check (no ptxas: CUDA toolkit) ***\n");
   if (!have_amd) printf("*** SKIPPED: amdgpu link check (need clang-19, ld.lld-19) ***\n");
@@ -297,18 +316,17 @@ int main(void) {
   if (!have_clang) printf("*** SKIPPED: llvm-cpu part: clang-19 not found (Debian package clang-19) ***\n");
   uop_ctx *ctx = NULL;
   CHECK_OK(uop_ctx_create(&ctx));
-  runner rs[NFN * NDT * NMODE];
+  runner rs[NDT * NMODE];
   int nr = 0;
   double t0 = now_s();
   for (int mode = 0; mode < NMODE; mode++)
-    for (int fn = 0; fn < NFN; fn++)
-      for (int d = 0; d < NDT; d++) {
-        if ((mode == M_C && !have_cc) || (mode == M_LLVM && !have_clang)) continue;
-        runner *r = &rs[nr];
-        memset(r, 0, sizeof *r);
-        r->fn = fn, r->d = d, r->mode = mode;
-        if (setup(ctx, r)) nr++;
-      }
+    for (int d = 0; d < NDT; d++) {
+      if ((mode == M_C && !have_cc) || (mode == M_LLVM && !have_clang)) continue;
+      runner *r = &rs[nr];
+      memset(r, 0, sizeof *r);
+      r->d = d, r->mode = mode;
+      if (setup(ctx, r)) nr++;
+    }
   gpu_toolchains(ctx);
   double t_build = now_s() - t0;
   int rounds = 0;
@@ -318,8 +336,10 @@ int main(void) {
   } while (now_s() - t0 < budget_s);
   for (int i = 0; i < nr; i++) {
     runner *r = &rs[i];
-    printf("%-4s %-7s %-17s: max %.3f ulp (bound %g) at x=%.17Lg (got %.17Lg) over %ld inputs\n", FN_NAME[r->fn],
-           DT_NAME[r->d], MODE_NAME[r->mode], r->worst, BOUND[r->fn][r->d], r->worst_x, r->worst_got, r->samples);
+    for (int j = 0; j < r->nfn; j++)
+      printf("%-4s %-7s %-17s: max %.3f ulp (bound %g) at x=%.17Lg (got %.17Lg) over %ld inputs\n", FN_NAME[j],
+             DT_NAME[r->d], MODE_NAME[r->mode], r->worst[j], BOUND[j][r->d], r->worst_x[j], r->worst_got[j],
+             r->samples);
     if (r->prog) {
       tu_unload(&r->k);
       cc_program_free(r->prog);

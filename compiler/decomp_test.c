@@ -1,10 +1,14 @@
 /* Accuracy of the exp2/log2/sin decompositions (compiler/decomp.c) over the whole float range, against libm: double
- * functions for float16/float32 inputs, long double ones for float64 (this test may use libm; the kernels may not).
- * Each function and dtype runs
- *   (a) compiled for the c target and called natively,
- *   (b) compiled for llvm-cpu (clang-19; SKIPPED without it),
- *   (c) as the graph the ptx targets get after the decomposition pass, in the reference interpreter: the rewrite
+ * functions for 16-bit and float32 inputs, long double ones for float64 (this test may use libm; the kernels may
+ * not). Functions: exp2, log2, sin, and "cos" = the kernel pattern sin(x + pi/2) (float32/float64). One kernel per
+ * dtype (float16, bfloat16, float32, float64) computing all of them runs
+ *   (a) compiled for the c target (--noopt) and called natively,
+ *   (b) compiled for c with the heuristic's opts (vectorized: UPCAST; float32 and float64),
+ *   (c) compiled for llvm-cpu (clang-19; SKIPPED without it),
+ *   (d) as the graph the ptx targets get after the decomposition pass, in the reference interpreter: the rewrite
  *       the GPU targets use, checked without a GPU (float64 is also what amdgpu gets).
+ * The GPU kernels must also assemble with ptxas (sm_80, sm_90) and link for amdgpu (SKIPPED without the tools).
+ * bfloat16 is SKIPPED (loudly) where the target cannot convert it exactly yet.
  * Inputs: special values (+-0, +-inf, nan, the subnormal and normal limits, the largest finite), random bit
  * patterns (every exponent, subnormals, inf and nan), and per function the hard regions: floats nearest to
  * multiples of pi/2 at every magnitude and the closest approaches known (sin), near integers and the under- and
@@ -26,18 +30,18 @@
 #define PIO2L 0x1.921fb54442d1846ap0L
 
 enum { F_EXP2, F_LOG2, F_SIN, F_COS, NFN }; /* cos: the kernel pattern sin(x + pi/2) */
-enum { D_F16, D_F32, D_F64, NDT };
-enum { M_C, M_LLVM, M_INTERP, NMODE };
+enum { D_F16, D_BF16, D_F32, D_F64, NDT };
+enum { M_C, M_CVEC, M_LLVM, M_INTERP, NMODE };
 static const char *FN_NAME[NFN] = {"exp2", "log2", "sin", "cos"};
-static const char *DT_NAME[NDT] = {"float16", "float32", "float64"};
-static const char *MODE_NAME[NMODE] = {"c", "llvm-cpu", "interp(ptx graph)"};
+static const char *DT_NAME[NDT] = {"float16", "bfloat16", "float32", "float64"};
+static const char *MODE_NAME[NMODE] = {"c", "c(heuristic)", "llvm-cpu", "interp(ptx graph)"};
 /* documented bounds (decomp.c header), in ulps; float16 results are float32 results rounded once more */
-static const double BOUND[NFN][NDT] = {{1, 1.5, 1.5}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}};
+static const double BOUND[NFN][NDT] = {{1, 1, 1.5, 1.5}, {1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}};
 
 typedef struct fmt {
   int p, emin, bytes;
 } fmt;
-static const fmt FMT[NDT] = {{11, -14, 2}, {24, -126, 4}, {53, -1022, 8}};
+static const fmt FMT[NDT] = {{11, -14, 2}, {8, -126, 2}, {24, -126, 4}, {53, -1022, 8}};
 
 static uint64_t rng_state;
 static uint64_t rnd(void) { /* splitmix64 */
@@ -48,14 +52,16 @@ static uint64_t rnd(void) { /* splitmix64 */
 }
 static long double urand(void) { return (long double)(rnd() >> 11) * 0x1p-53L; } /* [0, 1) */
 
-/* a long double value rounded to dtype d (float16 through float32: exact for the values generated here) */
+/* a long double value rounded to dtype d (16-bit ones through float32: exact for the values generated here) */
 static long double round_to(int d, long double v) {
   if (d == D_F64) return (double)v;
   if (d == D_F32) return (float)v;
+  if (d == D_BF16) return cc_bf16_to_f32(cc_f32_to_bf16((float)v));
   return cc_f16_to_f32(cc_f32_to_f16((float)v));
 }
 static long double from_bits(int d, uint64_t u) {
   if (d == D_F16) return cc_f16_to_f32((uint16_t)u);
+  if (d == D_BF16) return cc_bf16_to_f32((uint16_t)u);
   if (d == D_F32) {
     float f;
     uint32_t w = (uint32_t)u;
@@ -68,6 +74,7 @@ static long double from_bits(int d, uint64_t u) {
 }
 static uint64_t to_bits(int d, long double v) {
   if (d == D_F16) return cc_f32_to_f16((float)v);
+  if (d == D_BF16) return cc_f32_to_bf16((float)v);
   if (d == D_F32) {
     float f = (float)v;
     uint32_t w;
@@ -88,7 +95,7 @@ static long double step(int d, long double v, int k) {
   long double r = from_bits(d, ord < 0 ? sign | (uint64_t)-ord : (uint64_t)ord);
   return isfinite(r) ? r : v;
 }
-static long double maxval(int d) { return d == D_F16 ? 65504.0L : d == D_F32 ? FLT_MAX : DBL_MAX; }
+static long double maxval(int d) { return d == D_F16 ? 65504.0L : d == D_BF16 ? 0x1.fep127L : d == D_F32 ? FLT_MAX : DBL_MAX; }
 
 /* Closest approaches to multiples of pi/2: for float64 Muller, "Elementary Functions" (3rd ed.), table 11.1
  * (6381956970095103 * 2^797, |x mod pi/2| ~ 2^-60.9), and pi/2 multiples rounded; for float32 the closest found by
@@ -100,7 +107,7 @@ static const long double HARD[2][8] = {
      0x1.921fb54442d18p+1023L, 0x1.921fb54442d18p+1022L, 0x1.921fb54442d18p+52L, 0x1.921fb54442d18p+53L}};
 
 static long double gen(int fn, int d, int i) {
-  int emax = d == D_F16 ? 15 : d == D_F32 ? 127 : 1023, p = FMT[d].p;
+  int emax = d == D_F16 ? 15 : d == D_F64 ? 1023 : 127, p = FMT[d].p;
   static const long double SPECIAL[] = {0.0L, -0.0L, INFINITY, -INFINITY, NAN, 1.0L, -1.0L, 0.5L, 2.0L, -2.0L};
   int nspecial = (int)(sizeof SPECIAL / sizeof SPECIAL[0]);
   switch (i % 8) {
@@ -186,7 +193,7 @@ static bool setup(uop_ctx *ctx, runner *r) {
   char text[2000];
   const char *dt = DT_NAME[r->d];
   int len = snprintf(text, sizeof text, "(kernel k (let r (range 0 %d loop))", N);
-  r->nfn = r->d == D_F16 ? F_COS : NFN; /* float16 x + pi/2 would round twice (through float32) */
+  r->nfn = r->d < D_F32 ? F_COS : NFN; /* a 16-bit x + pi/2 would round twice (through float32) */
   for (int j = 0; j < r->nfn; j++) {
     char arg[128];
     snprintf(arg, sizeof arg, "(load (index (buf %d %s %d) r))", 2 * j + 1, dt, N);
@@ -207,12 +214,28 @@ static bool setup(uop_ctx *ctx, runner *r) {
     if (sink) CHECK_OK(cc_pass_decompose(&pc, sink, &r->graph));
     return r->graph != NULL;
   }
-  CHECK_OK(cc_target_get(r->mode == M_C ? "c" : "llvm-cpu", 1, &t));
-  hcq_status st = tu_build(ctx, text, &t, &r->prog, &r->k);
+  CHECK_OK(cc_target_get(r->mode == M_LLVM ? "llvm-cpu" : "c", 1, &t));
+  hcq_status st;
+  if (r->mode == M_CVEC) { /* the heuristic's opts: vectorized (UPCAST) code */
+    const uop *sink = NULL;
+    st = cc_kernel_parse(ctx, text, strlen(text), "<test>", &sink);
+    if (!st) st = cc_compile_source(ctx, sink, &t, &(cc_options){0}, &r->prog);
+    if (!st) st = cc_compile_binary(&t, r->prog);
+    if (!st) st = tu_load(r->prog->binary, r->prog->binary_size_B, r->prog->name, &r->k);
+  } else {
+    st = tu_build(ctx, text, &t, &r->prog, &r->k);
+  }
+  if (st && r->d == D_BF16) { /* the c renderer's bfloat16 is issue 9 item 11 */
+    printf("*** SKIPPED: bfloat16 on %s: %s ***\n", MODE_NAME[r->mode], hcq_status_message(st));
+    hcq_status_free(st);
+    if (r->prog) cc_program_free(r->prog);
+    return false;
+  }
   if (st) {
     fprintf(stderr, "%s on %s: %s\n", dt, MODE_NAME[r->mode], hcq_status_message(st));
     hcq_status_free(st);
     CHECK(!"build");
+    if (r->prog) cc_program_free(r->prog);
     return false;
   }
   for (int j = 0; j < F_COS; j++) CHECK(strstr(r->prog->source, FN_NAME[j]) == NULL); /* no call: decomposed */
@@ -265,13 +288,13 @@ static void round_once(runner *r, uint64_t seed, int round) {
 /* The GPU targets get the same rewrite: one kernel using all three per dtype must assemble with ptxas (sm_80,
  * sm_90) and link for amdgpu (float64 is decomposed there; float32 is llc's). SKIPPED without the tools. */
 static void gpu_toolchains(uop_ctx *ctx) {
-  static const char *TARGETS[] = {"ptx:sm_80", "ptx:sm_90", "amdgpu:gfx90a", "amdgpu:gfx1100"};
+  static const char *TARGETS[] = {"ptx:sm_80", "ptx:sm_90", "amdgpu:gfx90a"};
   char ptxas[256];
   hcq_status pst = cc_ptx_ptxas(ptxas, sizeof ptxas);
   bool have_ptx = !pst, have_amd = tu_have("clang-19") && tu_have("ld.lld-19");
   hcq_status_free(pst);
   int built = 0;
-  for (int ti = 0; ti < 4; ti++) {
+  for (int ti = 0; ti < 3; ti++) {
     bool ptx = ti < 2;
     if (ptx ? !have_ptx : !have_amd) continue;
     const char *text = "(kernel k (let r (range 0 64 loop)) (let v (load (index (buf 1 float32 64) r)))"
@@ -321,7 +344,12 @@ int main(void) {
   double t0 = now_s();
   for (int mode = 0; mode < NMODE; mode++)
     for (int d = 0; d < NDT; d++) {
-      if ((mode == M_C && !have_cc) || (mode == M_LLVM && !have_clang)) continue;
+      if (((mode == M_C || mode == M_CVEC) && !have_cc) || (mode == M_LLVM && !have_clang)) continue;
+      if (mode == M_CVEC && d < D_F32) continue; /* the same float32 code as (a) */
+      if (mode == M_LLVM && d == D_BF16) { /* llc's fptrunc to bfloat (vcvtneps2bf16) flushes subnormals */
+        printf("*** SKIPPED: bfloat16 on llvm-cpu: its float -> bfloat conversion flushes subnormal results ***\n");
+        continue;
+      }
       runner *r = &rs[nr];
       memset(r, 0, sizeof *r);
       r->d = d, r->mode = mode;

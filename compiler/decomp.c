@@ -159,8 +159,8 @@ static const uop *u_or(fb *b, const uop *x, const uop *y) { return uop_alu2(b->c
  * whose top 2 bits are q and the rest the fraction. L = 3 (float32) / 6 (float64) keeps the dropped tail below
  * 2^-70 / 2^-137, enough for the closest approaches of a float / double to a multiple of pi/2 (about 2^-62 for
  * doubles, Muller, "Elementary Functions", ch. 11). The fraction, rounded to nearest, is converted to a float pair
- * and multiplied by pi/2 split so that the leading products are exact. Only integer mul/shift/and/or, compares,
- * selects and casts: no operation depends on the C compiler not fusing a multiply-add. */
+ * and multiplied by pi/2 split so that the leading products are exact (so a C compiler fusing a multiply-add
+ * changes nothing that matters). The reduction itself is integer mul/shift/and/or, compares, selects and casts. */
 static void payne_hanek(fb *b, const uop *ab, const uop **q_out, const uop **rh_out, const uop **rl_out) {
   uop_dtype i64 = uop_dt(UOP_INT64);
   int mant = b->f64 ? 52 : 23, bias = b->f64 ? 1023 : 127, L = b->f64 ? 6 : 3;
@@ -175,7 +175,8 @@ static void payne_hanek(fb *b, const uop *ab, const uop **q_out, const uop **rh_
   for (int i = 0; i <= nw; i++) {
     const uop *wi = add(b, w, uc(b, (uint64_t)i));
     raw[i] = uc(b, TWO_OVER_PI_BITS[ntab - 1]);
-    for (int j = ntab - 2; j >= 0; j--) raw[i] = sel(b, eq(b, wi, uc(b, (uint64_t)j)), uc(b, TWO_OVER_PI_BITS[j]), raw[i]);
+    for (int j = ntab - 2; j >= 0; j--)
+      raw[i] = sel(b, eq(b, wi, uc(b, (uint64_t)j)), uc(b, TWO_OVER_PI_BITS[j]), raw[i]);
   }
   const uop *A[6];
   for (int i = 0; i < nw; i++) { /* (raw[i] << s) | (raw[i+1] >> (64 - s)), without a shift by 64 */

@@ -96,7 +96,9 @@ static long double step(int d, long double v, int k) {
   long double r = from_bits(d, ord < 0 ? sign | (uint64_t)-ord : (uint64_t)ord);
   return isfinite(r) ? r : v;
 }
-static long double maxval(int d) { return d == D_F16 ? 65504.0L : d == D_BF16 ? 0x1.fep127L : d == D_F32 ? FLT_MAX : DBL_MAX; }
+static long double maxval(int d) {
+  return d == D_F16 ? 65504.0L : d == D_BF16 ? 0x1.fep127L : d == D_F32 ? FLT_MAX : DBL_MAX;
+}
 
 /* Closest approaches to multiples of pi/2: for float64 Muller, "Elementary Functions" (3rd ed.), table 11.1
  * (6381956970095103 * 2^797, |x mod pi/2| ~ 2^-60.9), and pi/2 multiples rounded; for float32 the closest found by

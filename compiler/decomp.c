@@ -172,11 +172,10 @@ static void payne_hanek(fb *b, const uop *ab, const uop **q_out, const uop **rh_
   const uop *w = u_shr(b, g0, uc(b, 6)), *s = u_and(b, g0, 63);
   int nw = (L + 1) / 2, ntab = b->f64 ? 20 : 5;
   const uop *raw[4];
-  for (int i = 0; i <= nw; i++) {
-    const uop *wi = add(b, w, uc(b, (uint64_t)i));
+  for (int i = 0; i <= nw; i++) { /* raw[i] = table[w + i]; the compares w == j are shared */
     raw[i] = uc(b, TWO_OVER_PI_BITS[ntab - 1]);
-    for (int j = ntab - 2; j >= 0; j--)
-      raw[i] = sel(b, eq(b, wi, uc(b, (uint64_t)j)), uc(b, TWO_OVER_PI_BITS[j]), raw[i]);
+    for (int j = ntab - 2 - i; j >= 0; j--)
+      raw[i] = sel(b, eq(b, w, uc(b, (uint64_t)j)), uc(b, TWO_OVER_PI_BITS[j + i]), raw[i]);
   }
   const uop *A[6];
   for (int i = 0; i < nw; i++) { /* (raw[i] << s) | (raw[i+1] >> (64 - s)), without a shift by 64 */

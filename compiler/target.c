@@ -117,8 +117,8 @@ hcq_status cc_target_get(const char *name, int threads, cc_target *out) {
     out->supported_ops = OPS_C_COMMON | UOP_OPBIT(UOP_SQRT) | UOP_OPBIT(UOP_MAX) | UOP_OPBIT(UOP_EXP2) |
                          UOP_OPBIT(UOP_LOG2) | UOP_OPBIT(UOP_SIN) | UOP_OPBIT(UOP_TRUNC) | UOP_OPBIT(UOP_RECIP);
     /* llc-19 lowers llvm.exp2/log2/sin natively for f32 and f16 on AMDGPU, but not for f64 ("no libcall
-     * available for fexp2", "Cannot select fsin"): decompose those. Its f32 sin is v_sin_f32 on fract(x/2pi)
-     * computed in float, which loses all accuracy for large |x|: sin is decomposed for every dtype. */
+     * available for fexp2", "Cannot select fsin"): decompose those. Its f32 sin is v_sin_f32 of x * (1/2pi)
+     * rounded to float (gfx90a), with no exact reduction: wrong for large |x|. sin is decomposed for every dtype. */
     if (row->kind == CC_TARGET_AMDGPU) {
       out->f64_decomposed_ops = UOP_OPBIT(UOP_EXP2) | UOP_OPBIT(UOP_LOG2);
       out->supported_ops &= ~UOP_OPBIT(UOP_SIN);

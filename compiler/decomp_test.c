@@ -172,7 +172,7 @@ static double ulp_err(int d, long double got, long double ref) {
   if (isnan(ref)) return isnan(got) ? 0 : 1e30;
   if (isnan(got)) return 1e30;
   if (isinf(rt) || isinf(got)) return got == rt ? 0 : 1e30;
-  if (ref == 0 && got == 0 && signbit(got) != signbit(ref)) return 1e30;
+  if (ref == 0 && got == 0 && !signbit(got) != !signbit(ref)) return 1e30;
   int e = ref == 0 ? FMT[d].emin : ilogbl(ref);
   if (e < FMT[d].emin) e = FMT[d].emin;
   return (double)(fabsl(got - ref) / ldexpl(1, e - FMT[d].p + 1));

@@ -8,7 +8,8 @@
  * against libm with random bit patterns and the hard cases): sin <= 1 ulp and |sin| <= 1, log2 <= 1 ulp, exp2 <=
  * 1.5 ulp, for float32 and float64 (float16, bfloat16: <= 1 ulp). Measured maxima over 5e6 inputs per function,
  * dtype and target: sin 0.78, log2 0.82, exp2 1.11 ulp without fused multiply-adds (llvm-cpu, interpreter), less
- * with gcc's contraction (c). Nothing depends on whether the C compiler fuses a multiply-add. Specials: sin(+-inf)
+ * with gcc's contraction (c); all 2^32 float32 inputs on c: sin 0.79, log2 0.82, exp2 0.91 ulp, specials right.
+ * Nothing depends on whether the C compiler fuses a multiply-add. Specials: sin(+-inf)
  * and sin(nan) = nan, sin(-0) = -0; exp2(-inf) = 0, exp2(+inf) = inf, results under/overflow to subnormals, 0 and
  * inf as they should; log2(0) = -inf, log2(x < 0) = nan, log2(inf) = inf.
  *

@@ -117,9 +117,12 @@ hcq_status cc_target_get(const char *name, int threads, cc_target *out) {
     out->supported_ops = OPS_C_COMMON | UOP_OPBIT(UOP_SQRT) | UOP_OPBIT(UOP_MAX) | UOP_OPBIT(UOP_EXP2) |
                          UOP_OPBIT(UOP_LOG2) | UOP_OPBIT(UOP_SIN) | UOP_OPBIT(UOP_TRUNC) | UOP_OPBIT(UOP_RECIP);
     /* llc-19 lowers llvm.exp2/log2/sin natively for f32 and f16 on AMDGPU, but not for f64 ("no libcall
-     * available for fexp2", "Cannot select fsin"): decompose those. */
-    if (row->kind == CC_TARGET_AMDGPU)
-      out->f64_decomposed_ops = UOP_OPBIT(UOP_EXP2) | UOP_OPBIT(UOP_LOG2) | UOP_OPBIT(UOP_SIN);
+     * available for fexp2", "Cannot select fsin"): decompose those. Its f32 sin is v_sin_f32 of x * (1/2pi)
+     * rounded to float (gfx90a), with no exact reduction: wrong for large |x|. sin is decomposed for every dtype. */
+    if (row->kind == CC_TARGET_AMDGPU) {
+      out->f64_decomposed_ops = UOP_OPBIT(UOP_EXP2) | UOP_OPBIT(UOP_LOG2);
+      out->supported_ops &= ~UOP_OPBIT(UOP_SIN);
+    }
     if (row->kind == CC_TARGET_PTX) {
       /* CUDA grids: x up to 2^31-1 blocks, y and z up to 65535. ex2/lg2/sin.approx.f32 are only approximate
        * (lg2: 2^-22 absolute, sin: 2^-20.9 absolute within [-pi, pi] and worse outside) and have no float64 form:

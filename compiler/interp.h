@@ -49,5 +49,13 @@ uint16_t cc_f32_to_f16(float f);
 float cc_f16_to_f32(uint16_t h);
 uint16_t cc_f32_to_bf16(float f);
 float cc_bf16_to_f32(uint16_t h);
+/* Correctly rounded (one rounding, RNE, overflow to inf, subnormals, NaN kept) from double. */
+uint16_t cc_f64_to_f16(double x);
+uint16_t cc_f64_to_bf16(double x);
+/* x rounded to nearest even in a format with `man` mantissa bits, normal exponents emin..emax (inf beyond). */
+double cc_round_format(double x, int man, int emin, int emax);
+/* An integer as a double rounded to odd when it has more than 53 bits: rounding that double once more to any
+ * format of at most 51 bits gives the correctly rounded integer (no double rounding). */
+double cc_int_to_f64_odd(int64_t v, bool is_unsigned);
 
 #endif

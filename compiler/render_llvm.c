@@ -201,11 +201,34 @@ static void render_cast(lr *r, const char *v, const uop *n) {
     if (bf == bt) { /* half <-> bfloat */
       emit(r, "  %s.x = fpext %s %s to float", v, tf, a);
       emit(r, "  %s = fptrunc float %s.x to %s", v, v, tt);
+    } else if (bf == 64 && bt == 16) {
+      /* double -> half/bfloat is a libcall (__truncdfhf2, __truncdfbf2) the kernel loader cannot resolve: round
+       * to float to odd (an inexact even result steps one ulp toward x), then once to 16 bits (24 >= 11 + 2 bits,
+       * so the second rounding is exact-correct). */
+      declare(r, "declare double @llvm.fabs.f64(double)");
+      emit(r, "  %s.t = fptrunc double %s to float", v, a);
+      emit(r, "  %s.b = fpext float %s.t to double", v, v);
+      emit(r, "  %s.ex = fcmp one double %s.b, %s", v, v, a);
+      emit(r, "  %s.i = bitcast float %s.t to i32", v, v);
+      emit(r, "  %s.ax = call double @llvm.fabs.f64(double %s)", v, a);
+      emit(r, "  %s.ab = call double @llvm.fabs.f64(double %s.b)", v, v);
+      emit(r, "  %s.up = fcmp olt double %s.ab, %s.ax", v, v, v);
+      emit(r, "  %s.d = select i1 %s.up, i32 1, i32 -1", v, v);
+      emit(r, "  %s.lo = trunc i32 %s.i to i1", v, v);
+      emit(r, "  %s.fix = select i1 %s.lo, i1 false, i1 %s.ex", v, v, v);
+      emit(r, "  %s.adj = select i1 %s.fix, i32 %s.d, i32 0", v, v, v);
+      emit(r, "  %s.j = add i32 %s.i, %s.adj", v, v, v);
+      emit(r, "  %s.f = bitcast i32 %s.j to float", v, v);
+      emit(r, "  %s = fptrunc float %s.f to %s", v, v, tt);
     } else {
       emit(r, "  %s = %s %s %s to %s", v, bf < bt ? "fpext" : "fptrunc", tf, a, tt);
     }
   } else if (ff) {
-    emit(r, "  %s = %s %s %s to %s", v, uop_dt_is_unsigned(to) ? "fptoui" : "fptosi", tf, a, tt);
+    /* saturating, NaN -> 0 (docs/FORMATS.md); plain fptosi/fptoui are poison out of range */
+    const char *sat = uop_dt_is_unsigned(to) ? "fptoui" : "fptosi";
+    const char *fs = from.scalar == UOP_FLOAT16 ? "f16" : from.scalar == UOP_BFLOAT16 ? "bf16" : isuffix(from);
+    declare(r, fmt(r, "declare %s @llvm.%s.sat.i%d.%s(%s)", tt, sat, bt, fs, tf));
+    emit(r, "  %s = call %s @llvm.%s.sat.i%d.%s(%s %s)", v, tt, sat, bt, fs, tf, a);
   } else if (ft) {
     bool u = uop_dt_is_unsigned(from) || uop_dt_is_bool(from);
     emit(r, "  %s = %s %s %s to %s", v, u ? "uitofp" : "sitofp", tf, a, tt);
@@ -264,9 +287,15 @@ static void render_alu(lr *r, const char *v, const uop *n) {
       emit(r, "  %s = select i1 %s, %s %s, %s %s", v, a, tv, b, tv, get(r, n->src[2]));
       return;
     }
-    case UOP_MULACC:
-      emit(r, "  %s.m = %s %s %s, %s", v, fl ? "fmul" : "mul", t, a, b);
-      emit(r, "  %s = %s %s %s.m, %s", v, fl ? "fadd" : "add", t, v, get(r, n->src[2]));
+    case UOP_MULACC: /* fused for floats (one rounding), as the interpreter */
+      if (fl) {
+        const char *is = dt.scalar == UOP_BFLOAT16 ? "bf16" : isuffix(dt);
+        declare(r, fmt(r, "declare %s @llvm.fma.%s(%s, %s, %s)", t, is, t, t, t));
+        emit(r, "  %s = call %s @llvm.fma.%s(%s %s, %s %s, %s %s)", v, t, is, t, a, t, b, t, get(r, n->src[2]));
+        return;
+      }
+      emit(r, "  %s.m = mul %s %s, %s", v, t, a, b);
+      emit(r, "  %s = add %s %s.m, %s", v, t, v, get(r, n->src[2]));
       return;
     case UOP_SQRT: case UOP_TRUNC: case UOP_EXP2: case UOP_LOG2: case UOP_SIN: {
       if (!fl) {

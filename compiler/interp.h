@@ -40,7 +40,8 @@ hcq_status cc_kernel_buffers(const uop *sink, cc_kbuf **out, size_t *out_count);
 hcq_status cc_kbufs_alloc_fill(cc_kbuf *bufs, size_t count, uint64_t seed);
 void cc_kbufs_free(cc_kbuf *bufs, size_t count); /* frees the data and the array */
 
-/* Deterministic fill: floats are multiples of 1/16 in [-2, 2) (sums and products stay exact for a long time),
+/* Deterministic fill: floats are odd multiples of 2^-16 in [-2, 2) (+2^-40 for float64), so that they round in
+ * every narrower float type while sums stay nearly exact,
  * signed ints in [-8, 8), unsigned ints in [0, 16), bool 0/1. */
 void cc_fill_buffer(void *data, uop_dtype dt, int64_t nelems, uint64_t seed);
 

@@ -150,7 +150,10 @@ void cc_fill_buffer(void *data, uop_dtype dt, int64_t nelems, uint64_t seed) {
   uint64_t s = seed * 0x2545F4914F6CDD1Dull + 1;
   for (int64_t i = 0; i < nelems * lanes; i++, p += item) {
     uint64_t r = splitmix(&s) >> 32;
-    double f = (double)((int64_t)(r % 64) - 32) / 16.0; /* multiples of 1/16 in [-2, 2) */
+    /* odd multiples of 2^-16 in [-2, 2): sums stay nearly exact, but each rounds in float16 and bfloat16 (a
+     * dropped conversion shows); float64 adds 2^-40, which rounds in float32 */
+    double f = (double)(((int64_t)(r % 64) - 32) * 4096 + (int64_t)(2 * ((r >> 6) % 2048) + 1)) / 65536.0;
+    if (el.scalar == UOP_FLOAT64) f += 0x1p-40;
     int64_t v = uop_dt_is_unsigned(el) ? (int64_t)(r % 16) : (int64_t)(r % 16) - 8;
     switch (el.scalar) {
     case UOP_BOOL: *p = (uint8_t)(r & 1); break;

@@ -180,6 +180,79 @@ static void unary_intrinsic(lr *r, const char *v, const char *name, uop_dtype dt
   emit(r, "  %s = call %s @llvm.%s.%s(%s %s)", v, t, name, isuffix(dt), t, a);
 }
 
+/* %v.f: float x rounded to float32 to odd: an inexact result whose last bit is even steps one ulp toward x. Rounding
+ * that once more to 16 bits (<= 11 bits of significand, 24 >= 11 + 2) is the correctly rounded result: no double
+ * rounding. x is a double (fptrunc) or an integer (sitofp/uitofp, checked by the saturating conversion back). */
+static void round_odd_f32(lr *r, const char *v, uop_dtype from, const char *a) {
+  const char *tf = ty(r, from);
+  bool ff = uop_dt_is_float(from), u = uop_dt_is_unsigned(from) || uop_dt_is_bool(from);
+  int bits = uop_dt_bits(from);
+  if (ff && bits <= 32) { /* exact */
+    if (bits == 32) emit(r, "  %s.f = select i1 true, float %s, float %s", v, a, a);
+    else emit(r, "  %s.f = fpext %s %s to float", v, tf, a);
+    return;
+  }
+  if (!ff && bits <= 16) {
+    emit(r, "  %s.f = %s %s %s to float", v, u ? "uitofp" : "sitofp", tf, a);
+    return;
+  }
+  if (ff) {
+    declare(r, "declare double @llvm.fabs.f64(double)");
+    emit(r, "  %s.t = fptrunc double %s to float", v, a);
+    emit(r, "  %s.b = fpext float %s.t to double", v, v);
+    emit(r, "  %s.ex = fcmp one double %s.b, %s", v, v, a);
+    emit(r, "  %s.ax = call double @llvm.fabs.f64(double %s)", v, a);
+    emit(r, "  %s.ab = call double @llvm.fabs.f64(double %s.b)", v, v);
+    emit(r, "  %s.up = fcmp olt double %s.ab, %s.ax", v, v, v);
+  } else {
+    const char *cv = u ? "fptoui" : "fptosi";
+    declare(r, fmt(r, "declare %s @llvm.%s.sat.%s.f32(float)", tf, cv, tf));
+    emit(r, "  %s.t = %s %s %s to float", v, u ? "uitofp" : "sitofp", tf, a);
+    emit(r, "  %s.bk = call %s @llvm.%s.sat.%s.f32(float %s.t)", v, tf, cv, tf, v);
+    emit(r, "  %s.ov = fcmp oge float %s.t, %s", v, v, bits == 64 ? (u ? "0x43F0000000000000" : "0x43E0000000000000")
+                                                                     : (u ? "0x41F0000000000000" : "0x41E0000000000000"));
+    emit(r, "  %s.ne = icmp ne %s %s.bk, %s", v, tf, v, a);
+    emit(r, "  %s.ex = or i1 %s.ne, %s.ov", v, v, v);
+    emit(r, "  %s.g0 = icmp %s %s %s.bk, %s", v, u ? "ugt" : "sgt", tf, v, a);
+    emit(r, "  %s.gt = or i1 %s.g0, %s.ov", v, v, v); /* the float is above x */
+    if (u) emit(r, "  %s.up = xor i1 %s.gt, true", v, v);
+    else {
+      emit(r, "  %s.pos = icmp sge %s %s, 0", v, tf, a);
+      emit(r, "  %s.up = xor i1 %s.gt, %s.pos", v, v, v); /* |float| < |x| */
+    }
+  }
+  emit(r, "  %s.i = bitcast float %s.t to i32", v, v);
+  emit(r, "  %s.d = select i1 %s.up, i32 1, i32 -1", v, v);
+  emit(r, "  %s.lo = trunc i32 %s.i to i1", v, v);
+  emit(r, "  %s.fix = select i1 %s.lo, i1 false, i1 %s.ex", v, v, v);
+  emit(r, "  %s.adj = select i1 %s.fix, i32 %s.d, i32 0", v, v, v);
+  emit(r, "  %s.j = add i32 %s.i, %s.adj", v, v, v);
+  emit(r, "  %s.f = bitcast i32 %s.j to float", v, v);
+}
+
+/* float %f (a register name) -> bfloat %v by integer round-to-nearest-even: no libcall (__truncsfbf2), no
+ * flush of subnormals (x86 vcvtneps2bf16 flushes them), no "Cannot select" (AMDGPU). NaN stays a quiet NaN. */
+static void f32_to_bf16(lr *r, const char *v, const char *f) {
+  emit(r, "  %s.bi = bitcast float %s to i32", v, f);
+  emit(r, "  %s.bl = lshr i32 %s.bi, 16", v, v);
+  emit(r, "  %s.b1 = and i32 %s.bl, 1", v, v);
+  emit(r, "  %s.bb = add i32 %s.b1, 32767", v, v);
+  emit(r, "  %s.br = add i32 %s.bi, %s.bb", v, v, v);
+  emit(r, "  %s.bh = lshr i32 %s.br, 16", v, v);
+  emit(r, "  %s.bq = or i32 %s.bl, 64", v, v);
+  emit(r, "  %s.bn = fcmp uno float %s, 0.0", v, f);
+  emit(r, "  %s.bs = select i1 %s.bn, i32 %s.bq, i32 %s.bh", v, v, v, v);
+  emit(r, "  %s.bt = trunc i32 %s.bs to i16", v, v);
+  emit(r, "  %s = bitcast i16 %s.bt to bfloat", v, v);
+}
+
+/* CAST to float16/bfloat16: through a float32 rounded to odd, then one rounding. */
+static void to_16(lr *r, const char *v, const uop *n, const char *a) {
+  round_odd_f32(r, v, n->src[0]->dtype, a);
+  if (n->dtype.scalar == UOP_BFLOAT16) f32_to_bf16(r, v, fmt(r, "%s.f", v));
+  else emit(r, "  %s = fptrunc float %s.f to half", v, v);
+}
+
 static void render_cast(lr *r, const char *v, const uop *n) {
   uop_dtype from = n->src[0]->dtype, to = n->dtype;
   const char *a = get(r, n->src[0]), *tf = ty(r, from), *tt = ty(r, to);
@@ -194,6 +267,10 @@ static void render_cast(lr *r, const char *v, const uop *n) {
     set(r, n, a);
     return;
   }
+  if (bt == 16 && ft && !(ff && bf == 16 && from.scalar == to.scalar)) {
+    to_16(r, v, n, a);
+    return;
+  }
   if (uop_dt_is_bool(to)) {
     if (ff) emit(r, "  %s = fcmp une %s %s, 0.0", v, tf, a);
     else emit(r, "  %s = icmp ne %s %s, 0", v, tf, a);
@@ -201,25 +278,6 @@ static void render_cast(lr *r, const char *v, const uop *n) {
     if (bf == bt) { /* half <-> bfloat */
       emit(r, "  %s.x = fpext %s %s to float", v, tf, a);
       emit(r, "  %s = fptrunc float %s.x to %s", v, v, tt);
-    } else if (bf == 64 && bt == 16) {
-      /* double -> half/bfloat is a libcall (__truncdfhf2, __truncdfbf2) the kernel loader cannot resolve: round
-       * to float to odd (an inexact even result steps one ulp toward x), then once to 16 bits (24 >= 11 + 2 bits,
-       * so the second rounding is exact-correct). */
-      declare(r, "declare double @llvm.fabs.f64(double)");
-      emit(r, "  %s.t = fptrunc double %s to float", v, a);
-      emit(r, "  %s.b = fpext float %s.t to double", v, v);
-      emit(r, "  %s.ex = fcmp one double %s.b, %s", v, v, a);
-      emit(r, "  %s.i = bitcast float %s.t to i32", v, v);
-      emit(r, "  %s.ax = call double @llvm.fabs.f64(double %s)", v, a);
-      emit(r, "  %s.ab = call double @llvm.fabs.f64(double %s.b)", v, v);
-      emit(r, "  %s.up = fcmp olt double %s.ab, %s.ax", v, v, v);
-      emit(r, "  %s.d = select i1 %s.up, i32 1, i32 -1", v, v);
-      emit(r, "  %s.lo = trunc i32 %s.i to i1", v, v);
-      emit(r, "  %s.fix = select i1 %s.lo, i1 false, i1 %s.ex", v, v, v);
-      emit(r, "  %s.adj = select i1 %s.fix, i32 %s.d, i32 0", v, v, v);
-      emit(r, "  %s.j = add i32 %s.i, %s.adj", v, v, v);
-      emit(r, "  %s.f = bitcast i32 %s.j to float", v, v);
-      emit(r, "  %s = fptrunc float %s.f to %s", v, v, tt);
     } else {
       emit(r, "  %s = %s %s %s to %s", v, bf < bt ? "fpext" : "fptrunc", tf, a, tt);
     }

@@ -224,7 +224,12 @@ int main(void) {
       printf("  %s: sources %.2f s\n", tg, t1 - t0);
       continue;
     }
-    hcq_status st = compile(tg, accepted, true);
+    hcq_status st = HCQ_OK;
+    if (strncmp(tg, "amdgpu", 6) != 0) st = compile(tg, accepted, true);
+    for (int d = 0; d < NDT && !st && strncmp(tg, "amdgpu", 6) == 0; d++) { /* llc: slow on one huge function */
+      for (int i = 0; i < nex; i++) sel[i] = accepted[i] && ex[i].src == d;
+      st = compile(tg, sel, true);
+    }
     printf("  %s: sources %.2f s, binary %.2f s\n", tg, t1 - t0, (double)hcq_now_ns() / 1e9 - t1);
     if (st) fprintf(stderr, "  %s: the kernel of every accepted op does not build: %s\n", tg, hcq_status_message(st));
     CHECK(!st);

@@ -307,6 +307,68 @@ static void run_native(uop_ctx *ctx, const uop *sink, const char *target, const 
   free(ov);
 }
 
+/* float16/bfloat16 arithmetic (computed in float32, rounded once) on random bit patterns (subnormal results,
+ * overflow, NaN): c and llvm-cpu against the interpreter, bit for bit. */
+static void arith16(uop_scalar dt, const char *target, const char *opts) {
+  static const char *ops[] = {"(+ A B)", "(- A B)", "(* A B)", "(/ A B)", "(mulacc A B C)", "(sqrt A)"};
+  enum { NOPS = 6 };
+  const char *dn = uop_dt_name(uop_dt(dt));
+  char text[4096];
+  int len = snprintf(text, sizeof text, "(kernel arith16 (let o (buf 0 %s %d)) (let a (buf 1 %s %d)) (let b (buf 2 %s %d))"
+                     " (let c (buf 3 %s %d)) (sink", dn, NOPS * N, dn, N, dn, N, dn, N);
+  for (int k = 0; k < NOPS; k++) {
+    len += snprintf(text + len, sizeof text - (size_t)len, " (store (index o (+ (range %d %d) %d)) ", k, N, k * N);
+    for (const char *p = ops[k]; *p; p++)
+      len += *p == 'A' || *p == 'B' || *p == 'C'
+                 ? snprintf(text + len, sizeof text - (size_t)len, "(load (index %c (range %d %d)))", *p - 'A' + 'a', k, N)
+                 : snprintf(text + len, sizeof text - (size_t)len, "%c", *p);
+    len += snprintf(text + len, sizeof text - (size_t)len, " (range %d %d))", k, N);
+  }
+  snprintf(text + len, sizeof text - (size_t)len, "))");
+  uint16_t in[3][N], want[NOPS * N], got[NOPS * N];
+  uint64_t seed = 99 + (uint64_t)dt;
+  for (int j = 0; j < 3; j++)
+    for (int i = 0; i < N; i++) {
+      uint64_t r = rng(&seed);
+      in[j][i] = (uint16_t)(i % 4 == 0 ? (r & 0x83ff) : r); /* a quarter subnormal or zero */
+    }
+  uop_ctx *ctx = NULL;
+  CHECK_OK(uop_ctx_create(&ctx));
+  const uop *sink = NULL;
+  CHECK_OK(cc_kernel_parse(ctx, text, strlen(text), "<arith16>", &sink));
+  void *bufs[4] = {want, in[0], in[1], in[2]};
+  size_t sizes[4] = {sizeof want, sizeof in[0], sizeof in[1], sizeof in[2]};
+  CHECK_OK(cc_interp_run(sink, bufs, sizes, 4, NULL, 0));
+  cc_target t;
+  CHECK_OK(cc_target_get(target, 1, &t));
+  cc_opt *ov = NULL;
+  size_t nov = 0;
+  if (opts) CHECK_OK(cc_opts_parse(opts, &ov, &nov));
+  cc_options o = {.opts = ov, .nopts = nov, .noopt = !opts};
+  cc_program *p = NULL;
+  tu_kernel k = {0};
+  hcq_status st = cc_compile_source(ctx, sink, &t, &o, &p);
+  if (!st) st = cc_compile_binary(&t, p);
+  if (!st) st = tu_load(p->binary, p->binary_size_B, p->name, &k);
+  CHECK_OK(st);
+  if (!st) {
+    uintptr_t a[5] = {(uintptr_t)got, (uintptr_t)in[0], (uintptr_t)in[1], (uintptr_t)in[2], 0};
+    tu_call(&k, a, 5);
+    size_t bad = 0;
+    for (int i = 0; i < NOPS * N; i++) {
+      bool ok = nan_bits(dt, want[i]) ? nan_bits(dt, got[i]) : got[i] == want[i];
+      if (!ok && bad++ < 4)
+        fprintf(stderr, "  %s %s: %s on %s: 0x%04x 0x%04x 0x%04x: got 0x%04x want 0x%04x\n", target, opts ? opts : "noopt",
+                ops[i / N], dn, in[0][i % N], in[1][i % N], in[2][i % N], got[i], want[i]);
+    }
+    CHECK_EQ_INT(bad, 0);
+  }
+  tu_unload(&k);
+  cc_program_free(p);
+  free(ov);
+  uop_ctx_destroy(ctx);
+}
+
 int main(void) {
   for (int s = 0; s < NDT; s++) {
     inputs[s] = aligned_alloc(64, (size_t)N * 8);
@@ -342,6 +404,12 @@ int main(void) {
     uop_ctx_destroy(ctx);
   }
   for (int s = 0; s < NDT; s++) free(inputs[s]);
+  const uop_scalar h[2] = {UOP_FLOAT16, UOP_BFLOAT16};
+  for (int i = 0; i < 2; i++) {
+    arith16(h[i], "c", NULL);
+    arith16(h[i], "c", "UPCAST:0:4,UPCAST:1:4,UPCAST:2:4,UPCAST:3:4,UPCAST:4:4,UPCAST:5:4");
+    if (llvm) arith16(h[i], "llvm-cpu", NULL);
+  }
   if (fails) fprintf(stderr, "cast_test: %zu wrong elements\n", fails);
   return testing_summary("cast_test");
 }

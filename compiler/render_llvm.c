@@ -298,13 +298,12 @@ static void render_cast(lr *r, const char *v, const uop *n) {
   }
 }
 
-static void render_alu(lr *r, const char *v, const uop *n) {
+/* dt/st: result and operand dtypes; a, b, c: the operands */
+static void render_alu_in(lr *r, const char *v, const uop *n, uop_dtype dt, uop_dtype st, const char *a,
+                          const char *b, const char *c) {
   uop_op op = (uop_op)n->op;
-  uop_dtype dt = n->dtype;
-  uop_dtype st = n->nsrc ? n->src[0]->dtype : dt; /* operand dtype (compares differ from their result) */
   bool fl = uop_dt_is_float(st), un = uop_dt_is_unsigned(st) || uop_dt_is_bool(st);
   const char *t = ty(r, st);
-  const char *a = n->nsrc > 0 ? get(r, n->src[0]) : "", *b = n->nsrc > 1 ? get(r, n->src[1]) : "";
   const char *ins = NULL;
   switch (op) {
     case UOP_ADD: ins = fl ? "fadd" : "add"; break;
@@ -342,18 +341,18 @@ static void render_alu(lr *r, const char *v, const uop *n) {
       return;
     case UOP_WHERE: {
       const char *tv = ty(r, dt);
-      emit(r, "  %s = select i1 %s, %s %s, %s %s", v, a, tv, b, tv, get(r, n->src[2]));
+      emit(r, "  %s = select i1 %s, %s %s, %s %s", v, a, tv, b, tv, c);
       return;
     }
     case UOP_MULACC: /* fused for floats (one rounding), as the interpreter */
       if (fl) {
         const char *is = dt.scalar == UOP_BFLOAT16 ? "bf16" : isuffix(dt);
         declare(r, fmt(r, "declare %s @llvm.fma.%s(%s, %s, %s)", t, is, t, t, t));
-        emit(r, "  %s = call %s @llvm.fma.%s(%s %s, %s %s, %s %s)", v, t, is, t, a, t, b, t, get(r, n->src[2]));
+        emit(r, "  %s = call %s @llvm.fma.%s(%s %s, %s %s, %s %s)", v, t, is, t, a, t, b, t, c);
         return;
       }
       emit(r, "  %s.m = mul %s %s, %s", v, t, a, b);
-      emit(r, "  %s = add %s %s.m, %s", v, t, v, get(r, n->src[2]));
+      emit(r, "  %s = add %s %s.m, %s", v, t, v, c);
       return;
     case UOP_SQRT: case UOP_TRUNC: case UOP_EXP2: case UOP_LOG2: case UOP_SIN: {
       if (!fl) {
@@ -367,6 +366,28 @@ static void render_alu(lr *r, const char *v, const uop *n) {
     }
     default: fail(r, HCQ_CODE_UNSUPPORTED, "cannot render %s", uop_op_name(op));
   }
+}
+
+/* bfloat16 arithmetic is done in float and rounded by f32_to_bf16: LLVM's own float -> bfloat is a libcall or,
+ * with AVX512-BF16, vcvtneps2bf16, which flushes subnormal results to zero. */
+static void render_alu(lr *r, const char *v, const uop *n) {
+  uop_op op = (uop_op)n->op;
+  uop_dtype dt = n->dtype, st = n->nsrc ? n->src[0]->dtype : dt; /* operand dtype (compares differ) */
+  const char *s[3] = {"", "", ""};
+  for (uint32_t i = 0; i < n->nsrc && i < 3; i++) s[i] = get(r, n->src[i]);
+  bool rounds = op != UOP_WHERE && op != UOP_NEG && op != UOP_MAX && !uop_dt_is_bool(dt);
+  if (dt.scalar != UOP_BFLOAT16 || !rounds) {
+    render_alu_in(r, v, n, dt, st, s[0], s[1], s[2]);
+    return;
+  }
+  for (uint32_t i = 0; i < n->nsrc && i < 3; i++) {
+    const char *w = fmt(r, "%s.x%u", v, i);
+    emit(r, "  %s = fpext bfloat %s to float", w, s[i]);
+    s[i] = w;
+  }
+  uop_dtype f32 = uop_dt(UOP_FLOAT32);
+  render_alu_in(r, fmt(r, "%s.r", v), n, f32, f32, s[0], s[1], s[2]);
+  f32_to_bf16(r, v, fmt(r, "%s.r", v));
 }
 
 static void render_special(lr *r, const char *v, const uop *n) {

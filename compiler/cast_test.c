@@ -369,6 +369,61 @@ static void arith16(uop_scalar dt, const char *target, const char *opts) {
   uop_ctx_destroy(ctx);
 }
 
+/* MULACC is fused for float32/float64 (docs/FORMATS.md): c, llvm-cpu and the interpreter against libm's fmaf/fma,
+ * on random operands where a rounded product would differ. */
+static void mulacc_fused(uop_scalar dt, const char *target) {
+  bool f64 = dt == UOP_FLOAT64;
+  const char *dn = uop_dt_name(uop_dt(dt));
+  char text[512];
+  snprintf(text, sizeof text, "(kernel mulacc_f (let o (buf 0 %s %d)) (let r (range 0 %d))"
+           " (sink (store (index o r) (mulacc (load (index (buf 1 %s %d) r)) (load (index (buf 2 %s %d) r))"
+           " (load (index (buf 3 %s %d) r))) r)))", dn, N, N, dn, N, dn, N, dn, N);
+  double in[3][N], want[N], got[N], ref[N];
+  uint64_t seed = 7;
+  for (int i = 0; i < N; i++) {
+    double x = 1 + (double)(rng(&seed) >> 11) * 0x1p-53, y = 1 + (double)(rng(&seed) >> 11) * 0x1p-53;
+    double vals[3] = {x, y, -x * y};
+    for (int j = 0; j < 3; j++) {
+      if (f64) in[j][i] = vals[j];
+      else ((float *)in[j])[i] = (float)vals[j];
+    }
+    if (f64) ref[i] = fma(in[0][i], in[1][i], in[2][i]);
+    else ((float *)ref)[i] = fmaf(((float *)in[0])[i], ((float *)in[1])[i], ((float *)in[2])[i]);
+  }
+  int differ = 0; /* the inputs expose an unfused a*b+c */
+  for (int i = 0; i < N; i++) {
+    volatile double p64 = in[0][i] * in[1][i];
+    volatile float p32 = ((float *)in[0])[i] * ((float *)in[1])[i];
+    differ += f64 ? p64 + in[2][i] != ref[i] : p32 + ((float *)in[2])[i] != ((float *)ref)[i];
+  }
+  CHECK(differ > N / 2);
+  uop_ctx *ctx = NULL;
+  CHECK_OK(uop_ctx_create(&ctx));
+  const uop *sink = NULL;
+  CHECK_OK(cc_kernel_parse(ctx, text, strlen(text), "<mulacc>", &sink));
+  void *bufs[4] = {want, in[0], in[1], in[2]};
+  size_t sizes[4] = {sizeof want, sizeof in[0], sizeof in[1], sizeof in[2]};
+  CHECK_OK(cc_interp_run(sink, bufs, sizes, 4, NULL, 0));
+  CHECK(memcmp(want, ref, f64 ? sizeof ref : sizeof ref / 2) == 0);
+  cc_target t;
+  CHECK_OK(cc_target_get(target, 1, &t));
+  cc_options o = {.noopt = true};
+  cc_program *p = NULL;
+  tu_kernel k = {0};
+  hcq_status st = cc_compile_source(ctx, sink, &t, &o, &p);
+  if (!st) st = cc_compile_binary(&t, p);
+  if (!st) st = tu_load(p->binary, p->binary_size_B, p->name, &k);
+  CHECK_OK(st);
+  if (!st) {
+    uintptr_t a[5] = {(uintptr_t)got, (uintptr_t)in[0], (uintptr_t)in[1], (uintptr_t)in[2], 0};
+    tu_call(&k, a, 5);
+    CHECK(memcmp(got, ref, f64 ? sizeof ref : sizeof ref / 2) == 0);
+  }
+  tu_unload(&k);
+  cc_program_free(p);
+  uop_ctx_destroy(ctx);
+}
+
 int main(void) {
   for (int s = 0; s < NDT; s++) {
     inputs[s] = aligned_alloc(64, (size_t)N * 8);
@@ -409,6 +464,10 @@ int main(void) {
     arith16(h[i], "c", NULL);
     arith16(h[i], "c", "UPCAST:0:4,UPCAST:1:4,UPCAST:2:4,UPCAST:3:4,UPCAST:4:4,UPCAST:5:4");
     if (llvm) arith16(h[i], "llvm-cpu", NULL);
+  }
+  for (int i = 0; i < 2; i++) {
+    mulacc_fused(i ? UOP_FLOAT64 : UOP_FLOAT32, "c");
+    if (llvm) mulacc_fused(i ? UOP_FLOAT64 : UOP_FLOAT32, "llvm-cpu");
   }
   if (fails) fprintf(stderr, "cast_test: %zu wrong elements\n", fails);
   return testing_summary("cast_test");

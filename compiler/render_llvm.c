@@ -376,18 +376,21 @@ static void render_alu(lr *r, const char *v, const uop *n) {
   const char *s[3] = {"", "", ""};
   for (uint32_t i = 0; i < n->nsrc && i < 3; i++) s[i] = get(r, n->src[i]);
   bool rounds = op != UOP_WHERE && op != UOP_NEG && op != UOP_MAX && !uop_dt_is_bool(dt);
-  if (dt.scalar != UOP_BFLOAT16 || !rounds) {
+  /* float16 MULACC too: a native f16 fma (AMDGPU) rounds once to 16 bits, the documented fmaf rounds to float32 first */
+  bool wrap = (dt.scalar == UOP_BFLOAT16 && rounds) || (dt.scalar == UOP_FLOAT16 && op == UOP_MULACC);
+  if (!wrap) {
     render_alu_in(r, v, n, dt, st, s[0], s[1], s[2]);
     return;
   }
   for (uint32_t i = 0; i < n->nsrc && i < 3; i++) {
     const char *w = fmt(r, "%s.x%u", v, i);
-    emit(r, "  %s = fpext bfloat %s to float", w, s[i]);
+    emit(r, "  %s = fpext %s %s to float", w, ty(r, dt), s[i]);
     s[i] = w;
   }
   uop_dtype f32 = uop_dt(UOP_FLOAT32);
   render_alu_in(r, fmt(r, "%s.r", v), n, f32, f32, s[0], s[1], s[2]);
-  f32_to_bf16(r, v, fmt(r, "%s.r", v));
+  if (dt.scalar == UOP_BFLOAT16) f32_to_bf16(r, v, fmt(r, "%s.r", v));
+  else emit(r, "  %s = fptrunc float %s.r to half", v, v);
 }
 
 static void render_special(lr *r, const char *v, const uop *n) {

@@ -130,6 +130,7 @@ static void build_exprs(void) {
 
 static bool toolchain_for(const char *target) {
   if (strncmp(target, "c:", 2) == 0) return false;       /* cross C: compile to source only */
+  if (getenv("HCQ_QEMU_USER") && strcmp(target, "c") != 0) return false; /* cross runs: the host run covers them */
   if (strncmp(target, "ptx", 3) == 0) return tu_have(getenv("HCQ_PTXAS") ? getenv("HCQ_PTXAS") : "/usr/local/cuda/bin/ptxas");
   if (strncmp(target, "amdgpu", 6) == 0) return tu_have("clang-19") && tu_have("ld.lld-19");
   if (strcmp(target, "llvm-cpu") == 0) return tu_have("clang-19");

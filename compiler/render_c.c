@@ -277,8 +277,7 @@ static const char *float_to_int(rc *r, const uop *n, const char *fty, bool f64, 
   bool uns = uop_dt_is_unsigned(to);
   const char *ty = ctype(r, to), *sfx = f64 ? "" : "f";
   char hi[48], lo[48], mx[48], mn[48];
-  snprintf(hi, sizeof hi, "%.17g%s", ldexp(1.0, uns ? bits : bits - 1), sfx); /* 2^k: exact, no exponent form */
-  if (strchr(hi, 'e') || !strchr(hi, '.')) snprintf(hi, sizeof hi, "%.1f%s", ldexp(1.0, uns ? bits : bits - 1), sfx);
+  snprintf(hi, sizeof hi, "%.1f%s", ldexp(1.0, uns ? bits : bits - 1), sfx); /* 2^k, exact in any float type */
   int prec = f64 ? 53 : 24;
   const char *cmp = ">";
   if (uns) snprintf(lo, sizeof lo, "-1.0%s", sfx);

@@ -247,15 +247,29 @@ static void f32_to_bf16(lr *r, const char *v, const char *f) {
 }
 
 /* CAST to float16/bfloat16: through a float32 rounded to odd, then one rounding. */
-static void to_16(lr *r, const char *v, const uop *n, const char *a) {
-  round_odd_f32(r, v, n->src[0]->dtype, a);
+/* bfloat -> float by moving the bits: LLVM 19 cannot select bf16_to_fp for 32-bit Arm. Returns the register. */
+static const char *bf16_widen(lr *r, const char *w, const char *a) {
+  emit(r, "  %s.wi = bitcast bfloat %s to i16", w, a);
+  emit(r, "  %s.wz = zext i16 %s.wi to i32", w, w);
+  emit(r, "  %s.ws = shl i32 %s.wz, 16", w, w);
+  emit(r, "  %s = bitcast i32 %s.ws to float", w, w);
+  return w;
+}
+
+static void to_16(lr *r, const char *v, const uop *n, uop_dtype from, const char *a) {
+  round_odd_f32(r, v, from, a);
   if (n->dtype.scalar == UOP_BFLOAT16) f32_to_bf16(r, v, fmt(r, "%s.f", v));
   else emit(r, "  %s = fptrunc float %s.f to half", v, v);
 }
 
 static void render_cast(lr *r, const char *v, const uop *n) {
   uop_dtype from = n->src[0]->dtype, to = n->dtype;
-  const char *a = get(r, n->src[0]), *tf = ty(r, from), *tt = ty(r, to);
+  const char *a = get(r, n->src[0]);
+  if (n->op == UOP_CAST && from.scalar == UOP_BFLOAT16 && to.scalar != UOP_BFLOAT16) { /* via float (exact) */
+    a = bf16_widen(r, fmt(r, "%s.bw", v), a);
+    from = uop_dt(UOP_FLOAT32);
+  }
+  const char *tf = ty(r, from), *tt = ty(r, to);
   bool ff = uop_dt_is_float(from), ft = uop_dt_is_float(to);
   int bf = uop_dt_bits(from), bt = uop_dt_bits(to);
   if (n->op == UOP_BITCAST) {
@@ -268,7 +282,7 @@ static void render_cast(lr *r, const char *v, const uop *n) {
     return;
   }
   if (bt == 16 && ft && !(ff && bf == 16 && from.scalar == to.scalar)) {
-    to_16(r, v, n, a);
+    to_16(r, v, n, from, a);
     return;
   }
   if (uop_dt_is_bool(to)) {
@@ -375,21 +389,26 @@ static void render_alu(lr *r, const char *v, const uop *n) {
   uop_dtype dt = n->dtype, st = n->nsrc ? n->src[0]->dtype : dt; /* operand dtype (compares differ) */
   const char *s[3] = {"", "", ""};
   for (uint32_t i = 0; i < n->nsrc && i < 3; i++) s[i] = get(r, n->src[i]);
-  bool rounds = op != UOP_WHERE && op != UOP_NEG && op != UOP_MAX && !uop_dt_is_bool(dt);
-  /* float16 MULACC too: a native f16 fma (AMDGPU) rounds once to 16 bits, the documented fmaf rounds to float32 first */
-  bool wrap = (dt.scalar == UOP_BFLOAT16 && rounds) || (dt.scalar == UOP_FLOAT16 && op == UOP_MULACC);
+  /* every op on bfloat operands but WHERE (compares and MAX too: no bfloat compare on 32-bit Arm); float16 MULACC
+   * too: a native f16 fma (AMDGPU) rounds once to 16 bits, the documented fmaf rounds to float32 first */
+  bool wrap = (st.scalar == UOP_BFLOAT16 && op != UOP_WHERE) || (dt.scalar == UOP_FLOAT16 && op == UOP_MULACC);
   if (!wrap) {
     render_alu_in(r, v, n, dt, st, s[0], s[1], s[2]);
     return;
   }
   for (uint32_t i = 0; i < n->nsrc && i < 3; i++) {
     const char *w = fmt(r, "%s.x%u", v, i);
-    emit(r, "  %s = fpext %s %s to float", w, ty(r, dt), s[i]);
+    if (st.scalar == UOP_BFLOAT16) bf16_widen(r, w, s[i]);
+    else emit(r, "  %s = fpext half %s to float", w, s[i]);
     s[i] = w;
   }
   uop_dtype f32 = uop_dt(UOP_FLOAT32);
+  if (uop_dt_is_bool(dt)) { /* compares */
+    render_alu_in(r, v, n, dt, f32, s[0], s[1], s[2]);
+    return;
+  }
   render_alu_in(r, fmt(r, "%s.r", v), n, f32, f32, s[0], s[1], s[2]);
-  if (dt.scalar == UOP_BFLOAT16) f32_to_bf16(r, v, fmt(r, "%s.r", v));
+  if (dt.scalar == UOP_BFLOAT16) f32_to_bf16(r, v, fmt(r, "%s.r", v)); /* MAX, NEG: exact */
   else emit(r, "  %s = fptrunc float %s.r to half", v, v);
 }
 

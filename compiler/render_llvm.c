@@ -301,6 +301,38 @@ static void render_cast(lr *r, const char *v, const uop *n) {
     const char *fs = from.scalar == UOP_FLOAT16 ? "f16" : from.scalar == UOP_BFLOAT16 ? "bf16" : isuffix(from);
     declare(r, fmt(r, "declare %s @llvm.%s.sat.i%d.%s(%s)", tt, sat, bt, fs, tf));
     emit(r, "  %s = call %s @llvm.%s.sat.i%d.%s(%s %s)", v, tt, sat, bt, fs, tf, a);
+  } else if (ft && bf == 64 && to.scalar == UOP_FLOAT32) {
+    /* AArch64 lowers (vector) i64 -> float through double, which rounds twice: make the double exact-or-odd
+     * (at most 53 bits, a sticky bit for the rest), then one rounding to float (53 >= 24 + 2) */
+    bool u = uop_dt_is_unsigned(from);
+    declare(r, "declare i64 @llvm.ctlz.i64(i64, i1)");
+    if (u) emit(r, "  %s.u = or i64 %s, 0", v, a);
+    else {
+      emit(r, "  %s.ng = icmp slt i64 %s, 0", v, a);
+      emit(r, "  %s.na = sub i64 0, %s", v, a);
+      emit(r, "  %s.u = select i1 %s.ng, i64 %s.na, i64 %s", v, v, v, a);
+    }
+    emit(r, "  %s.lz = call i64 @llvm.ctlz.i64(i64 %s.u, i1 false)", v, v);
+    emit(r, "  %s.s0 = sub i64 11, %s.lz", v, v);
+    emit(r, "  %s.big = icmp sgt i64 %s.s0, 0", v, v);
+    emit(r, "  %s.sh = select i1 %s.big, i64 %s.s0, i64 0", v, v, v);
+    emit(r, "  %s.t = lshr i64 %s.u, %s.sh", v, v, v);
+    emit(r, "  %s.m1 = shl i64 1, %s.sh", v, v);
+    emit(r, "  %s.m = sub i64 %s.m1, 1", v, v);
+    emit(r, "  %s.lo = and i64 %s.u, %s.m", v, v, v);
+    emit(r, "  %s.st = icmp ne i64 %s.lo, 0", v, v);
+    emit(r, "  %s.sz = zext i1 %s.st to i64", v, v);
+    emit(r, "  %s.t2 = or i64 %s.t, %s.sz", v, v, v);
+    emit(r, "  %s.d = uitofp i64 %s.t2 to double", v, v);
+    emit(r, "  %s.e = add i64 %s.sh, 1023", v, v);
+    emit(r, "  %s.eb = shl i64 %s.e, 52", v, v);
+    emit(r, "  %s.p = bitcast i64 %s.eb to double", v, v);
+    emit(r, "  %s.dd = fmul double %s.d, %s.p", v, v, v);
+    if (!u) {
+      emit(r, "  %s.nd = fneg double %s.dd", v, v);
+      emit(r, "  %s.sd = select i1 %s.ng, double %s.nd, double %s.dd", v, v, v, v);
+    }
+    emit(r, "  %s = fptrunc double %s.%s to float", v, v, u ? "dd" : "sd");
   } else if (ft) {
     bool u = uop_dt_is_unsigned(from) || uop_dt_is_bool(from);
     emit(r, "  %s = %s %s %s to %s", v, u ? "uitofp" : "sitofp", tf, a, tt);

@@ -104,8 +104,8 @@ static inline int64_t wrapv(uint64_t v, int bits, bool uns) {
 static inline double round_to(uint8_t cls, double f) {
   switch (cls) {
   case C_F32: return (double)(float)f;
-  case C_F16: return (double)cc_f16_to_f32(cc_f32_to_f16((float)f));
-  case C_BF16: return (double)cc_bf16_to_f32(cc_f32_to_bf16((float)f));
+  case C_F16: return cc_round_format(f, 10, -14, 15); /* from double in one rounding (not via float) */
+  case C_BF16: return cc_round_format(f, 7, -126, 127);
   default: return f;
   }
 }
@@ -118,20 +118,29 @@ static inline int64_t fix_int(uint8_t cls, int bits, uint64_t v) {
   return wrapv(v, bits, cls == C_UINT);
 }
 
+/* float -> integer (docs/FORMATS.md, casts): truncate toward zero, saturate to the type's range, NaN -> 0;
+ * bool is x != 0 (NaN -> true). */
 static int64_t float_to_int(double f, uint8_t cls, int bits) {
-  if (isnan(f)) return 0;
   if (cls == C_BOOL) return f != 0;
-  if (cls == C_UINT && bits == 64) {
-    if (f <= 0) return (int64_t)(f > -1 ? 0 : (int64_t)f);
-    return f >= 18446744073709551616.0 ? -1 : (int64_t)(uint64_t)f;
+  if (isnan(f)) return 0;
+  double t = trunc(f);
+  if (cls == C_UINT) {
+    if (t <= 0) return 0;
+    if (t >= ldexp(1.0, bits)) return fix_int(cls, bits, UINT64_MAX);
+    return fix_int(cls, bits, (uint64_t)t);
   }
-  if (f >= 9223372036854775807.0) return fix_int(cls, bits, (uint64_t)INT64_MAX);
-  if (f <= -9223372036854775808.0) return fix_int(cls, bits, (uint64_t)INT64_MIN);
-  return fix_int(cls, bits, (uint64_t)(int64_t)f);
+  double lim = ldexp(1.0, bits - 1);
+  if (t >= lim) return fix_int(cls, bits, ((uint64_t)1 << (bits - 1)) - 1);
+  if (t < -lim) return fix_int(cls, bits, (uint64_t)1 << (bits - 1));
+  return (int64_t)t;
 }
 
-static double int_to_float(int64_t v, uint8_t scls) {
-  return scls == C_UINT ? (double)(uint64_t)v : (double)v;
+/* integer -> float of class cls, rounded once (an int64 through double would round twice). */
+static double int_to_float(int64_t v, uint8_t scls, uint8_t cls) {
+  bool uns = scls == C_UINT;
+  if (cls == C_F64) return uns ? (double)(uint64_t)v : (double)v;
+  if (cls == C_F32) return uns ? (double)(float)(uint64_t)v : (double)(float)v;
+  return round_to(cls, cc_int_to_f64_odd(v, uns));
 }
 
 /* Raw bits of a value (for BITCAST). */
@@ -239,7 +248,7 @@ static hcq_status exec_float(const instr *in, ival *v) {
   case UOP_SIN: r = f32 ? (double)sinf((float)a) : sin(a); break;
   case UOP_SQRT: r = f32 ? (double)sqrtf((float)a) : sqrt(a); break;
   case UOP_MULACC:
-    r = f32 ? (double)((float)a * (float)b + (float)v[in->c].f) : a * b + v[in->c].f;
+    r = f32 ? (double)fmaf((float)a, (float)b, (float)v[in->c].f) : fma(a, b, v[in->c].f); /* fused */
     break;
   case UOP_CMPLT: v[in->dst].i = a < b; return HCQ_OK;
   case UOP_CMPNE: v[in->dst].i = a != b; return HCQ_OK;
@@ -322,7 +331,7 @@ static hcq_status exec(interp *I, const instr *in) {
     return run_prog(I, P, 0);
   }
   case UOP_CAST: {
-    if (is_f(in->cls)) v[in->dst].f = round_to(in->cls, is_f(in->scls) ? v[in->a].f : int_to_float(v[in->a].i, in->scls));
+    if (is_f(in->cls)) v[in->dst].f = is_f(in->scls) ? round_to(in->cls, v[in->a].f) : int_to_float(v[in->a].i, in->scls, in->cls);
     else if (is_f(in->scls)) v[in->dst].i = float_to_int(v[in->a].f, in->cls, in->bits);
     else v[in->dst].i = fix_int(in->cls, in->bits, (uint64_t)v[in->a].i);
     return HCQ_OK;

@@ -40,7 +40,8 @@ hcq_status cc_kernel_buffers(const uop *sink, cc_kbuf **out, size_t *out_count);
 hcq_status cc_kbufs_alloc_fill(cc_kbuf *bufs, size_t count, uint64_t seed);
 void cc_kbufs_free(cc_kbuf *bufs, size_t count); /* frees the data and the array */
 
-/* Deterministic fill: floats are multiples of 1/16 in [-2, 2) (sums and products stay exact for a long time),
+/* Deterministic fill: floats are odd multiples of 2^-16 in [-2, 2) (+2^-40 for float64), so that they round in
+ * every narrower float type while sums stay nearly exact,
  * signed ints in [-8, 8), unsigned ints in [0, 16), bool 0/1. */
 void cc_fill_buffer(void *data, uop_dtype dt, int64_t nelems, uint64_t seed);
 
@@ -49,5 +50,13 @@ uint16_t cc_f32_to_f16(float f);
 float cc_f16_to_f32(uint16_t h);
 uint16_t cc_f32_to_bf16(float f);
 float cc_bf16_to_f32(uint16_t h);
+/* Correctly rounded (one rounding, RNE, overflow to inf, subnormals, NaN kept) from double. */
+uint16_t cc_f64_to_f16(double x);
+uint16_t cc_f64_to_bf16(double x);
+/* x rounded to nearest even in a format with `man` mantissa bits, normal exponents emin..emax (inf beyond). */
+double cc_round_format(double x, int man, int emin, int emax);
+/* An integer as a double rounded to odd when it has more than 53 bits: rounding that double once more to any
+ * format of at most 51 bits gives the correctly rounded integer (no double rounding). */
+double cc_int_to_f64_odd(int64_t v, bool is_unsigned);
 
 #endif

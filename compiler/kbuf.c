@@ -57,6 +57,42 @@ float cc_bf16_to_f32(uint16_t h) {
   return f;
 }
 
+/* x rounded to nearest even in a binary format with `man` stored mantissa bits and normal exponents emin..emax
+ * (subnormals below 2^emin, inf above the largest finite value plus half an ulp). Written with double arithmetic
+ * (frexp/ldexp, exact scaling by powers of two), apart from the renderers' bit-level conversions. */
+double cc_round_format(double x, int man, int emin, int emax) {
+  if (x != x || isinf(x) || x == 0) return x;
+  double a = fabs(x);
+  int e;
+  frexp(a, &e); /* a in [2^(e-1), 2^e) */
+  e = e - 1 < emin ? emin : e - 1;
+  double q = ldexp(1.0, e - man), m = a / q, fl = floor(m), d = m - fl; /* all exact */
+  if (d > 0.5 || (d == 0.5 && fmod(fl, 2.0) != 0)) fl += 1;
+  double r = fl * q;
+  if (r >= ldexp(1.0, emax + 1)) r = INFINITY;
+  return copysign(r, x);
+}
+
+uint16_t cc_f64_to_f16(double x) {
+  if (x != x) return signbit(x) ? 0xfe00 : 0x7e00;
+  return cc_f32_to_f16((float)cc_round_format(x, 10, -14, 15)); /* exact in float: one rounding */
+}
+
+uint16_t cc_f64_to_bf16(double x) {
+  if (x != x) return signbit(x) ? 0xffc0 : 0x7fc0;
+  return cc_f32_to_bf16((float)cc_round_format(x, 7, -126, 127));
+}
+
+double cc_int_to_f64_odd(int64_t v, bool is_unsigned) {
+  bool neg = !is_unsigned && v < 0;
+  uint64_t u = neg ? 0 - (uint64_t)v : (uint64_t)v;
+  int sh = 0;
+  while (u >> sh >= (uint64_t)1 << 53) sh++;
+  uint64_t t = u >> sh | (sh && (u & (((uint64_t)1 << sh) - 1)) != 0); /* sticky bit: round to odd */
+  double d = ldexp((double)t, sh);
+  return neg ? -d : d;
+}
+
 hcq_status cc_kernel_buffers(const uop *sink, cc_kbuf **out, size_t *out_count) {
   *out = NULL;
   *out_count = 0;
@@ -114,7 +150,10 @@ void cc_fill_buffer(void *data, uop_dtype dt, int64_t nelems, uint64_t seed) {
   uint64_t s = seed * 0x2545F4914F6CDD1Dull + 1;
   for (int64_t i = 0; i < nelems * lanes; i++, p += item) {
     uint64_t r = splitmix(&s) >> 32;
-    double f = (double)((int64_t)(r % 64) - 32) / 16.0; /* multiples of 1/16 in [-2, 2) */
+    /* odd multiples of 2^-16 in [-2, 2): sums stay nearly exact, but each rounds in float16 and bfloat16 (a
+     * dropped conversion shows); float64 adds 2^-40, which rounds in float32 */
+    double f = (double)(((int64_t)(r % 64) - 32) * 4096 + (int64_t)(2 * ((r >> 6) % 2048) + 1)) / 65536.0;
+    if (el.scalar == UOP_FLOAT64) f += 0x1p-40;
     int64_t v = uop_dt_is_unsigned(el) ? (int64_t)(r % 16) : (int64_t)(r % 16) - 8;
     switch (el.scalar) {
     case UOP_BOOL: *p = (uint8_t)(r & 1); break;

@@ -5,7 +5,12 @@
  * a union in a statement expression. Works with gcc and clang.
  * Vectors (from compiler/vectorize.c): one typedef per vector dtype before the function (float4, or float4_u where
  * the target's buffer alignment does not cover the access), vector loads/stores through a cast of the scalar
- * pointer `*((float4*)(p))`, VECTORIZE as `(float4){a,b,c,d}`, GEP as `v[i]`, + - * / and negation infix. */
+ * pointer `*((float4*)(p))`, VECTORIZE as `(float4){a,b,c,d}`, GEP as `v[i]`, + - * / and negation infix.
+ * float16/bfloat16 values are their bit patterns (unsigned short), computed in float and converted by integer
+ * operations with round-to-nearest-even (HALF_PREAMBLE): no _Float16/__bf16, which gcc 12 mis-vectorizes (SLP
+ * drops (float)(_Float16)x round trips with AVX512-FP16), lowers to libgcc calls (no F16C) or lacks (__bf16 on
+ * x86_64). Integer code has one meaning at any -O/-march, for gcc and clang alike.
+ * Casts follow docs/FORMATS.md: float -> int truncates and saturates (NaN -> 0), MULACC is fused (fma). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +18,7 @@
 #include <string.h>
 
 #include "compiler/cc_internal.h"
+#include "compiler/interp.h"
 #include "uop/text.h"
 #include "uop/uop_internal.h"
 
@@ -121,8 +127,7 @@ static const char *scalar_ctype(rc *r, uop_dtype dt) {
     case UOP_UINT32: return "unsigned int";
     case UOP_INT64: return "long long";
     case UOP_UINT64: return "unsigned long long";
-    case UOP_FLOAT16: return strcmp(r->t->arch, "x86_64") == 0 ? "_Float16" : "__fp16";
-    case UOP_BFLOAT16: return "__bf16";
+    case UOP_FLOAT16: case UOP_BFLOAT16: return "unsigned short"; /* the bits; see HALF_PREAMBLE */
     case UOP_FLOAT32: return "float";
     case UOP_FLOAT64: return "double";
     default:
@@ -131,9 +136,56 @@ static const char *scalar_ctype(rc *r, uop_dtype dt) {
   }
 }
 
+static bool is_half(uop_dtype dt) { return dt.scalar == UOP_FLOAT16 || dt.scalar == UOP_BFLOAT16; }
+
+/* Conversions between the bits of float16/bfloat16 and float/double, emitted before a kernel that uses them.
+ * hcq_d2x rounds a double to a 16-bit format (M stored mantissa bits, exponent bias B) to nearest even: the kept
+ * significand is m >> shift, rounded by the dropped bits; subnormals drop more bits; the exponent is added on top
+ * (a carry out of the significand moves into it); too large is inf. hcq_u2d_odd: an integer of more than 53 bits
+ * as a double rounded to odd (sticky bit), so that rounding it again to 16 bits is a single correct rounding. */
+static const char *HALF_PREAMBLE =
+    "#define HCQ_INL static inline __attribute__((always_inline))\n"
+    "HCQ_INL float hcq_bits_f(unsigned int u) { union { unsigned int u; float f; } v = {u}; return v.f; }\n"
+    "HCQ_INL float hcq_h2f(unsigned short h) {\n"
+    "  unsigned int s = (unsigned int)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;\n"
+    "  if (e == 0x1fu) return hcq_bits_f(s | 0x7f800000u | m << 13);\n"
+    "  if (e) return hcq_bits_f(s | (e + 112u) << 23 | m << 13);\n"
+    "  if (!m) return hcq_bits_f(s);\n"
+    "  int k = 31 - __builtin_clz(m); /* subnormal m * 2^-24 */\n"
+    "  return hcq_bits_f(s | (unsigned int)(k + 103) << 23 | ((m << (23 - k)) & 0x7fffffu));\n"
+    "}\n"
+    "HCQ_INL float hcq_b2f(unsigned short b) { return hcq_bits_f((unsigned int)b << 16); }\n"
+    "HCQ_INL unsigned short hcq_d2x(double x, int M, int B, unsigned int nan) {\n"
+    "  union { double d; unsigned long long u; } v = {x};\n"
+    "  unsigned long long a = v.u & 0x7fffffffffffffffull, inf = (unsigned long long)((1 << (15 - M)) - 1) << M;\n"
+    "  unsigned int s = (unsigned int)(v.u >> 48) & 0x8000u;\n"
+    "  if (a > 0x7ff0000000000000ull) return (unsigned short)(s | nan);\n"
+    "  int e = (int)(a >> 52) - 1023 + B, shift = 52 - M + (e < 1 ? 1 - e : 0);\n"
+    "  if (shift > 53) return (unsigned short)s; /* below half the smallest subnormal (or zero) */\n"
+    "  unsigned long long m = (a & 0xfffffffffffffull) | 1ull << 52, q = m >> shift;\n"
+    "  unsigned long long rest = m & ((1ull << shift) - 1), half = 1ull << (shift - 1);\n"
+    "  q += rest > half || (rest == half && (q & 1));\n"
+    "  unsigned long long bits = e < 1 ? q : ((unsigned long long)(e - 1) << M) + q;\n"
+    "  return (unsigned short)(s | (bits < inf ? bits : inf));\n"
+    "}\n"
+    "HCQ_INL unsigned short hcq_d2h(double x) { return hcq_d2x(x, 10, 15, 0x7e00u); }\n"
+    "HCQ_INL unsigned short hcq_d2b(double x) { return hcq_d2x(x, 7, 127, 0x7fc0u); }\n"
+    "HCQ_INL double hcq_u2d_odd(unsigned long long u) {\n"
+    "  if (u < 1ull << 53) return (double)u;\n"
+    "  int sh = 11 - __builtin_clzll(u);\n"
+    "  return (double)(u >> sh | ((u & ((1ull << sh) - 1)) != 0)) * (double)(1ull << sh);\n"
+    "}\n"
+    "HCQ_INL double hcq_i2d_odd(long long x) {\n"
+    "  return x < 0 ? -hcq_u2d_odd(0ull - (unsigned long long)x) : hcq_u2d_odd((unsigned long long)x);\n"
+    "}\n";
+
 static const char *render_const(rc *r, const uop *n) {
   uop_dtype dt = n->dtype;
   char b[40];
+  if (is_half(dt)) {
+    double v = n->arg.kind == UOP_ARG_FLOAT ? n->arg.f : (double)n->arg.i;
+    return fmt(r, "((unsigned short)0x%04x)", dt.scalar == UOP_FLOAT16 ? cc_f64_to_f16(v) : cc_f64_to_bf16(v));
+  }
   if (uop_dt_is_float(dt)) {
     double v = n->arg.kind == UOP_ARG_FLOAT ? n->arg.f : (double)n->arg.i;
     bool f64 = dt.scalar == UOP_FLOAT64;
@@ -148,7 +200,6 @@ static const char *render_const(rc *r, const uop *n) {
       txt = f64 ? fmt(r, "%s%s", b[0] == '-' ? "(" : "", b) : fmt(r, "%s%sf", b[0] == '-' ? "(" : "", b);
       if (txt && b[0] == '-') txt = fmt(r, "%s)", txt);
     }
-    if (dt.scalar == UOP_FLOAT16 || dt.scalar == UOP_BFLOAT16) return fmt(r, "((%s)(%s))", ctype(r, dt), txt);
     return txt;
   }
   int64_t v = n->arg.i;
@@ -218,6 +269,81 @@ static const char *binop(uop_op op) {
   }
 }
 
+/* (T)x for a float x of C type fty into integer dtype to: truncate, saturate to to's range, NaN -> 0 (C leaves
+ * out-of-range conversions undefined). lo is the largest float below the valid range (or the range's bottom when
+ * that float does not exist, compared with >=). */
+static const char *float_to_int(rc *r, const uop *n, const char *fty, bool f64, const char *x) {
+  uop_dtype to = n->dtype;
+  int bits = uop_dt_bits(to);
+  bool uns = uop_dt_is_unsigned(to);
+  const char *ty = ctype(r, to), *sfx = f64 ? "" : "f";
+  char hi[48], lo[48], mx[48], mn[48];
+  snprintf(hi, sizeof hi, "%.1f%s", ldexp(1.0, uns ? bits : bits - 1), sfx); /* 2^k, exact in any float type */
+  int prec = f64 ? 53 : 24;
+  const char *cmp = ">";
+  if (uns) snprintf(lo, sizeof lo, "-1.0%s", sfx);
+  else if (bits - 1 < prec) snprintf(lo, sizeof lo, "%.1f%s", -ldexp(1.0, bits - 1) - 1, sfx);
+  else snprintf(lo, sizeof lo, "%.1f%s", -ldexp(1.0, bits - 1), sfx), cmp = ">=";
+  if (uns) snprintf(mn, sizeof mn, "0"), snprintf(mx, sizeof mx, "((%s)~0ull)", ty);
+  else snprintf(mn, sizeof mn, "((%s)(-%lldll-1))", ty, (long long)((((uint64_t)1 << (bits - 1)) - 1))),
+       snprintf(mx, sizeof mx, "((%s)%lldll)", ty, (long long)((((uint64_t)1 << (bits - 1)) - 1)));
+  return fmt(r, "({ %s t%u_ = (%s); t%u_ < %s ? (t%u_ %s %s ? (%s)t%u_ : %s) : (t%u_ != t%u_ ? (%s)0 : %s); })", fty,
+             n->id, x, n->id, hi, n->id, cmp, lo, ty, n->id, mn, n->id, n->id, ty, mx);
+}
+
+/* CAST: float16/bfloat16 through float and the preamble's conversions, float -> int saturating, else C's cast
+ * (int -> float rounds once to nearest even, int -> int wraps). */
+static const char *render_cast(rc *r, const uop *n, const char *a) {
+  uop_dtype from = n->src[0]->dtype, to = n->dtype;
+  if (is_half(from) && from.scalar == to.scalar) return a;
+  const char *x = a; /* the value as a C float/double/integer */
+  bool xf = uop_dt_is_float(from), x64 = from.scalar == UOP_FLOAT64;
+  if (is_half(from)) x = fmt(r, "%s(%s)", from.scalar == UOP_FLOAT16 ? "hcq_h2f" : "hcq_b2f", a);
+  if (is_half(to)) {
+    const char *d = x;
+    if (!xf && uop_dt_bits(from) >= 64 && !uop_dt_is_bool(from))
+      d = fmt(r, "%s(%s)", uop_dt_is_unsigned(from) ? "hcq_u2d_odd" : "hcq_i2d_odd", x);
+    else if (!xf) d = fmt(r, "((double)(%s))", x); /* exact: at most 32 bits */
+    return fmt(r, "%s(%s)", to.scalar == UOP_FLOAT16 ? "hcq_d2h" : "hcq_d2b", d);
+  }
+  if (xf && uop_dt_is_int(to) && !uop_dt_is_bool(to)) return float_to_int(r, n, x64 ? "double" : "float", x64, x);
+  return fmt(r, "((%s)(%s))", ctype(r, to), x);
+}
+
+/* MULACC a*b+c: fused (one rounding) for floats, as the interpreter and the GPU renderers; wrapping for ints. */
+static const char *render_mulacc(rc *r, const uop *n, const char *a, const char *b, const char *c) {
+  if (!uop_dt_is_float(n->dtype)) return fmt(r, "((%s*%s)+%s)", a, b, c);
+  const char *f = n->dtype.scalar == UOP_FLOAT64 ? "__builtin_fma" : "__builtin_fmaf";
+  if (n->dtype.count <= 1) return fmt(r, "%s(%s, %s, %s)", f, a, b, c);
+  const char *ty = ctype(r, n->dtype), *e = fmt(r, "((%s){", ty); /* per lane: there is no vector fma builtin */
+  for (int l = 0; l < n->dtype.count && e; l++) e = fmt(r, "%s%s%s((%s)[%d], (%s)[%d], (%s)[%d])", e, l ? "," : "", f, a, l, b, l, c, l);
+  return e ? fmt(r, "%s})", e) : "?";
+}
+
+/* An ALU op on float16/bfloat16 operands: computed in float (exact widening), rounded back once. */
+static const char *render_half_alu(rc *r, const uop *n) {
+  uop_op op = (uop_op)n->op;
+  const char *s[3] = {"", "", ""};
+  for (uint32_t i = 0; i < n->nsrc && i < 3; i++) {
+    uop_dtype d = n->src[i]->dtype;
+    s[i] = is_half(d) ? fmt(r, "%s(%s)", d.scalar == UOP_FLOAT16 ? "hcq_h2f" : "hcq_b2f", get(r, n->src[i])) : get(r, n->src[i]);
+  }
+  const char *bo = binop(op), *e;
+  if (bo) e = fmt(r, "(%s%s%s)", s[0], bo, s[1]);
+  else if (op == UOP_NEG) e = fmt(r, "(-%s)", s[0]);
+  else if (op == UOP_SQRT) e = fmt(r, "__builtin_sqrtf(%s)", s[0]);
+  else if (op == UOP_TRUNC) e = fmt(r, "__builtin_truncf(%s)", s[0]);
+  else if (op == UOP_RECIP) e = fmt(r, "(1.0f/%s)", s[0]);
+  else if (op == UOP_MAX) e = fmt(r, "({ float m%u_ = %s, n%u_ = %s; m%u_ < n%u_ ? n%u_ : m%u_; })", n->id, s[0], n->id, s[1], n->id, n->id, n->id, n->id);
+  else if (op == UOP_MULACC) e = fmt(r, "__builtin_fmaf(%s, %s, %s)", s[0], s[1], s[2]);
+  else {
+    if (!r->st) r->st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "render c: cannot render %s", uop_op_name(op));
+    return "?";
+  }
+  if (!is_half(n->dtype)) return e; /* comparisons */
+  return fmt(r, "%s(%s)", n->dtype.scalar == UOP_FLOAT16 ? "hcq_d2h" : "hcq_d2b", e);
+}
+
 static const char *render_alu(rc *r, const uop *n) {
   uop_op op = (uop_op)n->op;
   bool f64 = n->dtype.scalar == UOP_FLOAT64;
@@ -229,7 +355,13 @@ static const char *render_alu(rc *r, const uop *n) {
     if (!r->st) r->st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "render c: no vector form of %s", uop_op_name(op));
     return "?";
   }
-  if (op == UOP_CAST) return fmt(r, "((%s)(%s))", ctype(r, n->dtype), a);
+  bool half_in = n->nsrc > 0 && is_half(n->src[op == UOP_WHERE ? 1 : 0]->dtype);
+  if ((is_half(n->dtype) || half_in) && n->dtype.count > 1) {
+    if (!r->st) r->st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "render c: no vector form of %s on %s", uop_op_name(op), uop_dt_name(n->dtype));
+    return "?";
+  }
+  if (op == UOP_CAST) return render_cast(r, n, a);
+  if (op != UOP_BITCAST && op != UOP_WHERE && (is_half(n->dtype) || half_in)) return render_half_alu(r, n);
   if (op == UOP_BITCAST)
     return fmt(r, "({ union { %s from_; %s to_; } bits_ = {.from_ = (%s)}; bits_.to_; })",
                ctype(r, n->src[0]->dtype), ctype(r, n->dtype), a);
@@ -241,7 +373,7 @@ static const char *render_alu(rc *r, const uop *n) {
   else if (op == UOP_RECIP) e = fmt(r, "(1/%s)", a);
   else if (op == UOP_MAX) e = fmt(r, "((%s<%s)?%s:%s)", a, b, b, a);
   else if (op == UOP_WHERE) e = fmt(r, "(%s?%s:%s)", a, b, get(r, n->src[2]));
-  else if (op == UOP_MULACC) e = fmt(r, "((%s*%s)+%s)", a, b, get(r, n->src[2]));
+  else if (op == UOP_MULACC) e = render_mulacc(r, n, a, b, get(r, n->src[2]));
   else {
     if (!r->st) r->st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "render c: cannot render %s", uop_op_name(op));
     return "?";
@@ -515,6 +647,11 @@ hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *l
   /* signature: buffers by slot, then vars by name (the linearizer lists them in that order), then core_id */
   nt_find_buffers(&r, list, count);
   if (r.nt_bufs.count) fputs(NT_PREAMBLE, f);
+  bool half = false;
+  for (size_t k = 0; k < count && !half; k++)
+    for (uint32_t i = 0; i <= list[k]->nsrc && !half; i++)
+      half = is_half(uop_dt_base_of((i ? list[k]->src[i - 1] : list[k])->dtype));
+  if (half) fputs(HALF_PREAMBLE, f);
   fprintf(f, "void %s(", name);
   for (size_t k = 0; k < count && !r.st; k++) {
     const uop *n = list[k];

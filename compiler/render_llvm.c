@@ -180,9 +180,96 @@ static void unary_intrinsic(lr *r, const char *v, const char *name, uop_dtype dt
   emit(r, "  %s = call %s @llvm.%s.%s(%s %s)", v, t, name, isuffix(dt), t, a);
 }
 
+/* %v.f: float x rounded to float32 to odd: an inexact result whose last bit is even steps one ulp toward x. Rounding
+ * that once more to 16 bits (<= 11 bits of significand, 24 >= 11 + 2) is the correctly rounded result: no double
+ * rounding. x is a double (fptrunc) or an integer (sitofp/uitofp, checked by the saturating conversion back). */
+static void round_odd_f32(lr *r, const char *v, uop_dtype from, const char *a) {
+  const char *tf = ty(r, from);
+  bool ff = uop_dt_is_float(from), u = uop_dt_is_unsigned(from) || uop_dt_is_bool(from);
+  int bits = uop_dt_bits(from);
+  if (ff && bits <= 32) { /* exact */
+    if (bits == 32) emit(r, "  %s.f = select i1 true, float %s, float %s", v, a, a);
+    else emit(r, "  %s.f = fpext %s %s to float", v, tf, a);
+    return;
+  }
+  if (!ff && bits <= 16) {
+    emit(r, "  %s.f = %s %s %s to float", v, u ? "uitofp" : "sitofp", tf, a);
+    return;
+  }
+  if (ff) {
+    declare(r, "declare double @llvm.fabs.f64(double)");
+    emit(r, "  %s.t = fptrunc double %s to float", v, a);
+    emit(r, "  %s.b = fpext float %s.t to double", v, v);
+    emit(r, "  %s.ex = fcmp one double %s.b, %s", v, v, a);
+    emit(r, "  %s.ax = call double @llvm.fabs.f64(double %s)", v, a);
+    emit(r, "  %s.ab = call double @llvm.fabs.f64(double %s.b)", v, v);
+    emit(r, "  %s.up = fcmp olt double %s.ab, %s.ax", v, v, v);
+  } else {
+    const char *cv = u ? "fptoui" : "fptosi";
+    declare(r, fmt(r, "declare %s @llvm.%s.sat.%s.f32(float)", tf, cv, tf));
+    emit(r, "  %s.t = %s %s %s to float", v, u ? "uitofp" : "sitofp", tf, a);
+    emit(r, "  %s.bk = call %s @llvm.%s.sat.%s.f32(float %s.t)", v, tf, cv, tf, v);
+    emit(r, "  %s.ov = fcmp oge float %s.t, %s", v, v, bits == 64 ? (u ? "0x43F0000000000000" : "0x43E0000000000000")
+                                                                     : (u ? "0x41F0000000000000" : "0x41E0000000000000"));
+    emit(r, "  %s.ne = icmp ne %s %s.bk, %s", v, tf, v, a);
+    emit(r, "  %s.ex = or i1 %s.ne, %s.ov", v, v, v);
+    emit(r, "  %s.g0 = icmp %s %s %s.bk, %s", v, u ? "ugt" : "sgt", tf, v, a);
+    emit(r, "  %s.gt = or i1 %s.g0, %s.ov", v, v, v); /* the float is above x */
+    if (u) emit(r, "  %s.up = xor i1 %s.gt, true", v, v);
+    else {
+      emit(r, "  %s.pos = icmp sge %s %s, 0", v, tf, a);
+      emit(r, "  %s.up = xor i1 %s.gt, %s.pos", v, v, v); /* |float| < |x| */
+    }
+  }
+  emit(r, "  %s.i = bitcast float %s.t to i32", v, v);
+  emit(r, "  %s.d = select i1 %s.up, i32 1, i32 -1", v, v);
+  emit(r, "  %s.lo = trunc i32 %s.i to i1", v, v);
+  emit(r, "  %s.fix = select i1 %s.lo, i1 false, i1 %s.ex", v, v, v);
+  emit(r, "  %s.adj = select i1 %s.fix, i32 %s.d, i32 0", v, v, v);
+  emit(r, "  %s.j = add i32 %s.i, %s.adj", v, v, v);
+  emit(r, "  %s.f = bitcast i32 %s.j to float", v, v);
+}
+
+/* float %f (a register name) -> bfloat %v by integer round-to-nearest-even: no libcall (__truncsfbf2), no
+ * flush of subnormals (x86 vcvtneps2bf16 flushes them), no "Cannot select" (AMDGPU). NaN stays a quiet NaN. */
+static void f32_to_bf16(lr *r, const char *v, const char *f) {
+  emit(r, "  %s.bi = bitcast float %s to i32", v, f);
+  emit(r, "  %s.bl = lshr i32 %s.bi, 16", v, v);
+  emit(r, "  %s.b1 = and i32 %s.bl, 1", v, v);
+  emit(r, "  %s.bb = add i32 %s.b1, 32767", v, v);
+  emit(r, "  %s.br = add i32 %s.bi, %s.bb", v, v, v);
+  emit(r, "  %s.bh = lshr i32 %s.br, 16", v, v);
+  emit(r, "  %s.bq = or i32 %s.bl, 64", v, v);
+  emit(r, "  %s.bn = fcmp uno float %s, 0.0", v, f);
+  emit(r, "  %s.bs = select i1 %s.bn, i32 %s.bq, i32 %s.bh", v, v, v, v);
+  emit(r, "  %s.bt = trunc i32 %s.bs to i16", v, v);
+  emit(r, "  %s = bitcast i16 %s.bt to bfloat", v, v);
+}
+
+/* CAST to float16/bfloat16: through a float32 rounded to odd, then one rounding. */
+/* bfloat -> float by moving the bits: LLVM 19 cannot select bf16_to_fp for 32-bit Arm. Returns the register. */
+static const char *bf16_widen(lr *r, const char *w, const char *a) {
+  emit(r, "  %s.wi = bitcast bfloat %s to i16", w, a);
+  emit(r, "  %s.wz = zext i16 %s.wi to i32", w, w);
+  emit(r, "  %s.ws = shl i32 %s.wz, 16", w, w);
+  emit(r, "  %s = bitcast i32 %s.ws to float", w, w);
+  return w;
+}
+
+static void to_16(lr *r, const char *v, const uop *n, uop_dtype from, const char *a) {
+  round_odd_f32(r, v, from, a);
+  if (n->dtype.scalar == UOP_BFLOAT16) f32_to_bf16(r, v, fmt(r, "%s.f", v));
+  else emit(r, "  %s = fptrunc float %s.f to half", v, v);
+}
+
 static void render_cast(lr *r, const char *v, const uop *n) {
   uop_dtype from = n->src[0]->dtype, to = n->dtype;
-  const char *a = get(r, n->src[0]), *tf = ty(r, from), *tt = ty(r, to);
+  const char *a = get(r, n->src[0]);
+  if (n->op == UOP_CAST && from.scalar == UOP_BFLOAT16 && to.scalar != UOP_BFLOAT16) { /* via float (exact) */
+    a = bf16_widen(r, fmt(r, "%s.bw", v), a);
+    from = uop_dt(UOP_FLOAT32);
+  }
+  const char *tf = ty(r, from), *tt = ty(r, to);
   bool ff = uop_dt_is_float(from), ft = uop_dt_is_float(to);
   int bf = uop_dt_bits(from), bt = uop_dt_bits(to);
   if (n->op == UOP_BITCAST) {
@@ -192,6 +279,10 @@ static void render_cast(lr *r, const char *v, const uop *n) {
   }
   if (strcmp(tf, tt) == 0 && uop_dt_is_bool(from) == uop_dt_is_bool(to)) { /* same width int<->uint: no-op */
     set(r, n, a);
+    return;
+  }
+  if (bt == 16 && ft && !(ff && bf == 16 && from.scalar == to.scalar)) {
+    to_16(r, v, n, from, a);
     return;
   }
   if (uop_dt_is_bool(to)) {
@@ -205,7 +296,43 @@ static void render_cast(lr *r, const char *v, const uop *n) {
       emit(r, "  %s = %s %s %s to %s", v, bf < bt ? "fpext" : "fptrunc", tf, a, tt);
     }
   } else if (ff) {
-    emit(r, "  %s = %s %s %s to %s", v, uop_dt_is_unsigned(to) ? "fptoui" : "fptosi", tf, a, tt);
+    /* saturating, NaN -> 0 (docs/FORMATS.md); plain fptosi/fptoui are poison out of range */
+    const char *sat = uop_dt_is_unsigned(to) ? "fptoui" : "fptosi";
+    const char *fs = from.scalar == UOP_FLOAT16 ? "f16" : from.scalar == UOP_BFLOAT16 ? "bf16" : isuffix(from);
+    declare(r, fmt(r, "declare %s @llvm.%s.sat.i%d.%s(%s)", tt, sat, bt, fs, tf));
+    emit(r, "  %s = call %s @llvm.%s.sat.i%d.%s(%s %s)", v, tt, sat, bt, fs, tf, a);
+  } else if (ft && bf == 64 && to.scalar == UOP_FLOAT32) {
+    /* AArch64 lowers (vector) i64 -> float through double, which rounds twice: make the double exact-or-odd
+     * (at most 53 bits, a sticky bit for the rest), then one rounding to float (53 >= 24 + 2) */
+    bool u = uop_dt_is_unsigned(from);
+    declare(r, "declare i64 @llvm.ctlz.i64(i64, i1)");
+    if (u) emit(r, "  %s.u = or i64 %s, 0", v, a);
+    else {
+      emit(r, "  %s.ng = icmp slt i64 %s, 0", v, a);
+      emit(r, "  %s.na = sub i64 0, %s", v, a);
+      emit(r, "  %s.u = select i1 %s.ng, i64 %s.na, i64 %s", v, v, v, a);
+    }
+    emit(r, "  %s.lz = call i64 @llvm.ctlz.i64(i64 %s.u, i1 false)", v, v);
+    emit(r, "  %s.s0 = sub i64 11, %s.lz", v, v);
+    emit(r, "  %s.big = icmp sgt i64 %s.s0, 0", v, v);
+    emit(r, "  %s.sh = select i1 %s.big, i64 %s.s0, i64 0", v, v, v);
+    emit(r, "  %s.t = lshr i64 %s.u, %s.sh", v, v, v);
+    emit(r, "  %s.m1 = shl i64 1, %s.sh", v, v);
+    emit(r, "  %s.m = sub i64 %s.m1, 1", v, v);
+    emit(r, "  %s.lo = and i64 %s.u, %s.m", v, v, v);
+    emit(r, "  %s.st = icmp ne i64 %s.lo, 0", v, v);
+    emit(r, "  %s.sz = zext i1 %s.st to i64", v, v);
+    emit(r, "  %s.t2 = or i64 %s.t, %s.sz", v, v, v);
+    emit(r, "  %s.d = uitofp i64 %s.t2 to double", v, v);
+    emit(r, "  %s.e = add i64 %s.sh, 1023", v, v);
+    emit(r, "  %s.eb = shl i64 %s.e, 52", v, v);
+    emit(r, "  %s.p = bitcast i64 %s.eb to double", v, v);
+    emit(r, "  %s.dd = fmul double %s.d, %s.p", v, v, v);
+    if (!u) {
+      emit(r, "  %s.nd = fneg double %s.dd", v, v);
+      emit(r, "  %s.sd = select i1 %s.ng, double %s.nd, double %s.dd", v, v, v, v);
+    }
+    emit(r, "  %s = fptrunc double %s.%s to float", v, v, u ? "dd" : "sd");
   } else if (ft) {
     bool u = uop_dt_is_unsigned(from) || uop_dt_is_bool(from);
     emit(r, "  %s = %s %s %s to %s", v, u ? "uitofp" : "sitofp", tf, a, tt);
@@ -217,13 +344,12 @@ static void render_cast(lr *r, const char *v, const uop *n) {
   }
 }
 
-static void render_alu(lr *r, const char *v, const uop *n) {
+/* dt/st: result and operand dtypes; a, b, c: the operands */
+static void render_alu_in(lr *r, const char *v, const uop *n, uop_dtype dt, uop_dtype st, const char *a,
+                          const char *b, const char *c) {
   uop_op op = (uop_op)n->op;
-  uop_dtype dt = n->dtype;
-  uop_dtype st = n->nsrc ? n->src[0]->dtype : dt; /* operand dtype (compares differ from their result) */
   bool fl = uop_dt_is_float(st), un = uop_dt_is_unsigned(st) || uop_dt_is_bool(st);
   const char *t = ty(r, st);
-  const char *a = n->nsrc > 0 ? get(r, n->src[0]) : "", *b = n->nsrc > 1 ? get(r, n->src[1]) : "";
   const char *ins = NULL;
   switch (op) {
     case UOP_ADD: ins = fl ? "fadd" : "add"; break;
@@ -261,12 +387,18 @@ static void render_alu(lr *r, const char *v, const uop *n) {
       return;
     case UOP_WHERE: {
       const char *tv = ty(r, dt);
-      emit(r, "  %s = select i1 %s, %s %s, %s %s", v, a, tv, b, tv, get(r, n->src[2]));
+      emit(r, "  %s = select i1 %s, %s %s, %s %s", v, a, tv, b, tv, c);
       return;
     }
-    case UOP_MULACC:
-      emit(r, "  %s.m = %s %s %s, %s", v, fl ? "fmul" : "mul", t, a, b);
-      emit(r, "  %s = %s %s %s.m, %s", v, fl ? "fadd" : "add", t, v, get(r, n->src[2]));
+    case UOP_MULACC: /* fused for floats (one rounding), as the interpreter */
+      if (fl) {
+        const char *is = dt.scalar == UOP_BFLOAT16 ? "bf16" : isuffix(dt);
+        declare(r, fmt(r, "declare %s @llvm.fma.%s(%s, %s, %s)", t, is, t, t, t));
+        emit(r, "  %s = call %s @llvm.fma.%s(%s %s, %s %s, %s %s)", v, t, is, t, a, t, b, t, c);
+        return;
+      }
+      emit(r, "  %s.m = mul %s %s, %s", v, t, a, b);
+      emit(r, "  %s = add %s %s.m, %s", v, t, v, c);
       return;
     case UOP_SQRT: case UOP_TRUNC: case UOP_EXP2: case UOP_LOG2: case UOP_SIN: {
       if (!fl) {
@@ -280,6 +412,36 @@ static void render_alu(lr *r, const char *v, const uop *n) {
     }
     default: fail(r, HCQ_CODE_UNSUPPORTED, "cannot render %s", uop_op_name(op));
   }
+}
+
+/* bfloat16 arithmetic is done in float and rounded by f32_to_bf16: LLVM's own float -> bfloat is a libcall or,
+ * with AVX512-BF16, vcvtneps2bf16, which flushes subnormal results to zero. */
+static void render_alu(lr *r, const char *v, const uop *n) {
+  uop_op op = (uop_op)n->op;
+  uop_dtype dt = n->dtype, st = n->nsrc ? n->src[0]->dtype : dt; /* operand dtype (compares differ) */
+  const char *s[3] = {"", "", ""};
+  for (uint32_t i = 0; i < n->nsrc && i < 3; i++) s[i] = get(r, n->src[i]);
+  /* every op on bfloat operands but WHERE (compares and MAX too: no bfloat compare on 32-bit Arm); float16 MULACC
+   * too: a native f16 fma (AMDGPU) rounds once to 16 bits, the documented fmaf rounds to float32 first */
+  bool wrap = (st.scalar == UOP_BFLOAT16 && op != UOP_WHERE) || (dt.scalar == UOP_FLOAT16 && op == UOP_MULACC);
+  if (!wrap) {
+    render_alu_in(r, v, n, dt, st, s[0], s[1], s[2]);
+    return;
+  }
+  for (uint32_t i = 0; i < n->nsrc && i < 3; i++) {
+    const char *w = fmt(r, "%s.x%u", v, i);
+    if (st.scalar == UOP_BFLOAT16) bf16_widen(r, w, s[i]);
+    else emit(r, "  %s = fpext half %s to float", w, s[i]);
+    s[i] = w;
+  }
+  uop_dtype f32 = uop_dt(UOP_FLOAT32);
+  if (uop_dt_is_bool(dt)) { /* compares */
+    render_alu_in(r, v, n, dt, f32, s[0], s[1], s[2]);
+    return;
+  }
+  render_alu_in(r, fmt(r, "%s.r", v), n, f32, f32, s[0], s[1], s[2]);
+  if (dt.scalar == UOP_BFLOAT16) f32_to_bf16(r, v, fmt(r, "%s.r", v)); /* MAX, NEG: exact */
+  else emit(r, "  %s = fptrunc float %s.r to half", v, v);
 }
 
 static void render_special(lr *r, const char *v, const uop *n) {

@@ -456,13 +456,27 @@ static const char *render_cast(pr *r, const uop *n) {
     if (is_half(from)) return compare(r, UOP_CMPNE, uop_dt(UOP_FLOAT32), as_f32(r, n->src[0]), "0f00000000");
     return compare(r, UOP_CMPNE, from, a, imm(r, from, 0, 0.0));
   }
-  /* to float16/bfloat16: through float32 (float64 and wide ints round twice: documented) */
+  /* to float16/bfloat16: through float32, exact for float32 and ints of <= 16 bits; float64 and 32/64-bit ints are
+   * rounded to float32 to odd first (truncate, then set the last bit if inexact), so that the one rounding to 16
+   * bits is correct (24 >= 11 + 2 bits): no double rounding */
   if (is_half(to)) {
     if (is_half(from)) return from_f32(r, to, as_f32(r, n->src[0]));
     const char *f = a;
-    if (!(from.scalar == UOP_FLOAT32)) {
+    if (from.scalar != UOP_FLOAT32 && uop_dt_bits(from) <= 16) {
       f = newreg(r, RC_F32);
       ins(r, "cvt.rn.f32.%s %s, %s;", tsuf(r, from), f, a);
+    } else if (from.scalar != UOP_FLOAT32) {
+      const char *t = newreg(r, RC_F32), *back = newreg(r, fc), *p = newreg(r, RC_PRED);
+      const char *i = newreg(r, RC_B32), *j = newreg(r, RC_B32);
+      ins(r, "cvt.rz.f32.%s %s, %s;", tsuf(r, from), t, a);
+      if (ff) ins(r, "cvt.f64.f32 %s, %s;", back, t);
+      else ins(r, "cvt.rzi.%s.f32 %s, %s;", tsuf(r, from), back, t);
+      ins(r, "setp.%s.%s %s, %s, %s;", ff ? "neu" : "ne", tsuf(r, from), p, back, a);
+      ins(r, "mov.b32 %s, %s;", i, t);
+      ins(r, "or.b32 %s, %s, 1;", j, i);
+      ins(r, "selp.b32 %s, %s, %s, %s;", i, j, i, p);
+      f = newreg(r, RC_F32);
+      ins(r, "mov.b32 %s, %s;", f, i);
     }
     return from_f32(r, to, f);
   }

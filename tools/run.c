@@ -23,8 +23,9 @@ static void usage(FILE *f) {
           "  Compiles FILE for the c target, fills the buffers deterministically (or from raw little-endian files\n"
           "  with --in), runs it on the CPU device through an hcq queue and prints the kernel time (median of R\n"
           "  runs) and the throughput over all buffer bytes. --check compares every buffer with the reference\n"
-          "  interpreter (integers exactly, floats within 1e-4 relative + 1e-5 absolute; NaN matches any NaN,\n"
-          "  inf only the same inf, -0 matches +0: docs/FORMATS.md). Variables default to their maximum.\n"
+          "  interpreter (integers exactly, floats within 1e-4 relative + 1e-5 absolute + 1e-5 of the buffer's\n"
+          "  largest; NaN matches any NaN, inf only the same inf, -0 matches +0: docs/FORMATS.md). Variables\n"
+          "  default to their maximum.\n"
           "  --threads: worker threads, 1 to 1024 (0 or unset: $HCQ_CPU_THREADS or the number of cores).\n"
           "  --repeat: 1 to 1000000 (default 1). --timeout-ms: 1 to 4294967295 (default 30000) per run.\n"
           "  --seed: 0 to 2^63-1 (default 7).\n");

@@ -176,9 +176,9 @@ bool cpu_buffer_describe(const void *addr, char *out, size_t cap) {
   const cpu_buffer *best = NULL;
   pthread_mutex_lock(&reg_lock);
   for (const cpu_buffer *b = reg_head; b; b = b->next) {
-    uintptr_t lo = (uintptr_t)b->ptr, hi = lo + b->size_B;
+    uintptr_t lo = (uintptr_t)b->ptr, hi = lo + b->size_B, m = (uintptr_t)b->map;
     uintptr_t d = a < lo ? lo - a : a >= hi ? a - hi + 1 : 0;
-    if (d < best_d) best_d = d, best = b;
+    if (a - m < b->map_B && d < best_d) best_d = d, best = b; /* only within its reservation (guards) */
   }
   bool found = best != NULL;
   if (found) {

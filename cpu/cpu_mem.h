@@ -58,8 +58,8 @@ hcq_status cpu_buffer_alloc(size_t size_B, cpu_buffer **out);
 void cpu_buffer_free(cpu_buffer *b); /* NULL is a no-op */
 /* The live buffer that starts at ptr, or NULL. */
 const cpu_buffer *cpu_buffer_find(const void *ptr);
-/* Describe addr relative to the nearest live buffer ("12 bytes past the end of buffer 0x... (4 bytes)"); false
- * when there is none. Takes a lock: not for signal handlers. */
+/* Describe addr relative to the live buffer whose reservation (guards included) holds it ("12 bytes past the end
+ * of buffer 0x... (4 bytes)"); false when there is none. Takes a lock: not for signal handlers. */
 bool cpu_buffer_describe(const void *addr, char *out, size_t cap);
 
 #endif

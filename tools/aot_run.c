@@ -144,7 +144,7 @@ static hcq_status run_image(const cpu_image *img, const char **var_names, const 
     if (ins.slots[o] < 0 || (size_t)ins.slots[o] >= sp->nbufs)
       return hcq_status_make(HCQ_CODE_INVALID, "--in %d=%s: the kernel has no buffer slot %d", ins.slots[o], ins.paths[o], ins.slots[o]);
 
-  char names_b[CPU_IMAGE_MAX_BUFS][32];
+  char names_b[CPU_IMAGE_MAX_BUFS][48];
   const char *names[CPU_IMAGE_MAX_BUFS];
   for (size_t i = 0; i < sp->nbufs; i++) snprintf(names_b[i], sizeof names_b[i], "buffer slot %zu", i), names[i] = names_b[i];
   HCQ_TRY(cpu_memlimit_check(sp->name, names, sizes_B, sp->nbufs));

@@ -50,7 +50,7 @@ size_t krun_mem_available_B(void) {
 
 /* The buffers must fit the memory limit (cgroups, MemAvailable, rlimits: cpu/cpu_memlimit.h). */
 static hcq_status check_memory(krun *k) {
-  char (*names)[32] = calloc(k->nbufs + 1, sizeof *names);
+  char (*names)[48] = calloc(k->nbufs + 1, sizeof *names);
   const char **np = calloc(k->nbufs + 1, sizeof *np);
   size_t *sizes = calloc(k->nbufs + 1, sizeof *sizes);
   hcq_status st = names && np && sizes ? HCQ_OK : hcq_status_make(HCQ_CODE_NOMEM, "krun %s", k->prog->name);

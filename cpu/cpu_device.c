@@ -323,7 +323,13 @@ static hcq_status op_submit(hcq_device *hd, hcq_queue_kind kind, const uint32_t 
   if (nitems) {
     b->number = ++dev->batch_number;
     b->count = nitems;
-    dev->cmds[ncmds++] = (cpu_cmd){.kind = CPU_CMD_SIGNAL, .addr = &dev->batches_done, .value = b->number};
+    /* the batch is done right after its last EXEC/COPY: before the signals that follow it, so a caller that saw
+     * those can free what the batch used at once */
+    size_t at = ncmds;
+    while (at > 0 && dev->cmds[at - 1].kind != CPU_CMD_EXEC) at--;
+    memmove(&dev->cmds[at + 1], &dev->cmds[at], (ncmds - at) * sizeof *dev->cmds);
+    dev->cmds[at] = (cpu_cmd){.kind = CPU_CMD_SIGNAL, .addr = &dev->batches_done, .value = b->number};
+    ncmds++;
   }
   st = cpu_pool_submit(dev->pool, dev->cmds, ncmds, NULL);
   if (st) {

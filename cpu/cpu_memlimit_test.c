@@ -118,6 +118,12 @@ int main(void) {
     struct rlimit rl = {.rlim_cur = (rlim_t)(vm_kb * 1024 + ((uint64_t)2 << 30)), .rlim_max = RLIM_INFINITY};
     if (sizeof(rlim_t) < 8 && vm_kb * 1024 + ((uint64_t)2 << 30) > (rlim_t)-1) _exit(0); /* 32-bit: cannot say */
     if (setrlimit(RLIMIT_AS, &rl) != 0) _exit(3);
+    struct rlimit back;
+    if (getrlimit(RLIMIT_AS, &back) != 0 || back.rlim_cur != rl.rlim_cur) {
+      /* qemu-user keeps RLIMIT_AS for itself: setrlimit succeeds, getrlimit still says unlimited */
+      fprintf(stderr, "NOTE: RLIMIT_AS did not take effect (qemu-user?): the rlimit part is not checked here\n");
+      _exit(0);
+    }
     size_t four = sizeof(size_t) >= 8 ? (size_t)((uint64_t)4 << 30) : (size_t)3 << 30;
     hcq_status s = cpu_memlimit_check("kernel k", one, &four, 1);
     bool ok = s && strstr(hcq_status_message(s), "RLIMIT_AS = ");

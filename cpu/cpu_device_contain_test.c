@@ -29,11 +29,13 @@ static const char *kernel_src =
     "void wr(int *restrict p, const int off, int core_id) { (void)core_id; p[off] = 0x5a5a5a5a; }\n"
     "void rd(int *restrict out, const int *restrict p, const int off, int core_id) {\n"
     "  (void)core_id; out[0] = ((const volatile int *)p)[off]; }\n"
-    /* overwrite the saved frame pointer and return address (and a little of the caller) with 0x41 */
+    /* overwrite the saved frame pointer and return address (and a little of the caller) with 0x41; the call
+     * makes it a non-leaf function, so the return address is on the stack on every architecture (armhf too) */
+    "__attribute__((noinline)) static void touch(int *p, int i) { ((volatile int *)p)[i] = 1; }\n"
     "__attribute__((noinline)) void smash(int *restrict p, int core_id) {\n"
     "  volatile char *f = (volatile char *)__builtin_frame_address(0);\n"
     "  for (int i = -32; i < 24; i++) f[i] = 0x41;\n"
-    "  p[core_id] = 1; }\n"
+    "  touch(p, core_id); touch(p, core_id); }\n" /* not a tail call */
     /* the stack pointer inside the lower guard of buffer p, then a push */
     "void stackbomb(int *restrict p, int core_id) {\n"
     "  char *sp = (char *)p - 65536; (void)core_id;\n"
@@ -157,8 +159,9 @@ static void case_oob(void) {
       /* likewise the rest of the first page before the start */
       if (o < 0 && -o * 4 <= (int64_t)((uintptr_t)B.host % cpu_page_size())) continue;
       int64_t past_B = (o >= n ? o - n + 1 : -o) * 4; /* how far the access is from the buffer */
-      if (past_B > (int64_t)cpu_buffer_guard_B() - 4096) {
-        if (cpu_buffer_guard_B() >= ((size_t)1 << 34)) CHECK(!"a 32-bit index reaches past a 16 GiB guard");
+      volatile uint64_t guard_B = cpu_buffer_guard_B(); /* volatile: 32-bit compilers see it cannot be 2^34 */
+      if (past_B > (int64_t)guard_B - 4096) {
+        CHECK(guard_B < ((uint64_t)1 << 34)); /* a 32-bit index cannot reach past a 16 GiB guard */
         continue; /* smaller guards (HCQ_CPU_GUARD_B, 32-bit hosts) contain only what they cover */
       }
       int32_t v = (int32_t)o;

@@ -130,7 +130,9 @@ void cpu_memlimit_query(const char *root, cpu_memlimit *out) {
   snprintf(path, sizeof path, "%s/proc/meminfo", root);
   if (read_key(path, "MemAvailable", &v)) offer(out, v, "MemAvailable in %s (%" PRIu64 " MiB)", "/proc/meminfo", MiB(v));
   cgroups(root, out);
-  if (!fake) rlimits(out);
+  if (fake) return;
+  rlimits(out);
+  if (sizeof(void *) < 8) offer(out, SIZE_MAX, "the %s-bit address space (%" PRIu64 " MiB)", "32", MiB((uint64_t)SIZE_MAX + 1));
 }
 
 hcq_status cpu_memlimit_check(const char *what, const char *const *names, const size_t *sizes_B, size_t n) {

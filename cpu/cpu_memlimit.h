@@ -7,7 +7,8 @@
  *     /sys/fs/cgroup/PATH/memory.max - memory.current + inactive_file (memory.stat: page cache it can reclaim);
  *   cgroup v1: the memory controller's line of /proc/self/cgroup, memory.limit_in_bytes - memory.usage_in_bytes
  *     under /sys/fs/cgroup/memory/PATH (limits of 2^62 and more mean none);
- *   RLIMIT_AS - VmSize and RLIMIT_DATA - VmData (/proc/self/status), when set.
+ *   RLIMIT_AS - VmSize and RLIMIT_DATA - VmData (/proc/self/status), when set;
+ *   on 32-bit hosts, the 4 GiB address space.
  * Requests may use 90% of it (the rest is for the process itself and the page cache).
  * $HCQ_MEMLIMIT_ROOT, when set, is prefixed to the /proc and /sys paths (tests fake the files; the rlimits are
  * then not read). */

@@ -100,7 +100,7 @@ int main(void) {
   unsetenv("HCQ_MEMLIMIT_ROOT");
 
   /* the real files: 1 TiB does not fit this machine (nor any test machine) */
-  size_t tib = sizeof(size_t) >= 8 ? (size_t)((uint64_t)1 << 40) : (size_t)3 << 30;
+  size_t tib = sizeof(size_t) >= 8 ? (size_t)((uint64_t)1 << 40) : (size_t)0xf0000000u; /* 32-bit: 3.75 GiB */
   const char *one[] = {"buffer slot 0"};
   hcq_status st = cpu_memlimit_check("kernel huge", one, &tib, 1);
   CHECK(st && hcq_status_code(st) == HCQ_CODE_NOMEM && strstr(hcq_status_message(st), "buffer slot 0 needs"));

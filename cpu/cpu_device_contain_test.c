@@ -7,12 +7,16 @@
  *    memory (the handler needs its own stack), a breakpoint trap (SIGTRAP);
  *  - a buffer freed while a kernel still uses it is kept until the kernel is done;
  *  - a kernel that never ends: the wait times out, the device is lost and keeps its memory (the kernel is seen
- *    still writing), later calls fail naming the loss, destroy returns at once.
+ *    still writing), later calls fail naming the loss, destroy returns at once;
+ *  - a fault while the dynamic loader's lazy-binding resolver is unusable is still reported.
  * Each case runs in a forked child, so one that kills its process (as before these fixes) fails that case only. */
+#include <elf.h>
 #include <inttypes.h>
+#include <link.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -238,6 +242,62 @@ static void case_deferred_free(void) {
   env_close(&e);
 }
 
+/* The fault path must not need the dynamic loader (a kernel may have overwritten its data): with the program's
+ * lazy-binding resolver slot (GOT[2] of DT_PLTGOT, the same on x86_64, aarch64 and arm) zeroed, a kernel fault
+ * is still reported. Before the fix, the handler's first siglongjmp went through the resolver and crashed. */
+static int find_pltgot(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    if (info->dlpi_phdr[i].p_type != PT_DYNAMIC) continue;
+    const ElfW(Dyn) *d = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    bool now = false;
+    uintptr_t got = 0;
+    for (; d->d_tag != DT_NULL; d++) {
+      /* glibc relocates these entries in place where the section is writable (not on every arch) */
+      if (d->d_tag == DT_PLTGOT) got = d->d_un.d_ptr < info->dlpi_addr ? info->dlpi_addr + d->d_un.d_ptr : d->d_un.d_ptr;
+      if (d->d_tag == DT_BIND_NOW || (d->d_tag == DT_FLAGS && (d->d_un.d_val & DF_BIND_NOW)) ||
+          (d->d_tag == DT_FLAGS_1 && (d->d_un.d_val & DF_1_NOW)))
+        now = true;
+    }
+    if (!now) *(uintptr_t **)data = (uintptr_t *)got;
+  }
+  return 1; /* the first object is the program */
+}
+
+static void case_no_lazy_binding(void) {
+  uintptr_t *got = NULL;
+  dl_iterate_phdr(find_pltgot, &got);
+  const char *bind_now = getenv("LD_BIND_NOW");
+  if (!got || (bind_now && *bind_now)) {
+    printf("NOTE: this program binds at load time: the lazy-binding case is not exercised\n");
+    return;
+  }
+  env e;
+  env_open(&e);
+  cpu_device_program *wr = load(&e, "wr");
+  hcq_mem B;
+  CHECK_OK(cpu_device_alloc(e.dev, 4096, &B));
+  int32_t off = 3, bad = -300000;
+  CHECK_OK(run(&e, wr, &B.va, 1, &off, 1)); /* the normal path, resolved */
+  hcq_status st = run(&e, wr, &B.va, 1, &off, 1);
+  struct timespec idle = {0, 20000000}; /* let every pool thread go to sleep once (futex) */
+  nanosleep(&idle, NULL);
+  uintptr_t saved = got[2];
+  /* GOT[0..2] may sit in the RELRO page (read-only after start-up): open it for the test */
+  void *page = (void *)((uintptr_t)&got[2] & ~(uintptr_t)(cpu_page_size() - 1));
+  CHECK(mprotect(page, 2 * cpu_page_size(), PROT_READ | PROT_WRITE) == 0);
+  got[2] = 0; /* any lazy binding from here on jumps to 0 */
+  uint64_t v = submit(&e, wr, 1, &B.va, 1, &bad, 1);
+  hcq_status wait = cpu_device_signal_wait(e.dev, e.hd->timeline, v, 10000);
+  hcq_status fault = cpu_device_take_error(e.dev);
+  got[2] = saved;
+  CHECK_OK(st);
+  CHECK_OK(wait);
+  CHECK_ERR(fault, HCQ_CODE_INVALID, "kernel wr faulted (SIGSEGV)");
+  cpu_device_free(e.dev, &B);
+  env_close(&e);
+}
+
 static uint64_t now_ms(void) { return hcq_now_ns() / 1000000u; }
 
 /* A kernel that never returns. */
@@ -310,6 +370,7 @@ int main(void) {
     in_child("stack_trap", case_stack_trap);
     in_child("deferred_free", case_deferred_free);
     in_child("forever", case_forever);
+    in_child("no_lazy_binding", case_no_lazy_binding);
   }
   free(obj);
   char cmd[128];

@@ -10,9 +10,10 @@
  *    which a kernel may overflow or overwrite;
  *  - the handler runs on an alternate signal stack (sigaltstack, SA_ONSTACK) in that mapping, below a guard page,
  *    so a kernel that exhausted or smashed its stack still reports;
- *  - every libc function on the handler's path (siglongjmp, __sigsetjmp, sigaction, sigaltstack) is called once at
- *    install, so the program's lazy-binding slots are resolved before any kernel runs: the handler never enters
- *    the dynamic loader, whose data a kernel may have overwritten.
+ *  - every libc function on the handler's path (siglongjmp, __sigsetjmp, sigaction, sigaltstack) and on the report
+ *    after it (snprintf, vasprintf, malloc, pthread_mutex_*) is called once at install, so the program's
+ *    lazy-binding slots are resolved before any kernel runs: neither enters the dynamic loader, whose data a
+ *    kernel may have overwritten (cpu_device_contain_test zeroes the resolver slot to check this).
  * SIGABRT is not caught: a freestanding kernel has no abort(); SIGABRT comes from host code (assert, sanitizers)
  * and keeps its meaning. Not covered: a kernel that overwrites its callers' frames (beyond its own) and then
  * returns normally, or that writes through a wild 64-bit pointer into the heap, TLS or libc without faulting. */
@@ -121,7 +122,7 @@ static void fault_handler(int sig, siginfo_t *si, void *uctx) {
   sigaction(sig, &dfl, NULL); /* returning re-executes the faulting instruction under the default action */
 }
 
-/* Resolve the lazily bound functions the handler path uses (see the top of this file). */
+/* Resolve the lazily bound functions the handler and the report after it use (see the top of this file). */
 static void prebind(void) {
   static sigjmp_buf j;
   static volatile int jumped;
@@ -132,6 +133,11 @@ static void prebind(void) {
   }
   stack_t cur;
   (void)sigaltstack(NULL, &cur);
+  char t[32];
+  snprintf(t, sizeof t, "%zu%p", sizeof t, (void *)t);
+  (void)cpu_buffer_describe(t, t, sizeof t);
+  (void)cpu_buffer_find(t);
+  hcq_status_free(hcq_status_make(HCQ_CODE_INVALID, "%s%p%d%s", "", (void *)t, 0, t));
 }
 
 hcq_status cpu_device_faults_install(void) {

@@ -431,7 +431,8 @@ hcq_status cpu_device_take_error(cpu_device *dev) {
 hcq_status cpu_device_signal_wait(cpu_device *dev, const hcq_signal *sig, uint64_t target, uint32_t timeout_ms) {
   if (!sig) return hcq_status_make(HCQ_CODE_INVALID, "cpu_device_signal_wait: NULL signal");
   hcq_status st = cpu_signal_wait((const uint64_t *)(uintptr_t)&sig->mem->value, target, timeout_ms);
-  if (st && hcq_status_code(st) == HCQ_CODE_TIMEOUT && dev && __atomic_load_n(&dev->running, __ATOMIC_ACQUIRE) > 0) {
+  if (st && hcq_status_code(st) == HCQ_CODE_TIMEOUT && dev && __atomic_load_n(&dev->running, __ATOMIC_ACQUIRE) > 0 &&
+      cpu_signal_load((const uint64_t *)(uintptr_t)&sig->mem->value) < target) {
     mark_lost(dev, timeout_ms);
     hcq_status_free(st);
     st = lost_error(dev);

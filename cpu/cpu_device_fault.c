@@ -46,7 +46,8 @@ typedef struct fault_area {
   bool own_stack; /* we installed the alternate stack (else one, e.g. a sanitizer's, was there) */
 } fault_area;
 
-#define ALT_STACK_MIN_B ((size_t)64 << 10)
+#define ALT_STACK_MIN_B ((size_t)64 << 10) /* ours */
+#define ALT_STACK_KEEP_B ((size_t)16 << 10) /* an existing one this large is kept (ASan's is 32 KiB) */
 
 static __thread fault_area *tl_area;
 static pthread_key_t area_key;
@@ -82,7 +83,7 @@ static fault_area *area_get(void) {
   fault_area *a = (fault_area *)m;
   a->map_B = map_B;
   stack_t cur;
-  if (sigaltstack(NULL, &cur) != 0 || (cur.ss_flags & SS_DISABLE) || cur.ss_size < ALT_STACK_MIN_B) {
+  if (sigaltstack(NULL, &cur) != 0 || (cur.ss_flags & SS_DISABLE) || cur.ss_size < ALT_STACK_KEEP_B) {
     stack_t ss = {.ss_sp = m + head + ps, .ss_size = stack_B, .ss_flags = 0};
     if (sigaltstack(&ss, NULL) != 0) {
       munmap(m, map_B);

@@ -71,15 +71,17 @@ static hcq_status lost_error(cpu_device *dev) {
   return st;
 }
 
-/* Mark the device lost (once) while a kernel is still running; after_ms: how long it was waited for. */
+/* Mark the device lost (once): a kernel (or queued work) outlived a wait of after_ms. */
 static void mark_lost(cpu_device *dev, uint32_t after_ms) {
   pthread_mutex_lock(&dev->lock);
   if (!dev->lost) {
     const char *name = __atomic_load_n(&dev->running_name, __ATOMIC_ACQUIRE);
+    bool running = __atomic_load_n(&dev->running, __ATOMIC_ACQUIRE) > 0;
     snprintf(dev->lost_msg, sizeof dev->lost_msg,
-             "device %s is lost: kernel %s still running after %" PRIu32 " ms; its buffers, code and arguments "
-             "are kept (freeing them is a no-op); the process must exit to reclaim them",
-             dev->hcq.name, name ? name : "?", after_ms);
+             "device %s is lost: %s %s %s after %" PRIu32 " ms; its buffers, code and arguments are kept (freeing "
+             "them is a no-op); the process must exit to reclaim them",
+             dev->hcq.name, running ? "kernel" : "queued work (last kernel", name ? name : "?",
+             running ? "still running" : "not finished)", after_ms);
     __atomic_store_n(&dev->lost, 1, __ATOMIC_RELEASE);
   }
   pthread_mutex_unlock(&dev->lock);
@@ -105,6 +107,18 @@ static hcq_status op_mem_alloc(hcq_device *hd, size_t size_B, unsigned flags, hc
 
 static void reclaim_batches(cpu_device *dev, bool all);
 
+/* Put b on the deferred list. Without memory for the list it is simply never freed (still never under a kernel). */
+static void defer_buffer(cpu_device *dev, cpu_buffer *b) {
+  if (dev->ndeferred == dev->deferred_cap) {
+    size_t cap = dev->deferred_cap ? 2 * dev->deferred_cap : 16;
+    cpu_buffer **d = realloc(dev->deferred, cap * sizeof *d);
+    if (!d) return;
+    dev->deferred = d;
+    dev->deferred_cap = cap;
+  }
+  dev->deferred[dev->ndeferred++] = b;
+}
+
 static void op_mem_free(hcq_device *hd, hcq_mem *m) {
   if (!m || !m->host) return;
   cpu_device *dev = hd->impl;
@@ -114,16 +128,8 @@ static void op_mem_free(hcq_device *hd, hcq_mem *m) {
   pthread_mutex_lock(&dev->lock);
   if (!dev->lost) { /* a lost device keeps its buffers: the registry still holds them */
     reclaim_batches(dev, false);
-    if (!dev->batches) {
-      cpu_buffer_free(b);
-    } else if (dev->ndeferred < dev->deferred_cap || dev->deferred_cap < SIZE_MAX / 4) {
-      if (dev->ndeferred == dev->deferred_cap) {
-        size_t cap = dev->deferred_cap ? 2 * dev->deferred_cap : 16;
-        cpu_buffer **d = realloc(dev->deferred, cap * sizeof *d);
-        if (d) dev->deferred = d, dev->deferred_cap = cap;
-      }
-      if (dev->ndeferred < dev->deferred_cap) dev->deferred[dev->ndeferred++] = b; /* else kept (no memory) */
-    }
+    if (dev->batches) defer_buffer(dev, b);
+    else cpu_buffer_free(b);
   }
   pthread_mutex_unlock(&dev->lock);
 }
@@ -382,14 +388,13 @@ hcq_status cpu_device_create(int threads, cpu_device **out_dev) {
 
 void cpu_device_destroy(cpu_device *dev) {
   if (!dev) return;
-  /* A kernel still running after the wait timeout makes the device lost: its threads cannot be joined, and what
-   * they may touch (the device, pool, batches, buffers, programs, fault handlers) stays for the process. */
-  if (!is_lost(dev) && __atomic_load_n(&dev->running, __ATOMIC_ACQUIRE) > 0) {
+  /* Kernels or copies still unfinished after the wait timeout make the device lost: its threads cannot be joined,
+   * and what they may touch (the device, pool, batches, buffers, programs, fault handlers) stays for the process. */
+  uint64_t want = dev->batch_number;
+  if (!is_lost(dev) && cpu_signal_load(&dev->batches_done) < want) {
     uint32_t t = dev->hcq.wait_timeout_ms;
-    uint64_t want = dev->batch_number;
     hcq_status_free(cpu_signal_wait(&dev->batches_done, want, t));
-    if (cpu_signal_load(&dev->batches_done) < want && __atomic_load_n(&dev->running, __ATOMIC_ACQUIRE) > 0)
-      mark_lost(dev, t);
+    if (cpu_signal_load(&dev->batches_done) < want) mark_lost(dev, t);
   }
   if (is_lost(dev)) {
     pthread_mutex_lock(&lost_lock);

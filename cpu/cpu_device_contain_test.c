@@ -7,7 +7,8 @@
  *    memory (the handler needs its own stack), a breakpoint trap (SIGTRAP);
  *  - a buffer freed while a kernel still uses it is kept until the kernel is done;
  *  - a kernel that never ends: the wait times out, the device is lost and keeps its memory (the kernel is seen
- *    still writing), later calls fail naming the loss, destroy returns at once;
+ *    still writing), later calls fail naming the loss, destroy returns at once; destroyed without a wait, the
+ *    device waits its wait timeout and is then left lost, its memory kept;
  *  - a fault while the dynamic loader's lazy-binding resolver is unusable is still reported.
  * Each case runs in a forked child, so one that kills its process (as before these fixes) fails that case only. */
 #include <elf.h>
@@ -338,6 +339,29 @@ static void case_forever(void) {
   CHECK(counter[0] != before); /* still mapped */
 }
 
+/* Destroyed while a kernel never ends (nobody waited for it): destroy waits the device's wait timeout, then leaves
+ * the device lost instead of joining the thread or freeing what it writes. */
+static void case_destroy_running(void) {
+  env e;
+  env_open(&e);
+  cpu_device_set_wait_timeout(e.dev, 200);
+  cpu_device_program *fv = load(&e, "forever");
+  hcq_mem B;
+  CHECK_OK(cpu_device_alloc(e.dev, 4096, &B));
+  volatile int *counter = B.host;
+  submit(&e, fv, 1, &B.va, 1, NULL, 0);
+  struct timespec ts = {0, 20000000};
+  nanosleep(&ts, NULL);
+  cpu_device_free(e.dev, &B); /* queued work: deferred */
+  uint64_t t0 = now_ms();
+  env_close(&e);
+  uint64_t took = now_ms() - t0;
+  CHECK(took >= 150 && took < 3000);
+  int before = counter[0];
+  nanosleep(&ts, NULL);
+  CHECK(counter[0] != before);
+}
+
 /* Run fn in a child; a child killed by a signal (a fault the handler did not contain) is a failure. */
 static void in_child(const char *name, void (*fn)(void)) {
   fflush(stdout), fflush(stderr);
@@ -370,6 +394,7 @@ int main(void) {
     in_child("stack_trap", case_stack_trap);
     in_child("deferred_free", case_deferred_free);
     in_child("forever", case_forever);
+    in_child("destroy_running", case_destroy_running);
     in_child("no_lazy_binding", case_no_lazy_binding);
   }
   free(obj);

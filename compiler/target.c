@@ -90,10 +90,10 @@ hcq_status cc_target_get(const char *name, int threads, cc_target *out) {
     out->supports_float4 = true;
     if (row->kind == CC_TARGET_C) {
       /* float4 everywhere (SSE/NEON). Buffer alignment promised to the kernel: the CPU device maps buffers
-       * page-aligned (cpu_alloc), tests use malloc, which is 16-byte aligned on 64-bit glibc but only 8 on armhf;
+       * 16-byte aligned (cpu_buffer_alloc), tests use malloc, which is 16-byte aligned on 64-bit glibc but only 8 on armhf;
        * accesses wider than this use the unaligned vector types. */
       out->vector_max = vector_max_for(out->arch);
-      out->buf_align_B = 16; /* callers promise 16-byte aligned buffers (CPU device: page-aligned) */
+      out->buf_align_B = 16; /* callers promise 16-byte aligned buffers (CPU device: CPU_BUFFER_ALIGN_B) */
     }
     out->cpu_tiles = true;
     out->global_max[0] = threads > 0 ? threads : (cores > 0 ? cores : 1);

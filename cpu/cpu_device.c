@@ -1,6 +1,11 @@
-/* cpu_device: see cpu_device.h. Fault catching lives in cpu_device_fault.c. */
+/* cpu_device: see cpu_device.h. Fault catching lives in cpu_device_fault.c.
+ *
+ * Nothing a queued or running kernel may touch is freed under it: buffers and programs freed while work is still
+ * queued are kept on a deferred list until the pool has passed every batch, and a lost device (a kernel still
+ * running after a timed-out wait) keeps everything for the rest of the process. */
 #include "cpu/cpu_device.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +39,16 @@ typedef struct cpu_batch {
 struct cpu_device {
   hcq_device hcq;
   cpu_pool *pool;
-  pthread_mutex_t lock; /* programs, batches, cmds, error */
+  pthread_mutex_t lock; /* programs, batches, cmds, error, deferred frees, lost message */
   cpu_device_program *programs;
+  cpu_device_program *doomed; /* destroyed while work was queued: freed once the device is idle */
+  cpu_buffer **deferred;      /* buffers freed while work was queued: likewise */
+  size_t ndeferred, deferred_cap;
+  int running;               /* atomic: kernel calls in progress */
+  const char *running_name;  /* atomic: the kernel last entered */
+  int lost;                  /* atomic: a kernel outlived a wait; nothing is freed any more */
+  char lost_msg[256];
+  cpu_device *next_lost;     /* lost devices stay reachable (they are never freed) */
   cpu_batch *batches, **batches_tail;
   uint64_t batch_number;
   uint64_t batches_done; /* signal: the pool stores the number of each finished batch */
@@ -46,23 +59,79 @@ struct cpu_device {
   int handlers_installed;
 };
 
+static pthread_mutex_t lost_lock = PTHREAD_MUTEX_INITIALIZER;
+static cpu_device *lost_devices;
+
+static bool is_lost(cpu_device *dev) { return __atomic_load_n(&dev->lost, __ATOMIC_ACQUIRE) != 0; }
+
+static hcq_status lost_error(cpu_device *dev) {
+  pthread_mutex_lock(&dev->lock);
+  hcq_status st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "%s", dev->lost_msg);
+  pthread_mutex_unlock(&dev->lock);
+  return st;
+}
+
+/* Mark the device lost (once): a kernel (or queued work) outlived a wait of after_ms. */
+static void mark_lost(cpu_device *dev, uint32_t after_ms) {
+  pthread_mutex_lock(&dev->lock);
+  if (!dev->lost) {
+    const char *name = __atomic_load_n(&dev->running_name, __ATOMIC_ACQUIRE);
+    bool running = __atomic_load_n(&dev->running, __ATOMIC_ACQUIRE) > 0;
+    snprintf(dev->lost_msg, sizeof dev->lost_msg,
+             "device %s is lost: %s %s %s after %" PRIu32 " ms; its buffers, code and arguments are kept (freeing "
+             "them is a no-op); the process must exit to reclaim them",
+             dev->hcq.name, running ? "kernel" : "queued work (last kernel", name ? name : "?",
+             running ? "still running" : "not finished)", after_ms);
+    __atomic_store_n(&dev->lost, 1, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&dev->lock);
+}
+
+void cpu_device_kernel_enter(cpu_device *dev, const char *name) {
+  __atomic_store_n(&dev->running_name, name, __ATOMIC_RELEASE);
+  __atomic_add_fetch(&dev->running, 1, __ATOMIC_ACQ_REL);
+}
+
+void cpu_device_kernel_leave(cpu_device *dev) { __atomic_sub_fetch(&dev->running, 1, __ATOMIC_ACQ_REL); }
+
 /* ------------------------------------------------------------------------------------------------ memory ops */
 
 static hcq_status op_mem_alloc(hcq_device *hd, size_t size_B, unsigned flags, hcq_mem *out) {
-  (void)hd;
   (void)flags;
-  void *p = NULL;
-  HCQ_TRY(cpu_alloc(size_B ? size_B : 1, 0, &p));
-  *out = (hcq_mem){.host = p, .va = (uint64_t)(uintptr_t)p, .size_B = size_B, .handle = size_B ? size_B : 1};
+  if (is_lost(hd->impl)) return lost_error(hd->impl);
+  cpu_buffer *b = NULL;
+  HCQ_TRY(cpu_buffer_alloc(size_B ? size_B : 1, &b));
+  *out = (hcq_mem){.host = b->ptr, .va = (uint64_t)(uintptr_t)b->ptr, .size_B = size_B, .handle = (uintptr_t)b};
   return HCQ_OK;
 }
 
+static void reclaim_batches(cpu_device *dev, bool all);
+
+/* Put b on the deferred list. Without memory for the list it is simply never freed (still never under a kernel). */
+static void defer_buffer(cpu_device *dev, cpu_buffer *b) {
+  if (dev->ndeferred == dev->deferred_cap) {
+    size_t cap = dev->deferred_cap ? 2 * dev->deferred_cap : 16;
+    cpu_buffer **d = realloc(dev->deferred, cap * sizeof *d);
+    if (!d) return;
+    dev->deferred = d;
+    dev->deferred_cap = cap;
+  }
+  dev->deferred[dev->ndeferred++] = b;
+}
+
 static void op_mem_free(hcq_device *hd, hcq_mem *m) {
-  (void)hd;
   if (!m || !m->host) return;
-  cpu_free(m->host, (size_t)m->handle);
+  cpu_device *dev = hd->impl;
+  cpu_buffer *b = (cpu_buffer *)(uintptr_t)m->handle;
   m->host = NULL;
   m->va = 0;
+  pthread_mutex_lock(&dev->lock);
+  if (!dev->lost) { /* a lost device keeps its buffers: the registry still holds them */
+    reclaim_batches(dev, false);
+    if (dev->batches) defer_buffer(dev, b);
+    else cpu_buffer_free(b);
+  }
+  pthread_mutex_unlock(&dev->lock);
 }
 
 static void op_wait_sleep(hcq_device *hd, const volatile uint64_t *value_addr, uint64_t observed, uint32_t max_ms) {
@@ -100,7 +169,14 @@ static bool program_known(cpu_device *dev, uint64_t handle) {
   return false;
 }
 
-/* Free batches the pool has finished. Caller holds the lock. */
+static void program_free(cpu_device_program *p) {
+  cpu_program_destroy(p->elf);
+  p->magic = 0;
+  free(p);
+}
+
+/* Free batches the pool has finished, and once none is left what was freed while they ran. Caller holds the
+ * lock; `all` only after the pool was joined. */
 static void reclaim_batches(cpu_device *dev, bool all) {
   uint64_t done = cpu_signal_load(&dev->batches_done);
   while (dev->batches && (all || dev->batches->number <= done)) {
@@ -108,7 +184,15 @@ static void reclaim_batches(cpu_device *dev, bool all) {
     dev->batches = b->next;
     free(b);
   }
-  if (!dev->batches) dev->batches_tail = &dev->batches;
+  if (dev->batches) return;
+  dev->batches_tail = &dev->batches;
+  for (size_t i = 0; i < dev->ndeferred; i++) cpu_buffer_free(dev->deferred[i]);
+  dev->ndeferred = 0;
+  while (dev->doomed) {
+    cpu_device_program *p = dev->doomed;
+    dev->doomed = p->next;
+    program_free(p);
+  }
 }
 
 static hcq_status grow_cmds(cpu_device *dev, size_t n) {
@@ -159,6 +243,7 @@ static hcq_status decode(cpu_device *dev, const uint32_t *words, size_t count, c
           memset(w, 0, sizeof *w);
           w->dev = dev;
           w->name = p->name;
+          w->nbufs = (int)nbufs;
           w->exec.fn = p->fn;
           w->exec.nargs = (int)(nbufs + nvals);
           const uint8_t *ab = (const uint8_t *)(uintptr_t)args_va;
@@ -225,6 +310,7 @@ static hcq_status op_submit(hcq_device *hd, hcq_queue_kind kind, const uint32_t 
   (void)kind; /* copies run on the same pool */
   cpu_device *dev = hd->impl;
   if (count && !words) return hcq_status_make(HCQ_CODE_INVALID, "cpu device: submit of %zu words from NULL", count);
+  if (is_lost(dev)) return lost_error(dev);
   pthread_mutex_lock(&dev->lock);
   hcq_status st = HCQ_OK;
   cpu_batch *b = NULL;
@@ -243,7 +329,13 @@ static hcq_status op_submit(hcq_device *hd, hcq_queue_kind kind, const uint32_t 
   if (nitems) {
     b->number = ++dev->batch_number;
     b->count = nitems;
-    dev->cmds[ncmds++] = (cpu_cmd){.kind = CPU_CMD_SIGNAL, .addr = &dev->batches_done, .value = b->number};
+    /* the batch is done right after its last EXEC/COPY: before the signals that follow it, so a caller that saw
+     * those can free what the batch used at once */
+    size_t at = ncmds;
+    while (at > 0 && dev->cmds[at - 1].kind != CPU_CMD_EXEC) at--;
+    memmove(&dev->cmds[at + 1], &dev->cmds[at], (ncmds - at) * sizeof *dev->cmds);
+    dev->cmds[at] = (cpu_cmd){.kind = CPU_CMD_SIGNAL, .addr = &dev->batches_done, .value = b->number};
+    ncmds++;
   }
   st = cpu_pool_submit(dev->pool, dev->cmds, ncmds, NULL);
   if (st) {
@@ -296,11 +388,27 @@ hcq_status cpu_device_create(int threads, cpu_device **out_dev) {
 
 void cpu_device_destroy(cpu_device *dev) {
   if (!dev) return;
+  /* Kernels or copies still unfinished after the wait timeout make the device lost: its threads cannot be joined,
+   * and what they may touch (the device, pool, batches, buffers, programs, fault handlers) stays for the process. */
+  uint64_t want = dev->batch_number;
+  if (!is_lost(dev) && cpu_signal_load(&dev->batches_done) < want) {
+    uint32_t t = dev->hcq.wait_timeout_ms;
+    hcq_status_free(cpu_signal_wait(&dev->batches_done, want, t));
+    if (cpu_signal_load(&dev->batches_done) < want) mark_lost(dev, t);
+  }
+  if (is_lost(dev)) {
+    pthread_mutex_lock(&lost_lock);
+    dev->next_lost = lost_devices;
+    lost_devices = dev;
+    pthread_mutex_unlock(&lost_lock);
+    return;
+  }
   cpu_pool_destroy(dev->pool); /* runs what is queued, joins the threads */
   dev->pool = NULL;
-  hcq_device_fini(&dev->hcq);
   reclaim_batches(dev, true);
+  hcq_device_fini(&dev->hcq);
   while (dev->programs) cpu_device_program_destroy(dev->programs);
+  free(dev->deferred);
   if (dev->handlers_installed) cpu_device_faults_uninstall();
   hcq_status_free(dev->error);
   free(dev->cmds);
@@ -326,14 +434,23 @@ hcq_status cpu_device_take_error(cpu_device *dev) {
 }
 
 hcq_status cpu_device_signal_wait(cpu_device *dev, const hcq_signal *sig, uint64_t target, uint32_t timeout_ms) {
-  (void)dev;
   if (!sig) return hcq_status_make(HCQ_CODE_INVALID, "cpu_device_signal_wait: NULL signal");
-  return hcq_status_annotate(cpu_signal_wait((const uint64_t *)(uintptr_t)&sig->mem->value, target, timeout_ms),
-                             "signal '%s'", sig->name);
+  hcq_status st = cpu_signal_wait((const uint64_t *)(uintptr_t)&sig->mem->value, target, timeout_ms);
+  if (st && hcq_status_code(st) == HCQ_CODE_TIMEOUT && dev && __atomic_load_n(&dev->running, __ATOMIC_ACQUIRE) > 0 &&
+      cpu_signal_load((const uint64_t *)(uintptr_t)&sig->mem->value) < target) {
+    mark_lost(dev, timeout_ms);
+    hcq_status_free(st);
+    st = lost_error(dev);
+    return hcq_status_annotate(st, "waiting for signal '%s' to reach %" PRIu64, sig->name, target);
+  }
+  return hcq_status_annotate(st, "signal '%s'", sig->name);
 }
+
+bool cpu_device_is_lost(cpu_device *dev) { return dev && is_lost(dev); }
 
 hcq_status cpu_device_alloc(cpu_device *dev, size_t size_B, hcq_mem *out_mem) {
   if (!dev || !out_mem) return hcq_status_make(HCQ_CODE_INVALID, "cpu_device_alloc: NULL argument");
+  if (is_lost(dev)) return lost_error(dev);
   memset(out_mem, 0, sizeof *out_mem);
   return hcq_status_annotate(op_mem_alloc(&dev->hcq, size_B, 0, out_mem), "cpu device buffer of %zu bytes", size_B);
 }
@@ -365,6 +482,7 @@ hcq_status cpu_device_load(cpu_device *dev, const void *elf, size_t size_B, cons
                            cpu_device_program **out_prog) {
   if (!dev || !elf || !name || !out_prog) return hcq_status_make(HCQ_CODE_INVALID, "cpu_device_load: NULL argument");
   *out_prog = NULL;
+  if (is_lost(dev)) return lost_error(dev);
   cpu_program *prog = NULL;
   void *fn = NULL;
   hcq_status st = cpu_program_load(elf, size_B, &prog);
@@ -379,6 +497,7 @@ hcq_status cpu_device_load(cpu_device *dev, const void *elf, size_t size_B, cons
 
 hcq_status cpu_device_wrap(cpu_device *dev, void *fn, const char *name, cpu_device_program **out_prog) {
   if (!dev || !fn || !name || !out_prog) return hcq_status_make(HCQ_CODE_INVALID, "cpu_device_wrap: NULL argument");
+  if (is_lost(dev)) return lost_error(dev);
   return add_program(dev, NULL, fn, name, out_prog);
 }
 
@@ -386,15 +505,23 @@ void cpu_device_program_destroy(cpu_device_program *p) {
   if (!p) return;
   cpu_device *dev = p->dev;
   pthread_mutex_lock(&dev->lock);
+  if (dev->lost) { /* its code may be running: keep it (it stays on dev->programs) */
+    pthread_mutex_unlock(&dev->lock);
+    return;
+  }
   for (cpu_device_program **pp = &dev->programs; *pp; pp = &(*pp)->next)
     if (*pp == p) {
       *pp = p->next;
       break;
     }
+  reclaim_batches(dev, false);
+  if (dev->batches) { /* queued commands may still call it */
+    p->next = dev->doomed;
+    dev->doomed = p;
+    p = NULL;
+  }
   pthread_mutex_unlock(&dev->lock);
-  cpu_program_destroy(p->elf);
-  p->magic = 0;
-  free(p);
+  if (p) program_free(p);
 }
 
 uint64_t cpu_device_program_handle(const cpu_device_program *p) { return (uint64_t)(uintptr_t)p; }

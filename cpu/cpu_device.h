@@ -8,19 +8,30 @@
  *   BARRIER, NOP -> nothing: the pool runs commands strictly in order.
  * A malformed list (bad header, unknown program handle, gy/gz != 1) is rejected whole; nothing is queued.
  *
- * Memory (buffers, signal pages, kernel arguments) is cpu_alloc'd: va == host address.
+ * Memory (buffers, signal pages, kernel arguments) is cpu_buffer_alloc'd (cpu/cpu_mem.h): va == host address, the
+ * data between PROT_NONE guard regions (16 GiB each on 64-bit hosts), so an out-of-bounds kernel access faults.
+ * Freeing memory or a program while commands are queued keeps it until the pool has passed them.
  * Programs: a relocatable object or linked image (cpu/cpu_elf.h) loaded with our loader; the kernel is the symbol
  * with the program's name. The handle for hcq_queue_exec is cpu_device_program_handle().
  *
- * Faults: while a kernel runs on a worker, SIGSEGV/SIGBUS/SIGFPE/SIGILL are caught (sigsetjmp per call): that
- * core_id stops, the rest of the command and the later commands still run, and the device records
- * "kernel NAME faulted (SIGSEGV) at ADDR, core_id N" — collect it with cpu_device_take_error(). A fault outside a
- * kernel call gets the previous disposition (normally: the process dies as usual). Not covered: a kernel that
- * overflows its stack (no alternate signal stack on the workers), or one that corrupts memory without faulting.
+ * Faults: while a kernel runs on a worker, SIGSEGV/SIGBUS/SIGFPE/SIGILL/SIGTRAP are caught (cpu_device_fault.c:
+ * the handler runs on its own signal stack with its jump buffer outside the worker's stack and calls nothing
+ * lazily bound): that core_id stops, the rest of the command and the later commands still run, and the device
+ * records "kernel NAME faulted (SIGSEGV) at ADDR, core_id N: 12 bytes past the end of buffer 0x.. (4 bytes),
+ * argument 0" — collect it with cpu_device_take_error(). A fault outside a kernel call gets the previous
+ * disposition (normally: the process dies as usual). Not covered: a kernel that overwrites its callers' frames and
+ * returns, or one that corrupts memory without faulting (see cpu_mem.h for what the guards miss).
+ *
+ * Lost device: when cpu_device_signal_wait times out while a kernel is still running (or cpu_device_destroy finds
+ * one still running after the wait timeout), the device is lost: the thread cannot be stopped, so everything it
+ * may touch (buffers, programs, kernel arguments, the pool, the device) is kept for the rest of the process;
+ * frees become no-ops, and submit/alloc/load fail with "device CPU:0 is lost: kernel K still running after T ms;
+ * ...; the process must exit to reclaim them". cpu_device_destroy returns at once without joining the thread.
  */
 #ifndef HCQ_CPU_DEVICE_H
 #define HCQ_CPU_DEVICE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,6 +72,11 @@ void *cpu_device_program_fn(const cpu_device_program *prog);
  * caller), hcq_signal_wait's 20 us busy spin delays the worker it waits for (measured: 44 us vs 12 us per
  * launch on 2 busy cores). */
 hcq_status cpu_device_signal_wait(cpu_device *dev, const hcq_signal *sig, uint64_t target, uint32_t timeout_ms);
+/* (A timeout while a kernel runs makes the device lost: HCQ_CODE_UNSUPPORTED with the lost message. To poll a
+ * long kernel, read hcq_signal_value instead.) */
+
+/* True once the device is lost (see above). */
+bool cpu_device_is_lost(cpu_device *dev);
 
 /* The first error recorded by queued commands since the last call (kernel faults, WAIT timeouts), or OK.
  * The caller frees it. */

@@ -13,6 +13,7 @@
 typedef struct cpu_work {
   cpu_device *dev;
   const char *name; /* kernel name (the program outlives its commands) */
+  int nbufs;        /* EXEC: exec.args[0..nbufs) are buffer addresses */
   union {
     cpu_kernel_args exec;
     struct {
@@ -27,7 +28,10 @@ typedef struct cpu_work {
 /* The pool task of an EXEC: runs the kernel for core_id with faults caught (cpu_device_fault.c). */
 void cpu_device_exec_task(void *ctx, int core_id);
 void cpu_device_record_error(cpu_device *dev, hcq_status st);
-/* Process-wide SIGSEGV/SIGBUS/SIGFPE/SIGILL handlers, reference counted per device. */
+/* Around each kernel call: how many run (a wait that times out while one does makes the device lost). */
+void cpu_device_kernel_enter(cpu_device *dev, const char *name);
+void cpu_device_kernel_leave(cpu_device *dev);
+/* Process-wide SIGSEGV/SIGBUS/SIGFPE/SIGILL/SIGTRAP handlers, reference counted per device. */
 hcq_status cpu_device_faults_install(void);
 void cpu_device_faults_uninstall(void);
 

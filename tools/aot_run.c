@@ -8,6 +8,7 @@
 
 #include "compiler/interp.h"
 #include "cpu/cpu_device.h"
+#include "cpu/cpu_memlimit.h"
 #include "cpu/cpu_reloc.h"
 #include "hcq/args.h"
 #include "hcq/queue.h"
@@ -128,6 +129,11 @@ static hcq_status run_image(const cpu_image *img, const char **var_names, const 
   for (size_t o = 0; o < ins.n; o++)
     if (ins.slots[o] < 0 || (size_t)ins.slots[o] >= sp->nbufs)
       return hcq_status_make(HCQ_CODE_INVALID, "--in %d=%s: the kernel has no buffer slot %d", ins.slots[o], ins.paths[o], ins.slots[o]);
+
+  char names_b[CPU_IMAGE_MAX_BUFS][48];
+  const char *names[CPU_IMAGE_MAX_BUFS];
+  for (size_t i = 0; i < sp->nbufs; i++) snprintf(names_b[i], sizeof names_b[i], "buffer slot %zu", i), names[i] = names_b[i];
+  HCQ_TRY(cpu_memlimit_check(sp->name, names, sizes_B, sp->nbufs));
 
   aot_job j = {0};
   hcq_args args;

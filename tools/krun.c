@@ -9,6 +9,7 @@
 
 #include "compiler/kernel_text.h"
 #include "cpu/cpu_kernel.h"
+#include "cpu/cpu_memlimit.h"
 
 #define TLW_NAME "__hcq_timeline_wait"
 #define TLS_NAME "__hcq_timeline_signal"
@@ -40,19 +41,29 @@ hcq_status krun_compile_text(krun *k, const char *text, const cc_options *o, int
 }
 
 size_t krun_mem_available_B(void) {
-  FILE *f = fopen("/proc/meminfo", "r");
-  if (f) {
-    char line[256];
-    unsigned long long kb;
-    while (fgets(line, sizeof line, f))
-      if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
-        fclose(f);
-        return (size_t)kb * 1024;
-      }
-    fclose(f);
-  }
+  cpu_memlimit lim;
+  cpu_memlimit_query(getenv("HCQ_MEMLIMIT_ROOT"), &lim);
+  if (lim.avail_B != UINT64_MAX) return lim.avail_B > SIZE_MAX ? SIZE_MAX : (size_t)lim.avail_B;
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   return pages > 0 && page > 0 ? (size_t)pages * (size_t)page : 0;
+}
+
+/* The buffers must fit the memory limit (cgroups, MemAvailable, rlimits: cpu/cpu_memlimit.h). */
+static hcq_status check_memory(krun *k) {
+  char (*names)[48] = calloc(k->nbufs + 1, sizeof *names);
+  const char **np = calloc(k->nbufs + 1, sizeof *np);
+  size_t *sizes = calloc(k->nbufs + 1, sizeof *sizes);
+  hcq_status st = names && np && sizes ? HCQ_OK : hcq_status_make(HCQ_CODE_NOMEM, "krun %s", k->prog->name);
+  for (size_t i = 0; !st && i < k->nbufs; i++) {
+    snprintf(names[i], sizeof names[i], "buffer slot %d", k->bufs[i].slot);
+    np[i] = names[i];
+    sizes[i] = k->bufs[i].size_B;
+  }
+  if (!st) st = cpu_memlimit_check(k->prog->name, np, sizes, k->nbufs);
+  free(names);
+  free(np);
+  free(sizes);
+  return st;
 }
 
 static const uop *find_var(krun *k, const char *name) {
@@ -76,18 +87,7 @@ hcq_status krun_setup(krun *k, cpu_device *dev) {
   k->dev = dev;
   hcq_device *hd = cpu_device_hcq(dev);
   HCQ_TRY(cc_kernel_buffers(k->sink, &k->bufs, &k->nbufs));
-  size_t total = 0;
-  for (size_t i = 0; i < k->nbufs; i++) total += k->bufs[i].size_B;
-  size_t avail = krun_mem_available_B();
-  if (avail && total > avail / 10 * 9) {
-    size_t big = 0;
-    for (size_t i = 1; i < k->nbufs; i++)
-      if (k->bufs[i].size_B > k->bufs[big].size_B) big = i;
-    return hcq_status_make(HCQ_CODE_NOMEM,
-                           "kernel %s needs %zu MiB of buffers (slot %d alone is %zu MiB), only %zu MiB of memory "
-                           "are available",
-                           p->name, total >> 20, k->bufs[big].slot, k->bufs[big].size_B >> 20, avail >> 20);
-  }
+  HCQ_TRY(check_memory(k));
   k->mems = calloc(k->nbufs ? k->nbufs : 1, sizeof *k->mems);
   k->var_nodes = calloc(p->nvars + 1, sizeof *k->var_nodes);
   k->vv = calloc(p->nvars + 2, sizeof *k->vv);

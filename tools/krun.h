@@ -41,8 +41,8 @@ typedef struct krun {
  * global_max[0] (the THREAD opt's limit). */
 hcq_status krun_compile_file(krun *k, const char *path, const cc_options *o, int threads);
 hcq_status krun_compile_text(krun *k, const char *text, const cc_options *o, int threads);
-/* Load on dev, allocate buffers (zeroed), record the queue. Total buffer bytes beyond the available memory is
- * HCQ_CODE_NOMEM naming the sizes. */
+/* Load on dev, allocate buffers (zeroed), record the queue. Buffers beyond the memory limit (cgroup, MemAvailable,
+ * rlimits: cpu_memlimit_check) are HCQ_CODE_NOMEM naming the largest buffer, the limit and its source. */
 hcq_status krun_setup(krun *k, cpu_device *dev);
 /* Fill every buffer deterministically (cc_fill_buffer, seed + slot). */
 void krun_fill(krun *k, uint64_t seed);
@@ -71,7 +71,7 @@ void krun_compare(const void *got, const void *want, uop_dtype dt, int64_t nelem
  * buffer with the device's. */
 hcq_status krun_check_interp(krun *k, cc_kbuf *host, size_t nhost, double rel, double abs, krun_cmp *out);
 
-/* Available memory in bytes (MemAvailable, else physical pages), 0 if unknown. */
+/* Available memory in bytes (the smallest limit of cpu/cpu_memlimit.h, else physical pages), 0 if unknown. */
 size_t krun_mem_available_B(void);
 
 #endif

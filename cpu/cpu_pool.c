@@ -195,8 +195,9 @@ static hcq_status threads_from_env(int *out) {
     char *end;
     errno = 0;
     long v = strtol(env, &end, 10);
-    if (errno || *end || v < 1 || v > 4096)
-      return hcq_status_make(HCQ_CODE_INVALID, "HCQ_CPU_THREADS='%s' is not a thread count in 1..4096", env);
+    if (errno || *end || v < 1 || v > CPU_POOL_MAX_THREADS)
+      return hcq_status_make(HCQ_CODE_INVALID, "HCQ_CPU_THREADS='%s' is not a thread count in 1..%d", env,
+                             CPU_POOL_MAX_THREADS);
     *out = (int)v;
     return HCQ_OK;
   }
@@ -209,6 +210,9 @@ hcq_status cpu_pool_create(int threads, cpu_pool **out_pool) {
   if (!out_pool) return hcq_status_make(HCQ_CODE_INVALID, "cpu_pool_create: out_pool is NULL");
   *out_pool = NULL;
   if (threads <= 0) HCQ_TRY(threads_from_env(&threads));
+  if (threads > CPU_POOL_MAX_THREADS)
+    return hcq_status_make(HCQ_CODE_INVALID, "cpu_pool_create: %d threads asked, at most %d", threads,
+                           CPU_POOL_MAX_THREADS);
   cpu_pool *p = calloc(1, sizeof *p);
   if (!p) return hcq_status_make(HCQ_CODE_NOMEM, "cpu_pool");
   p->nthreads = threads;

@@ -38,7 +38,10 @@ typedef struct cpu_cmd {
   uint64_t timeout_ms; /* WAIT */
 } cpu_cmd;
 
-/* threads <= 0: $HCQ_CPU_THREADS or the number of cores. Errors: bad $HCQ_CPU_THREADS, thread creation. */
+/* The most worker threads a pool takes (from the argument or $HCQ_CPU_THREADS); `hcq --threads` uses the same. */
+#define CPU_POOL_MAX_THREADS 1024
+/* threads <= 0: $HCQ_CPU_THREADS or the number of cores. Errors: more than CPU_POOL_MAX_THREADS, bad
+ * $HCQ_CPU_THREADS, thread creation. */
 hcq_status cpu_pool_create(int threads, cpu_pool **out_pool);
 /* Finishes the commands already queued, then stops and joins every thread. NULL is a no-op. */
 void cpu_pool_destroy(cpu_pool *pool);

@@ -17,9 +17,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cpu/cpu_pool.h"
 #include "hcq/status.h"
 
-#define CLI_MAX_THREADS 1024
+#define CLI_MAX_THREADS CPU_POOL_MAX_THREADS
 #define CLI_MAX_REPEAT 1000000
 
 /* Parse `text` for `flag` of `verb` ("hcq run"); false after printing why. */

@@ -1,6 +1,7 @@
 /* Kernel integers wrap on every target, as the reference interpreter says: for each signed and unsigned integer
  * dtype, expressions that overflow (x + x, x * x, x - big, an overflow check the C compiler could fold away when
- * signed overflow is undefined, a max over a square) run natively on the c target equal to the interpreter, with
+ * signed overflow is undefined, a max over a square, shifts by any amount, -MIN) run natively on the c and
+ * llvm-cpu targets equal to the interpreter, with
  * inputs at the edges of the dtype (MIN, MAX, 0, +-1, any bit pattern). */
 #include "compiler/opt_test_util.h"
 #include "hcq/testing.h"
@@ -36,9 +37,15 @@ int main(void) {
       "(+ x x)", "(* x x)", "(- x (const 100 DT))", "(max (const 0 DT) (* (+ x x) (+ x x)))",
       /* x + 100 < x holds only when the addition wrapped */
       "(where (< (+ x (const 100 DT)) x) (const 1 DT) (const 0 DT))",
-      "(where (< (* x (const 3 DT)) (const 0 DT)) (const 1 DT) (const 2 DT))"};
-  cc_target c;
+      "(where (< (* x (const 3 DT)) (const 0 DT)) (const 1 DT) (const 2 DT))",
+      /* shifts by any amount (negative, the width or more: 0, or the sign for >> of a signed value), of negative
+       * values, and the negation of MIN */
+      "(<< x x)", "(>> x x)", "(<< (const 1 DT) x)", "(<< x (const 3 DT))", "(neg x)"};
+  cc_target c, llvm;
   CHECK_OK(cc_target_get("c", 1, &c));
+  CHECK_OK(cc_target_get("llvm-cpu", 1, &llvm));
+  bool have_llvm = tu_have("clang-19");
+  if (!have_llvm) printf("*** SKIPPED: llvm-cpu part (clang-19 not found: Debian package clang-19) ***\n");
   cc_options noopt = {.noopt = true};
   int runs = 0;
   for (size_t d = 0; d < sizeof DTS / sizeof DTS[0]; d++)
@@ -66,6 +73,12 @@ int main(void) {
         if (bad) fprintf(stderr, "%s %s: %zu elements differ from the interpreter\n", DTS[d], expr, bad);
         CHECK_EQ_INT(bad, 0);
         runs++;
+        if (have_llvm) {
+          CHECK_OK(otu_native_same(ctx, k, &llvm, &noopt, NULL, 0, e, &bad, NULL));
+          if (bad) fprintf(stderr, "llvm-cpu %s %s: %zu elements differ from the interpreter\n", DTS[d], expr, bad);
+          CHECK_EQ_INT(bad, 0);
+          runs++;
+        }
       }
       uop_ctx_destroy(ctx);
     }

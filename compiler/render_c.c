@@ -344,6 +344,60 @@ static const char *render_half_alu(rc *r, const uop *n) {
   return fmt(r, "%s(%s)", n->dtype.scalar == UOP_FLOAT16 ? "hcq_d2h" : "hcq_d2b", e);
 }
 
+/* Integer ops whose C form can be undefined where the interpreter and the other targets wrap or saturate (docs/
+ * FORMATS.md): a signed ADD/SUB/MUL/NEG/SHL whose exact result may leave the dtype (8/16-bit MUL/SHL too: C computes
+ * them in int), a shift by a negative amount or by the width or more. Such nodes are rendered through the unsigned
+ * type and with a guarded shift; where the sources' bounds prove the plain form defined (all lowered index
+ * arithmetic) it stays plain, so gcc keeps its induction-variable strength reduction. */
+static bool int_result_fits(const uop *n) {
+  int bits = uop_dt_bits(n->dtype);
+  __int128 lo = -((__int128)1 << (bits - 1)), hi = ((__int128)1 << (bits - 1)) - 1;
+  if (bits < 32) lo = INT32_MIN, hi = INT32_MAX; /* computed in int */
+  __int128 a0 = uop_vmin(n->src[0]), a1 = uop_vmax(n->src[0]);
+  __int128 b0 = n->nsrc > 1 ? uop_vmin(n->src[1]) : 0, b1 = n->nsrc > 1 ? uop_vmax(n->src[1]) : 0, r0, r1;
+  switch ((uop_op)n->op) {
+  case UOP_ADD: r0 = a0 + b0, r1 = a1 + b1; break;
+  case UOP_SUB: r0 = a0 - b1, r1 = a1 - b0; break;
+  case UOP_NEG: r0 = -a1, r1 = -a0; break;
+  case UOP_MUL: {
+    __int128 c[4] = {a0 * b0, a0 * b1, a1 * b0, a1 * b1};
+    r0 = r1 = c[0];
+    for (int i = 1; i < 4; i++) r0 = c[i] < r0 ? c[i] : r0, r1 = c[i] > r1 ? c[i] : r1;
+    break;
+  }
+  case UOP_SHL: /* C: the left operand must be non-negative and the result representable */
+    if (a0 < 0 || b0 < 0 || b1 >= 62) return false;
+    r0 = a0 << b0, r1 = a1 << b1;
+    break;
+  default: return true;
+  }
+  return r0 >= lo && r1 <= hi;
+}
+
+static const char *render_int_defined(rc *r, const uop *n, const char *a, const char *b) {
+  uop_op op = (uop_op)n->op;
+  int bits = uop_dt_bits(n->dtype);
+  bool uns = uop_dt_is_unsigned(n->dtype);
+  const char *ty = ctype(r, n->dtype);
+  const char *uty = bits <= 32 ? "unsigned int" : "unsigned long long";
+  if (op == UOP_SHL || op == UOP_SHR) {
+    bool amount_ok = uop_vmin(n->src[1]) >= 0 && uop_vmax(n->src[1]) < bits;
+    const char *big = fmt(r, "((%s)(%s) >= %d)", uty, b, bits); /* a negative amount is huge as unsigned */
+    if (op == UOP_SHR) {
+      if (amount_ok) return NULL;
+      const char *fill = uns ? "0" : fmt(r, "((%s) < 0 ? -1 : 0)", a);
+      return fmt(r, "((%s)(%s ? %s : ((%s) >> (%s))))", ty, big, fill, a, b);
+    }
+    if (amount_ok && (uns ? bits >= 32 : int_result_fits(n))) return NULL;
+    const char *sh = fmt(r, "((%s)(%s) << (%s))", uty, a, b);
+    return amount_ok ? fmt(r, "((%s)%s)", ty, sh) : fmt(r, "((%s)(%s ? 0u : %s))", ty, big, sh);
+  }
+  if (op != UOP_ADD && op != UOP_SUB && op != UOP_MUL && op != UOP_NEG) return NULL;
+  if (uns ? (bits >= 32 || op != UOP_MUL) : int_result_fits(n)) return NULL;
+  if (op == UOP_NEG) return fmt(r, "((%s)(0u - (%s)(%s)))", ty, uty, a);
+  return fmt(r, "((%s)((%s)(%s) %s (%s)(%s)))", ty, uty, a, binop(op), uty, b);
+}
+
 static const char *render_alu(rc *r, const uop *n) {
   uop_op op = (uop_op)n->op;
   bool f64 = n->dtype.scalar == UOP_FLOAT64;
@@ -366,6 +420,9 @@ static const char *render_alu(rc *r, const uop *n) {
     return fmt(r, "({ union { %s from_; %s to_; } bits_ = {.from_ = (%s)}; bits_.to_; })",
                ctype(r, n->src[0]->dtype), ctype(r, n->dtype), a);
   const char *bo = binop(op);
+  if (uop_dt_is_int(n->dtype) && !uop_dt_is_bool(n->dtype) && n->dtype.count == 1 &&
+      (e = render_int_defined(r, n, a, b)))
+    return e;
   if (bo) e = fmt(r, "(%s%s%s)", a, bo, b);
   else if (op == UOP_NEG) e = fmt(r, "(-%s)", a);
   else if (op == UOP_SQRT) e = fmt(r, "%s(%s)", f64 ? "__builtin_sqrt" : "__builtin_sqrtf", a);

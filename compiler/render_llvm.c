@@ -372,6 +372,20 @@ static void render_alu_in(lr *r, const char *v, const uop *n, uop_dtype dt, uop_
     if ((op == UOP_FDIV && !fl) || (fl && (op == UOP_IDIV || op == UOP_MOD || op == UOP_SHL || op == UOP_SHR ||
                                            op == UOP_AND || op == UOP_OR || op == UOP_XOR)))
       fail(r, HCQ_CODE_INVALID, "%s on dtype %s", uop_op_name(op), uop_dt_name(st));
+    if ((op == UOP_SHL || op == UOP_SHR) && !fl && !(uop_vmin(n->src[1]) >= 0 && uop_vmax(n->src[1]) < uop_dt_bits(st))) {
+      /* LLVM: a shift by the width or more is poison; the interpreter (and ptx's clamped shifts) give 0, or the
+       * sign for >> of a signed value. A negative amount is huge as unsigned. */
+      int bits = uop_dt_bits(st);
+      emit(r, "  %s.big = icmp uge %s %s, %d", v, t, b, bits);
+      emit(r, "  %s.amt = select i1 %s.big, %s %d, %s %s", v, v, t, bits - 1, t, b);
+      if (op == UOP_SHR && !un) { /* ashr by width-1 is the sign fill */
+        emit(r, "  %s = ashr %s %s, %s.amt", v, t, a, v);
+        return;
+      }
+      emit(r, "  %s.sh = %s %s %s, %s.amt", v, ins, t, a, v);
+      emit(r, "  %s = select i1 %s.big, %s 0, %s %s.sh", v, v, t, t, v);
+      return;
+    }
     emit(r, "  %s = %s %s %s, %s", v, ins, t, a, b);
     return;
   }

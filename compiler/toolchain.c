@@ -40,7 +40,7 @@ const char *cc_toolchain_tune(void) {
 
 const char *cc_toolchain_flags(void) {
   static __thread char buf[512];
-  snprintf(buf, sizeof buf, "-c -x c -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-math-errno -fwrapv "
+  snprintf(buf, sizeof buf, "-c -x c -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-math-errno "
            "-fno-stack-protector -fno-asynchronous-unwind-tables -fno-ident %s", cc_toolchain_tune());
   return buf;
 }

@@ -1,9 +1,10 @@
 /* Toolchain driver and on-disk compile cache for the `c` target (reference toolchain.md (a)).
  *
  * cc_toolchain_compile_c: C source (on stdin) -> relocatable ELF object, with
- *   CC -c -x c -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-math-errno -fwrapv -fno-stack-protector
+ *   CC -c -x c -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-math-errno -fno-stack-protector
  *      -fno-asynchronous-unwind-tables -fno-ident -march=native (x86_64; -mcpu=native on arm) - -o OUT
- * (-fwrapv: kernel integers wrap, as the interpreter and the other targets do; signed overflow is not UB there)
+ * (no -fwrapv: render_c.c writes integer ops whose C form could be undefined through unsigned types, so kernel
+ *  integers wrap as in the interpreter while proven index arithmetic keeps gcc's strength reduction)
  * (the last flag is $HCQ_CC_TUNE when set, e.g. -mcpu=cortex-a57 for a cross compiler that cannot detect native).
  * CC is $HCQ_CC, or "cc". A missing compiler reports the Debian package to install; a failed compile reports the
  * exact command and the compiler's stderr.

@@ -205,9 +205,9 @@ static hcq_status build_in(const char *dir, const cc_program *prog, const char *
     tune = !strcmp(arch, "aarch64") ? "-mcpu=cortex-a57" : !strcmp(arch, "armhf") ? "-mcpu=cortex-a15 -mfpu=neon-vfpv4" : "-O2";
   /* the tuning may be several flags ("-mcpu=cortex-a15 -mfpu=neon-vfpv4"): one argv entry each */
   char tune_buf[256], *cargv[32] = {cc, "-c", "-x", "c", "-O2", "-fPIC", "-ffreestanding", "-fno-builtin", "-nostdlib",
-                                    "-fno-math-errno", "-fwrapv", "-fno-stack-protector",
+                                    "-fno-math-errno", "-fno-stack-protector",
                                     "-fno-asynchronous-unwind-tables", "-fno-ident"};
-  int cargc = 14;
+  int cargc = 13;
   snprintf(tune_buf, sizeof tune_buf, "%s", tune);
   char *save = NULL;
   for (char *tok = strtok_r(tune_buf, " ", &save); tok && cargc < 28; tok = strtok_r(NULL, " ", &save)) cargv[cargc++] = tok;

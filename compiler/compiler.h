@@ -89,7 +89,8 @@ typedef struct cc_buffer {
 /* The result of a compile. Launch sizes may be symbolic: nodes in the compile's uop_ctx (evaluate with
  * uop_sym_infer and the var values by name). */
 typedef struct cc_program {
-  char *name;                  /* kernel function name */
+  char *name;                  /* the kernel's name as the user wrote it (for messages) */
+  char *symbol;                /* its function symbol: `name` mangled to a C/PTX/LLVM identifier (k_int for int) */
   char *source;                /* rendered source (C / PTX / LLVM IR) */
   uint8_t *binary;             /* compiled object/code object; NULL until compiled */
   size_t binary_size_B;

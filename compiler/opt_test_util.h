@@ -117,7 +117,7 @@ static inline hcq_status otu_native_same(uop_ctx *ctx, const uop *kernel, const 
   size_t na = 0, nb = 0;
   hcq_status st = cc_compile_source(ctx, kernel, t, o, &p);
   if (!st) st = cc_compile_binary(t, p);
-  if (!st) st = tu_load(p->binary, p->binary_size_B, p->name, &k);
+  if (!st) st = tu_load(p->binary, p->binary_size_B, p->symbol, &k);
   if (!st) st = cc_kernel_buffers(kernel, &a, &na);
   if (!st) st = cc_kernel_buffers(kernel, &b, &nb);
   if (!st) st = cc_kbufs_alloc_fill(a, na, seed);

@@ -42,6 +42,10 @@ static void run_all(const cc_target *t) {
       for (int i = 0; i < 2048; i++) bad += o[i] != a[i] + b[i];
       CHECK_EQ_INT(bad, 0);
     }
+    /* a loaded kernel has no file left in /tmp (an early return or a crash before tu_unload leaves nothing) */
+    char pat[64];
+    snprintf(pat, sizeof pat, "ls /tmp/hcq-tu-%d-* >/dev/null 2>&1", (int)getpid());
+    CHECK(system(pat) != 0);
     tu_unload(&k);
     cc_program_free(p);
   }

@@ -224,7 +224,7 @@ static bool setup(uop_ctx *ctx, runner *r) {
     st = cc_kernel_parse(ctx, text, strlen(text), "<test>", &sink);
     if (!st) st = cc_compile_source(ctx, sink, &t, &(cc_options){0}, &r->prog);
     if (!st) st = cc_compile_binary(&t, r->prog);
-    if (!st) st = tu_load(r->prog->binary, r->prog->binary_size_B, r->prog->name, &r->k);
+    if (!st) st = tu_load(r->prog->binary, r->prog->binary_size_B, r->prog->symbol, &r->k);
   } else {
     st = tu_build(ctx, text, &t, &r->prog, &r->k);
   }

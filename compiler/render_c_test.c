@@ -141,7 +141,7 @@ static void run_all(const cc_target *t) {
     if (sink) {
       hcq_status st = cc_compile_source(ctx, sink, t, &(cc_options){.noopt = true}, &p);
       if (!st) st = cc_compile_binary(t, p);
-      if (!st) st = tu_load(p->binary, p->binary_size_B, p->name, &k);
+      if (!st) st = tu_load(p->binary, p->binary_size_B, p->symbol, &k);
       CHECK_OK(st);
     }
     if (k.fn) {

@@ -3,7 +3,8 @@
  *
  * For each float dtype, every ordered pair of special values (NaN, -NaN, +-0, +-inf, +-1, +-2.5, the smallest
  * subnormal, the largest finite) goes through max(a,b), max(b,a), the min pattern -max(-a,-b) and max(a,a); rows
- * drawn from the same values through a REDUCE max with no opts and with UPCAST/UNROLL (c, llvm-cpu) or GROUP
+ * drawn from the same values through a REDUCE max with no opts and with UPCAST/UNROLL (c, llvm-cpu; c also with
+ * the heuristic's opts) or GROUP
  * (ptx, amdgpu), which change the order in which the row is combined. Results must equal this file's own definition
  * bit for bit (sign of zero included; a NaN matches any NaN) on the interpreter, on c (no opts and UPCAST-vectorized)
  * and llvm-cpu natively, and on the ptx and amdgpu graphs after decomposition (evaluated by the interpreter), whose
@@ -137,13 +138,14 @@ static void on_interp(int d, const uop *k, const uop *g, const char *where) {
   if (b) cc_kbufs_free(b, n);
 }
 
-/* Compiled with opts (NULL: none) and run natively. */
+/* Compiled with opts (NULL: none; "heuristic": the heuristic's) and run natively. */
 static void on_native(uop_ctx *ctx, int d, const uop *k, const char *target, const char *opts) {
   cc_target t;
   CHECK_OK(cc_target_get(target, 1, &t));
   cc_opt *ov = NULL;
   size_t no = 0;
-  if (opts) CHECK_OK(cc_opts_parse(opts, &ov, &no));
+  bool heur = opts && !strcmp(opts, "heuristic");
+  if (opts && !heur) CHECK_OK(cc_opts_parse(opts, &ov, &no));
   cc_options o = {.opts = ov, .nopts = no, .noopt = !opts};
   cc_program *p = NULL;
   tu_kernel tk = {0};
@@ -220,6 +222,7 @@ int main(void) {
         on_native(ctx, d, k, "c", NULL);
         on_native(ctx, d, k, "c", "UPCAST:0:4");
         on_native(ctx, d, k, "c", "UPCAST:1:4,UNROLL:0:4");
+        on_native(ctx, d, k, "c", "heuristic");
       }
       if (clang) {
         on_native(ctx, d, k, "llvm-cpu", NULL);

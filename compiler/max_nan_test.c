@@ -2,13 +2,13 @@
  * NaN, -0 < +0, otherwise the larger operand; int MAX is the plain larger value.
  *
  * For each float dtype, every ordered pair of special values (NaN, -NaN, +-0, +-inf, +-1, +-2.5, the smallest
- * subnormal, the largest finite) goes through max(a,b), max(b,a), the min pattern -max(-a,-b) and max(a,a); rows
- * drawn from the same values through a REDUCE max with no opts and with UPCAST/UNROLL (c, llvm-cpu; c also with
- * the heuristic's opts) or GROUP
- * (ptx, amdgpu), which change the order in which the row is combined. Results must equal this file's own definition
- * bit for bit (sign of zero included; a NaN matches any NaN) on the interpreter, on c (no opts and UPCAST-vectorized)
- * and llvm-cpu natively, and on the ptx and amdgpu graphs after decomposition (evaluated by the interpreter), whose
- * sources are also compiled where the tools are installed. int32 max keeps its plain meaning. */
+ * subnormal, the largest finite) goes through max(a,b), max(b,a), the min pattern -max(-a,-b), max(a,a) and
+ * max(a,0.0); rows drawn from the same values through a REDUCE max with no opts and with UPCAST/UNROLL (c,
+ * llvm-cpu; c also with the heuristic's opts) or GROUP (ptx, amdgpu), which change the order in which the row is
+ * combined. Results must equal this file's own definition bit for bit (sign of zero included; a NaN matches any
+ * NaN) on the interpreter, on c (no opts and UPCAST-vectorized) and llvm-cpu natively, and on the ptx and amdgpu
+ * graphs after decomposition (evaluated by the interpreter), whose sources are also compiled where the tools are
+ * installed. int32 max keeps its plain meaning. */
 #include "compiler/cc_internal.h"
 #include "compiler/opt_test_util.h"
 #include "hcq/testing.h"
@@ -55,7 +55,8 @@ static int pick(void) {
   return (int)(rng % NS);
 }
 
-/* Kernel text: slots 1, 2 = a, b (NP pairs); 0 = max(a,b), 3 = max(b,a), 4 = -max(-a,-b), 5 = max(a,a);
+/* Kernel text: slots 1, 2 = a, b (NP pairs); 0 = max(a,b), 3 = max(b,a), 4 = -max(-a,-b), 5 = max(a,a),
+ * 8 = max(a, 0.0) (relu: the constant must not let the simplifier drop the NaN or the sign of zero);
  * 6 = row maxima of x (slot 7, ROWS x RLEN). */
 static void kernel_text(int d, char *t, size_t n) {
   const char *s = DT[d];
@@ -66,10 +67,11 @@ static void kernel_text(int d, char *t, size_t n) {
            " (let s3 (store (index (buf 3 %s %d) r) (max y x) r))"
            " (let s4 (store (index (buf 4 %s %d) r) (neg (max (neg x) (neg y))) r))"
            " (let s5 (store (index (buf 5 %s %d) r) (max x x) r))"
+           " (let s8 (store (index (buf 8 %s %d) r) (max x (const 0.0 %s)) r))"
            " (let q (range 1 %d loop)) (let j (range 1002 %d reduce))"
            " (let s6 (store (index (buf 6 %s %d) q) (reduce max (load (index (buf 7 %s %d) (+ (* q %d) j))) j) q))"
-           " (sink s0 s3 s4 s5 s6))",
-           s, NP, s, NP, NP, s, NP, s, NP, s, NP, s, NP, ROWS, RLEN, s, ROWS, s, ROWS * RLEN, RLEN);
+           " (sink s0 s3 s4 s5 s8 s6))",
+           s, NP, s, NP, NP, s, NP, s, NP, s, NP, s, NP, s, NP, s, ROWS, RLEN, s, ROWS, s, ROWS * RLEN, RLEN);
 }
 
 static double row_ref[ROWS];
@@ -100,14 +102,14 @@ static void fill(int d, cc_kbuf *b, size_t n) {
 
 /* Mismatches of the outputs against the definition (printing the first few). */
 static size_t check(int d, const cc_kbuf *b, size_t n, const char *where) {
-  const void *in[8] = {0};
+  const void *in[9] = {0};
   for (size_t i = 0; i < n; i++) in[b[i].slot] = b[i].data;
   size_t bad = 0;
   for (int p = 0; p < NP; p++) {
     double x = get(d, in[1], p), y = get(d, in[2], p);
-    double want[4] = {ref_max(x, y), ref_max(y, x), -ref_max(-x, -y), ref_max(x, x)};
-    const int slot[4] = {0, 3, 4, 5};
-    for (int k = 0; k < 4; k++) {
+    double want[5] = {ref_max(x, y), ref_max(y, x), -ref_max(-x, -y), ref_max(x, x), ref_max(x, 0.0)};
+    const int slot[5] = {0, 3, 4, 5, 8};
+    for (int k = 0; k < 5; k++) {
       double got = get(d, in[slot[k]], p);
       if (same(got, want[k])) continue;
       if (bad++ < 4) fprintf(stderr, "%s %s: output %d of (%g, %g) = %g, want %g\n", where, DT[d], slot[k], x, y, got, want[k]);
@@ -162,7 +164,8 @@ static void on_native(uop_ctx *ctx, int d, const uop *k, const char *target, con
     for (size_t i = 0; i < p->nbufs; i++)
       for (size_t j = 0; j < n; j++)
         if (b[j].slot == p->bufs[i].slot) args[i] = (uintptr_t)b[j].data;
-    tu_call(&tk, (uintptr_t[]){args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7], 0}, 9);
+    args[p->nbufs] = 0; /* core_id */
+    tu_call(&tk, args, (int)p->nbufs + 1);
     char where[96];
     snprintf(where, sizeof where, "%s [%s]", target, opts ? opts : "");
     CHECK_EQ_INT(check(d, b, n, where), 0);

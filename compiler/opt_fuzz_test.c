@@ -10,7 +10,8 @@
  * constants like them, natively too. Compared: the interpreter on the original vs the optimized and the expanded
  * kernel NaN-aware (NaN matches NaN, equal values match, -0 == +0); the native run of a full-range case bit for bit
  * with the interpreter (a NaN matches any NaN, -0 != +0), other cases (float add/mul reduces, on multiples of 1/16
- * whose sums are exact in any order) NaN-aware with a 1e-4 relative tolerance. Every few cases one buffer is declared smaller than the kernel
+ * whose sums are exact in any order) NaN-aware with a 1e-4 relative tolerance; a float reduce over one range is also
+ * run natively without opts on full-range values (then it sums in the interpreter's order) and compared bit for bit. Every few cases one buffer is declared smaller than the kernel
  * needs: the validator must refuse the kernel (out-of-bounds, naming the access) exactly when the reference
  * interpreter, running it with the buffer really that small, goes out of bounds.
  * Seed: HCQ_FUZZ_SEED (default fixed; printed at the start and on failure). Budget: HCQ_FUZZ_SECONDS (default 3). */
@@ -227,13 +228,14 @@ static void gen_kernel(sbuf *b, kspec *k) {
 
 /* The current case's kernel, for wild_fill; g_native_fill: the fill is for a native run. */
 static const kspec *g_spec;
+static bool g_force_wild; /* full-range values for this run even where the kernel is not `wild` */
 
 /* Values over the whole dtype (a function of seed; otu_refill hook): for float32 NaN, +-inf, +-0, huge, subnormal,
  * FLT_MAX, values that round in float32 sums and products, any finite bit pattern (max included: float max is IEEE
  * maximum everywhere); for int32 INT32_MIN/MAX, 0, +-1 and any bit pattern. Native runs get the same values: they
  * are built with -ffp-contract=off (cc_target.no_fp_contract), so a*b+c rounds twice as in the interpreter. */
 static void wild_fill(cc_kbuf *bufs, size_t n, uint64_t seed) {
-  if (!g_spec || !g_spec->wild) return;
+  if (!g_spec || (!g_spec->wild && !g_force_wild)) return;
   uint64_t r = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
   for (size_t i = 0; i < n; i++)
     for (int64_t e = 0; e < bufs[i].nelems; e++) {
@@ -317,7 +319,7 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int64_t g_cases, g_applied, g_refused, g_native, g_threaded;
+static int64_t g_cases, g_applied, g_refused, g_native, g_threaded, g_native_reduce_wild;
 
 static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
   sbuf b = {.n = 0};
@@ -419,6 +421,22 @@ static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
       hcq_status_free(st);
     }
     otu_bit_exact = false;
+    if (!k.wild && k.is_float && k.nred == 1 && !fail) {
+      /* a float add/mul reduce over one range: without opts the native loop sums in the interpreter's order, so
+       * full-range values must give the same bits (over several ranges the nesting order is free; with opts the
+       * order changes: those runs keep the exact-sum values) */
+      size_t bad5 = 0;
+      cc_options no = {.noopt = true};
+      g_force_wild = otu_bit_exact = true;
+      st = otu_native_same(ctx, kern, t, &no, vals, nvals, g_cases, &bad5, NULL);
+      g_force_wild = otu_bit_exact = false;
+      if (st) fprintf(stderr, "native (noopt, full range): %s\n", hcq_status_message(st));
+      if (bad5) fprintf(stderr, "native (noopt, full range): %zu mismatches\n", bad5);
+      fail |= st || bad5;
+      hcq_status_free(st);
+      bad += bad5;
+      g_native_reduce_wild++;
+    }
   }
   CHECK(!fail);
   CHECK_EQ_INT(bad, 0);
@@ -459,9 +477,10 @@ int main(void) {
     uop_ctx_destroy(ctx);
   }
   printf("opt_fuzz: %lld kernels (%lld with full-range inputs), %lld opts applied (%lld THREAD), %lld refused, "
-         "%lld run natively, out-of-bounds variants: %lld refused, %lld in bounds, %.1f s\n",
+         "%lld run natively (%lld float reduces also without opts on full-range values), out-of-bounds variants: "
+         "%lld refused, %lld in bounds, %.1f s\n",
          (long long)g_cases, (long long)g_wild_cases, (long long)g_applied, (long long)g_threaded,
-         (long long)g_refused, (long long)g_native, (long long)g_oob_refused, (long long)g_oob_allowed, now_s() - t0);
+         (long long)g_refused, (long long)g_native, (long long)g_native_reduce_wild, (long long)g_oob_refused, (long long)g_oob_allowed, now_s() - t0);
   CHECK(g_cases > 0 && g_applied > 0);
   if (testing_failures) fprintf(stderr, "opt_fuzz: FAILED with seed 0x%" PRIx64 " (rerun: HCQ_FUZZ_SEED=0x%" PRIx64 ")\n",
                                 seed, seed);

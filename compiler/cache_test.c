@@ -12,6 +12,7 @@ static const char *SRC = "void k(float* restrict data0_4, int core_id) { data0_4
 static cc_program *prog_of(const char *src) {
   cc_program *p = calloc(1, sizeof *p);
   p->name = strdup("k");
+  p->symbol = strdup("k");
   p->source = strdup(src);
   return p;
 }

@@ -281,7 +281,7 @@ static void run_native(uop_ctx *ctx, const uop *sink, const char *target, const 
   tu_kernel k = {0};
   hcq_status st = cc_compile_source(ctx, sink, &t, &o, &p);
   if (!st) st = cc_compile_binary(&t, p);
-  if (!st) st = tu_load(p->binary, p->binary_size_B, p->name, &k);
+  if (!st) st = tu_load(p->binary, p->binary_size_B, p->symbol, &k);
   if (st) {
     fprintf(stderr, "  %s %s cast to %s: %s\n", target, opts ? opts : "noopt", uop_dt_name(uop_dt(to)), hcq_status_message(st));
     CHECK(false);
@@ -349,7 +349,7 @@ static void arith16(uop_scalar dt, const char *target, const char *opts) {
   tu_kernel k = {0};
   hcq_status st = cc_compile_source(ctx, sink, &t, &o, &p);
   if (!st) st = cc_compile_binary(&t, p);
-  if (!st) st = tu_load(p->binary, p->binary_size_B, p->name, &k);
+  if (!st) st = tu_load(p->binary, p->binary_size_B, p->symbol, &k);
   CHECK_OK(st);
   if (!st) {
     uintptr_t a[5] = {(uintptr_t)got, (uintptr_t)in[0], (uintptr_t)in[1], (uintptr_t)in[2], 0};
@@ -412,7 +412,7 @@ static void mulacc_fused(uop_scalar dt, const char *target) {
   tu_kernel k = {0};
   hcq_status st = cc_compile_source(ctx, sink, &t, &o, &p);
   if (!st) st = cc_compile_binary(&t, p);
-  if (!st) st = tu_load(p->binary, p->binary_size_B, p->name, &k);
+  if (!st) st = tu_load(p->binary, p->binary_size_B, p->symbol, &k);
   CHECK_OK(st);
   if (!st) {
     uintptr_t a[5] = {(uintptr_t)got, (uintptr_t)in[0], (uintptr_t)in[1], (uintptr_t)in[2], 0};

@@ -43,10 +43,10 @@ static inline hcq_status tu_load(const uint8_t *obj, size_t size_B, const char *
   unlink(obj_path);
   if (rc != 0) return hcq_status_make(HCQ_CODE_INVALID, "link failed: %s", cmd);
   k->dl = dlopen(k->so_path, RTLD_NOW | RTLD_LOCAL);
-  if (!k->dl) {
-    unlink(k->so_path);
-    return hcq_status_make(HCQ_CODE_INVALID, "dlopen: %s", dlerror());
-  }
+  /* the mapping outlives the name: unlink now so that no path (an early return, a failed check) leaves it behind */
+  unlink(k->so_path);
+  k->so_path[0] = 0;
+  if (!k->dl) return hcq_status_make(HCQ_CODE_INVALID, "dlopen: %s", dlerror());
   k->fn = dlsym(k->dl, name);
   if (!k->fn) return hcq_status_make(HCQ_CODE_NOT_FOUND, "dlsym %s: %s", name, dlerror());
   return HCQ_OK;
@@ -54,7 +54,6 @@ static inline hcq_status tu_load(const uint8_t *obj, size_t size_B, const char *
 
 static inline void tu_unload(tu_kernel *k) {
   if (k->dl) dlclose(k->dl);
-  if (k->so_path[0]) unlink(k->so_path);
   memset(k, 0, sizeof *k);
 }
 
@@ -77,7 +76,7 @@ static inline hcq_status tu_build(uop_ctx *ctx, const char *text, const cc_targe
   cc_options o = {.noopt = true};
   HCQ_TRY(cc_compile_source(ctx, sink, t, &o, out_prog));
   HCQ_TRY(cc_compile_binary(t, *out_prog));
-  return tu_load((*out_prog)->binary, (*out_prog)->binary_size_B, (*out_prog)->name, k);
+  return tu_load((*out_prog)->binary, (*out_prog)->binary_size_B, (*out_prog)->symbol, k);
 }
 
 /* Element i of a buffer of dtype dt, as a double (NAN for a dtype not listed). */

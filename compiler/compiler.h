@@ -38,6 +38,8 @@ typedef struct cc_target {
                                llvm-cpu; off = the reference's choices) */
   int64_t nt_store_min_B;   /* c on x86_64: non-temporal stores into outputs of at least this size the kernel never
                                reads (0: never) */
+  bool no_fp_contract;      /* c: -ffp-contract=off, float a*b+c rounded twice like the interpreter (tests; default:
+                               the C compiler may fuse it into one fma, as documented) */
   int64_t global_max[3];    /* c: {threads, 0, 0} */
   int64_t local_max[3];
   int64_t shared_max_B;
@@ -89,7 +91,8 @@ typedef struct cc_buffer {
 /* The result of a compile. Launch sizes may be symbolic: nodes in the compile's uop_ctx (evaluate with
  * uop_sym_infer and the var values by name). */
 typedef struct cc_program {
-  char *name;                  /* kernel function name */
+  char *name;                  /* the kernel's name as the user wrote it (for messages) */
+  char *symbol;                /* its function symbol: `name` mangled to a C/PTX/LLVM identifier (k_int for int) */
   char *source;                /* rendered source (C / PTX / LLVM IR) */
   uint8_t *binary;             /* compiled object/code object; NULL until compiled */
   size_t binary_size_B;

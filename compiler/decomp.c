@@ -1,5 +1,6 @@
 /* Backend decompositions (reference compiler.md 3.17): rewrite the ops the target does not render directly.
- * For `c` and llvm-cpu: MAX -> compare + where; RECIP -> 1 / x; EXP2, LOG2, SIN -> polynomial code built from plain
+ * Every target: float MAX -> compares + wheres (IEEE maximum, max_ieee below). For `c` and llvm-cpu: int MAX ->
+ * compare + where; RECIP -> 1 / x; EXP2, LOG2, SIN -> polynomial code built from plain
  * arithmetic, integer mul/shift/and/or, compares, selects, casts and bitcasts (a kernel may not call libm). The ptx
  * targets use the same EXP2/LOG2/SIN graphs, amdgpu SIN for every dtype and EXP2/LOG2 for float64 (target.c).
  * float16/bfloat16 go through float32 (one more rounding at the end).
@@ -266,15 +267,29 @@ static const uop *xsin(fb *b, const uop *x) {
   return sel(b, lt(b, ax, fc(b, INFINITY)), res, fc(b, NAN)); /* inf and nan give nan */
 }
 
+/* Float MAX is IEEE 754-2019 maximum on every target: a NaN if either operand is NaN (a + b), -0 < +0 (for equal
+ * zeros a + b is the larger one), else the larger operand. The result does not depend on the operand order, which
+ * the simplifier (commutative MAX) and reductions in any order (UPCAST, UNROLL, GROUP) rely on. No target's max
+ * instruction is used: x86 maxss returns its second operand for NaN and zeros, ptx max.f32 drops NaN. */
+static const uop *max_ieee(uop_ctx *ctx, const uop *a, const uop *b) {
+  const uop *sum = uop_alu2(ctx, UOP_ADD, a, b);
+  const uop *tie = uop_where(ctx, uop_alu2(ctx, UOP_CMPEQ, a, uop_const_float(ctx, a->dtype, 0.0)), sum, a);
+  const uop *rest = uop_where(ctx, uop_alu2(ctx, UOP_CMPEQ, a, b), tie, sum);
+  return uop_where(ctx, uop_alu2(ctx, UOP_CMPLT, a, b), b,
+                   uop_where(ctx, uop_alu2(ctx, UOP_CMPLT, b, a), a, rest));
+}
+
 static const uop *decomp_fn(void *user, uop_ctx *ctx, const uop *n, hcq_status *st) {
   const cc_target *t = user;
   uop_op op = (uop_op)n->op;
   bool f64_decomp = n->dtype.scalar == UOP_FLOAT64 && (t->f64_decomposed_ops & UOP_OPBIT(op));
-  if (!uop_op_is_alu(op) || ((t->supported_ops & UOP_OPBIT(op)) && !f64_decomp)) return n;
+  bool fmax = op == UOP_MAX && uop_dt_is_float(n->dtype); /* decomposed on every target (max_ieee) */
+  if (!uop_op_is_alu(op) || ((t->supported_ops & UOP_OPBIT(op)) && !f64_decomp && !fmax)) return n;
   if (n->dtype.count != 1) {
     *st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "decompositions: vector %s not supported yet", uop_op_name(op));
     return NULL;
   }
+  if (fmax) return max_ieee(ctx, n->src[0], n->src[1]);
   if (op == UOP_MAX) return uop_where(ctx, uop_alu2(ctx, UOP_CMPLT, n->src[0], n->src[1]), n->src[1], n->src[0]);
   if (op == UOP_RECIP) return uop_alu2(ctx, UOP_FDIV, uop_const_float(ctx, n->dtype, 1.0), n->src[0]);
   if (op != UOP_EXP2 && op != UOP_LOG2 && op != UOP_SIN) {

@@ -59,7 +59,7 @@ static void run_cpu(const cc_target *t, const char *path, bool noopt) {
   etu_reference(ctx, sink, ref, nref, got, ngot, &r);
   void *fn = NULL;
   st = cpu_program_load(p->binary, p->binary_size_B, &cp);
-  if (!st) st = cpu_program_symbol(cp, p->name, &fn);
+  if (!st) st = cpu_program_symbol(cp, p->symbol, &fn);
   CHECK_OK(st);
   if (!fn) goto done;
   etu_native(p, fn, ref, nref, got, ngot, &r);
@@ -128,7 +128,7 @@ static void check_amd(const char *gfx, const char *path, const char *dir, bool n
   snprintf(cmd, sizeof cmd, "llvm-objdump-19 -d --mcpu=%s %s 2>&1", gfx, file);
   char *dis = capture(cmd);
   char sym[300];
-  snprintf(sym, sizeof sym, "<%s>:", p->name);
+  snprintf(sym, sizeof sym, "<%s>:", p->symbol);
   bool ok = dis && strstr(dis, sym) && strstr(dis, "s_endpgm") && !strstr(dis, "<unknown>");
   if (!ok) fprintf(stderr, "%s %s: disassembly lacks %s/s_endpgm:\n%.2000s\n", tname, path, sym, dis ? dis : "");
   CHECK(ok);

@@ -47,7 +47,7 @@ static void run_example(const cc_target *t, const char *path) {
   }
   etu_run r;
   etu_reference(ctx, sink, ref, nref, got, ngot, &r);
-  st = tu_load(p->binary, p->binary_size_B, p->name, &k);
+  st = tu_load(p->binary, p->binary_size_B, p->symbol, &k);
   CHECK_OK(st);
   st = HCQ_OK;
   if (!k.fn) goto done;

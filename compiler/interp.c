@@ -231,6 +231,13 @@ static hcq_status oob(const interp *I, const char *what, int bslot, int64_t idx,
 
 static hcq_status run_prog(interp *I, prog *P, uint32_t level);
 
+/* IEEE 754-2019 maximum (docs/FORMATS.md): a NaN if either operand is NaN, -0 < +0; independent of operand order. */
+static double max_ieee(double a, double b) {
+  if (isnan(a) || isnan(b)) return a + b;
+  if (a == b) return a == 0 ? a + b : a; /* -0 + +0 = +0 */
+  return a > b ? a : b;
+}
+
 static hcq_status exec_float(const instr *in, ival *v) {
   double a = v[in->a].f, b = in->b >= 0 ? v[in->b].f : 0, r;
   bool f32 = in->scls != C_F64; /* float16/bfloat16 are computed in float, then rounded */
@@ -239,7 +246,7 @@ static hcq_status exec_float(const instr *in, ival *v) {
   case UOP_SUB: r = f32 ? (double)((float)a - (float)b) : a - b; break;
   case UOP_MUL: r = f32 ? (double)((float)a * (float)b) : a * b; break;
   case UOP_FDIV: r = f32 ? (double)((float)a / (float)b) : a / b; break;
-  case UOP_MAX: r = a > b ? a : b; break;
+  case UOP_MAX: r = max_ieee(a, b); break;
   case UOP_NEG: r = -a; break;
   case UOP_RECIP: r = f32 ? (double)(1.0f / (float)a) : 1.0 / a; break;
   case UOP_TRUNC: r = f32 ? (double)truncf((float)a) : trunc(a); break;
@@ -352,10 +359,10 @@ static hcq_status finish(interp *I, prog *P) {
   if (P->owner->op == UOP_REDUCE) {
     ival x = v[P->val_slot], *acc = &v[P->dst_slot];
     if (is_f(P->cls)) {
-      double r = P->redop == UOP_ADD ? acc->f + x.f : P->redop == UOP_MUL ? acc->f * x.f : (acc->f > x.f ? acc->f : x.f);
-      if (P->cls != C_F64) {
+      double r = P->redop == UOP_ADD ? acc->f + x.f : P->redop == UOP_MUL ? acc->f * x.f : max_ieee(acc->f, x.f);
+      if (P->cls != C_F64 && P->redop != UOP_MAX) {
         float fa = (float)acc->f, fx = (float)x.f;
-        r = P->redop == UOP_ADD ? fa + fx : P->redop == UOP_MUL ? fa * fx : (fa > fx ? fa : fx);
+        r = P->redop == UOP_ADD ? fa + fx : fa * fx;
       }
       acc->f = round_to(P->cls, r);
     } else {

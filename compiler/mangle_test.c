@@ -2,7 +2,8 @@
  * of our own file-scope names (vector typedefs, hcq_ helpers, shared-memory globals) or a reserved C name, and
  * variables named like our own locals and parameters (core_id, ridx0, data0_64, alu0, ...), compile on every target
  * whose tools are installed (c for every name, llvm-cpu, ptx, amdgpu in turn), and the c kernel runs equal to the reference interpreter
- * (a variable shadowed by a loop counter would not). The program keeps the user's name inside its symbol. */
+ * (a variable shadowed by a loop counter would not). The program keeps the user's name as its name and inside its
+ * symbol. */
 #include "compiler/opt_test_util.h"
 #include "hcq/testing.h"
 
@@ -50,7 +51,8 @@ int main(void) {
       hcq_status st = cc_compile_source(ctx, k, &t, NULL, &p);
       CHECK_OK(st);
       if (st) continue;
-      CHECK(strstr(p->name, KERNEL_NAMES[i]) != NULL);
+      CHECK_EQ_STR(p->name, KERNEL_NAMES[i]); /* messages name the kernel as written */
+      CHECK(strstr(p->symbol, KERNEL_NAMES[i]) != NULL);
       /* every name through the C compiler, the other targets in turn (the external tools are the slow part) */
       if (have(&t, cc, clang, lld, ptxas) && (ti == 0 || ti == 1 + i % 3)) {
         st = cc_compile_binary(&t, p);

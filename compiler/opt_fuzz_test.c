@@ -3,11 +3,15 @@
  * up to INT64_MAX and with reduce ids below loop ids) and random opt sequences (UPCAST, UNROLL, THREAD, PADTO, and
  * LOCAL/GROUP/GROUPTOP/SWAP on a GPU target). Each applied sequence must leave the kernel equal, by the reference
  * interpreter, to the original before and after expansion; refused opts must leave the kernel unchanged and name
- * the opt. Every few cases the c-target kernel is compiled through the whole pipeline with the same opts and run
- * natively once per core_id. Inputs: half the eligible cases (int32 kernels; float32 kernels without an add/mul
- * reduce, whose result would depend on the summation order) get values over the whole dtype (INT32_MIN/MAX, huge,
- * subnormal, values that round, +-inf, NaN, -0) and constants like them; results compare NaN-aware (NaN matches
- * NaN, equal infinities and signed zeros match). Every few cases one buffer is declared smaller than the kernel
+ * the opt. Every few cases the c-target kernel is compiled through the whole pipeline with the same opts and with
+ * -ffp-contract=off (no fused a*b+c) and run natively once per core_id. Inputs: half the eligible cases (int32
+ * kernels; float32 kernels without an add/mul reduce, whose result would depend on the summation order; max
+ * included) get values over the whole dtype (INT32_MIN/MAX, huge, subnormal, values that round, +-inf, NaN, -0) and
+ * constants like them, natively too. Compared: the interpreter on the original vs the optimized and the expanded
+ * kernel NaN-aware (NaN matches NaN, equal values match, -0 == +0); the native run of a full-range case bit for bit
+ * with the interpreter (a NaN matches any NaN, -0 != +0), other cases (float add/mul reduces, on multiples of 1/16
+ * whose sums are exact in any order) NaN-aware with a 1e-4 relative tolerance; a float reduce over one range is also
+ * run natively without opts on full-range values (then it sums in the interpreter's order) and compared bit for bit. Every few cases one buffer is declared smaller than the kernel
  * needs: the validator must refuse the kernel (out-of-bounds, naming the access) exactly when the reference
  * interpreter, running it with the buffer really that small, goes out of bounds.
  * Seed: HCQ_FUZZ_SEED (default fixed; printed at the start and on failure). Budget: HCQ_FUZZ_SECONDS (default 3). */
@@ -48,7 +52,7 @@ typedef struct kspec {
   int64_t id[MAXD];       /* range ids (names r<dim> in the text) */
   bool is_float;
   bool wild;              /* full-range inputs and constants; no casts (out-of-range conversions are UB) */
-  bool has_max;           /* uses max: no value that can make inf or NaN (see wild_fill) */
+  bool has_max;           /* uses max */
   int nbufs;              /* input buffers */
   int nin_dims[4], in_dims[4][MAXD];
 } kspec;
@@ -85,10 +89,8 @@ static void load_expr(sbuf *b, const kspec *k, int buf) {
   }
 }
 
-/* The first WILD_F_SAFE cannot make an infinity or a NaN in our expressions (see has_max). */
 static const char *const WILD_F[] = {"-0.0", "-1e-40", "0.1", "1e-45", "1.00000012", "(const inf float32)",
                                      "(const -inf float32)", "3e38", "16777217.0", "(const nan float32)"};
-enum { WILD_F_SAFE = 5 };
 static const char *const WILD_I[] = {"(const 2147483647 int32)", "(const -2147483648 int32)", "(const -1 int32)",
                                      "(const 65536 int32)", "(const 0 int32)"};
 
@@ -99,7 +101,7 @@ static void value_expr(sbuf *b, kspec *k, int depth) {
     case 0: case 1: load_expr(b, k, (int)rnd((uint32_t)k->nbufs)); return;
     case 2:
       if (k->wild && rnd(2)) {
-        if (k->is_float) sb(b, "%s", WILD_F[rnd(k->has_max ? WILD_F_SAFE : sizeof WILD_F / sizeof WILD_F[0])]);
+        if (k->is_float) sb(b, "%s", WILD_F[rnd(sizeof WILD_F / sizeof WILD_F[0])]);
         else sb(b, "%s", WILD_I[rnd(sizeof WILD_I / sizeof WILD_I[0])]);
       } else if (k->is_float) {
         sb(b, "%.2f", (double)((int)rnd(9) - 4) / 4.0);
@@ -226,18 +228,14 @@ static void gen_kernel(sbuf *b, kspec *k) {
 
 /* The current case's kernel, for wild_fill; g_native_fill: the fill is for a native run. */
 static const kspec *g_spec;
-static bool g_native_fill;
+static bool g_force_wild; /* full-range values for this run even where the kernel is not `wild` */
 
 /* Values over the whole dtype (a function of seed; otu_refill hook): for float32 NaN, +-inf, +-0, huge, subnormal,
- * FLT_MAX, values that round in float32 sums and products, any finite bit pattern; where max is used only values
- * that cannot make an infinity or a NaN (|x| <= 1e4; 8 factors stay finite): max with a NaN operand is not one
- * function yet (the interpreter's max(NaN, 1) is 1, the c target's NaN, ptx's max.f32 ignores NaN, and the
- * simplifier commutes MAX operands), a known open bug;
- * for int32 INT32_MIN/MAX, 0, +-1 and any bit pattern. Native float runs get only the values whose sums and products
- * do not round (+-inf, NaN, +-0, multiples of 1/16): the c target lets the C compiler contract a*b+c into one fma
- * (gcc's default -ffp-contract=fast), which rounds once instead of twice (see the report). */
+ * FLT_MAX, values that round in float32 sums and products, any finite bit pattern (max included: float max is IEEE
+ * maximum everywhere); for int32 INT32_MIN/MAX, 0, +-1 and any bit pattern. Native runs get the same values: they
+ * are built with -ffp-contract=off (cc_target.no_fp_contract), so a*b+c rounds twice as in the interpreter. */
 static void wild_fill(cc_kbuf *bufs, size_t n, uint64_t seed) {
-  if (!g_spec || !g_spec->wild) return;
+  if (!g_spec || (!g_spec->wild && !g_force_wild)) return;
   uint64_t r = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
   for (size_t i = 0; i < n; i++)
     for (int64_t e = 0; e < bufs[i].nelems; e++) {
@@ -246,8 +244,6 @@ static void wild_fill(cc_kbuf *bufs, size_t n, uint64_t seed) {
       r ^= r << 17;
       uint32_t bits = (uint32_t)(r >> 32), cls = (uint32_t)(r % 24);
       if (bufs[i].dtype.scalar == UOP_FLOAT32) {
-        if (g_native_fill && cls > 2) cls = 24; /* the default: multiples of 1/16 */
-        if (g_spec->has_max && (cls <= 1 || cls == 3 || cls == 4 || (cls >= 10 && cls <= 12))) cls = 24;
         float v, sign = bits & 1 ? -1.0f : 1.0f;
         switch (cls) {
           case 0: v = NAN; break;
@@ -323,7 +319,7 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int64_t g_cases, g_applied, g_refused, g_native, g_threaded;
+static int64_t g_cases, g_applied, g_refused, g_native, g_threaded, g_native_reduce_wild;
 
 static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
   sbuf b = {.n = 0};
@@ -410,7 +406,7 @@ static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
     cc_options o = {.opts = sc.applied, .nopts = sc.napplied};
     if (!sc.napplied) o.noopt = true;
     size_t bad3 = 0;
-    g_native_fill = true;
+    otu_bit_exact = k.wild; /* full-range values: no add/mul float reduce, so nothing depends on an order */
     st = otu_native_same(ctx, kern, t, &o, vals, nvals, g_cases, &bad3, NULL);
     if (st) fprintf(stderr, "native: %s\n", hcq_status_message(st));
     fail |= st || bad3;
@@ -424,7 +420,23 @@ static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
       fprintf(stderr, "native run: %zu mismatches with the opts, %zu with --noopt\n", bad3, bad4);
       hcq_status_free(st);
     }
-    g_native_fill = false;
+    otu_bit_exact = false;
+    if (!k.wild && k.is_float && k.nred == 1 && !fail) {
+      /* a float add/mul reduce over one range: without opts the native loop sums in the interpreter's order, so
+       * full-range values must give the same bits (over several ranges the nesting order is free; with opts the
+       * order changes: those runs keep the exact-sum values) */
+      size_t bad5 = 0;
+      cc_options no = {.noopt = true};
+      g_force_wild = otu_bit_exact = true;
+      st = otu_native_same(ctx, kern, t, &no, vals, nvals, g_cases, &bad5, NULL);
+      g_force_wild = otu_bit_exact = false;
+      if (st) fprintf(stderr, "native (noopt, full range): %s\n", hcq_status_message(st));
+      if (bad5) fprintf(stderr, "native (noopt, full range): %zu mismatches\n", bad5);
+      fail |= st || bad5;
+      hcq_status_free(st);
+      bad += bad5;
+      g_native_reduce_wild++;
+    }
   }
   CHECK(!fail);
   CHECK_EQ_INT(bad, 0);
@@ -454,6 +466,7 @@ int main(void) {
   if (env && atof(env) > 0) budget = atof(env);
   cc_target c, ptx;
   CHECK_OK(cc_target_get("c", 8, &c));
+  c.no_fp_contract = true; /* native runs compare bit-exactly with the interpreter (no fused a*b+c) */
   CHECK_OK(cc_target_get("ptx:sm_90", 0, &ptx));
   double t0 = now_s();
   while (now_s() - t0 < budget && testing_failures < 5) {
@@ -464,9 +477,10 @@ int main(void) {
     uop_ctx_destroy(ctx);
   }
   printf("opt_fuzz: %lld kernels (%lld with full-range inputs), %lld opts applied (%lld THREAD), %lld refused, "
-         "%lld run natively, out-of-bounds variants: %lld refused, %lld in bounds, %.1f s\n",
+         "%lld run natively (%lld float reduces also without opts on full-range values), out-of-bounds variants: "
+         "%lld refused, %lld in bounds, %.1f s\n",
          (long long)g_cases, (long long)g_wild_cases, (long long)g_applied, (long long)g_threaded,
-         (long long)g_refused, (long long)g_native, (long long)g_oob_refused, (long long)g_oob_allowed, now_s() - t0);
+         (long long)g_refused, (long long)g_native, (long long)g_native_reduce_wild, (long long)g_oob_refused, (long long)g_oob_allowed, now_s() - t0);
   CHECK(g_cases > 0 && g_applied > 0);
   if (testing_failures) fprintf(stderr, "opt_fuzz: FAILED with seed 0x%" PRIx64 " (rerun: HCQ_FUZZ_SEED=0x%" PRIx64 ")\n",
                                 seed, seed);

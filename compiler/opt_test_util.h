@@ -55,14 +55,22 @@ static inline bool otu_float_same(double x, double y) {
   return fabs(x - y) <= 1e-4 * fabs(x) + 1e-5;
 }
 
-/* Mismatching elements between two buffer sets (ints exact, floats by otu_float_same). */
+/* Set by a test: otu_diff compares floats bit for bit (a NaN still matches any NaN; -0 and +0 differ). */
+static bool otu_bit_exact;
+
+static inline bool otu_float_bits_same(double x, double y) {
+  if (isnan(x) || isnan(y)) return isnan(x) && isnan(y);
+  return x == y && signbit(x) == signbit(y);
+}
+
+/* Mismatching elements between two buffer sets (ints exact, floats by otu_float_same or otu_float_bits_same). */
 static inline size_t otu_diff(const cc_kbuf *a, const cc_kbuf *b, size_t n) {
   size_t bad = 0;
   for (size_t i = 0; i < n; i++) {
     bool fl = uop_dt_is_float(a[i].dtype);
     for (int64_t e = 0; e < a[i].nelems; e++) {
       double x = tu_elem(a[i].data, a[i].dtype, e), y = tu_elem(b[i].data, b[i].dtype, e);
-      bad += fl ? !otu_float_same(x, y) : x != y;
+      bad += fl ? !(otu_bit_exact ? otu_float_bits_same(x, y) : otu_float_same(x, y)) : x != y;
     }
   }
   return bad;
@@ -117,7 +125,7 @@ static inline hcq_status otu_native_same(uop_ctx *ctx, const uop *kernel, const 
   size_t na = 0, nb = 0;
   hcq_status st = cc_compile_source(ctx, kernel, t, o, &p);
   if (!st) st = cc_compile_binary(t, p);
-  if (!st) st = tu_load(p->binary, p->binary_size_B, p->name, &k);
+  if (!st) st = tu_load(p->binary, p->binary_size_B, p->symbol, &k);
   if (!st) st = cc_kernel_buffers(kernel, &a, &na);
   if (!st) st = cc_kernel_buffers(kernel, &b, &nb);
   if (!st) st = cc_kbufs_alloc_fill(a, na, seed);

@@ -221,8 +221,12 @@ static bool reserved_symbol(const char *s) {
 
 /* The kernel's symbol from SINK's string arg, kept to [A-Za-z0-9_] (other bytes hex-escaped), prefixed with k_ when
  * it is reserved_symbol; "kernel" if none. The same symbol on every target. */
-static char *kernel_name(const uop *sink) {
-  const char *src = sink->arg.kind == UOP_ARG_STR && sink->arg.str && sink->arg.str[0] ? sink->arg.str : "kernel";
+static const char *kernel_name(const uop *sink) {
+  return sink->arg.kind == UOP_ARG_STR && sink->arg.str && sink->arg.str[0] ? sink->arg.str : "kernel";
+}
+
+static char *kernel_symbol(const uop *sink) {
+  const char *src = kernel_name(sink);
   size_t n = strlen(src);
   char *out = malloc(n * 2 + 4);
   if (!out) return NULL;
@@ -344,6 +348,7 @@ static hcq_status keep_all_buffers(uop_ctx *ctx, const uop *kernel, const uop *s
 void cc_program_free(cc_program *prog) {
   if (!prog) return;
   free(prog->name);
+  free(prog->symbol);
   free(prog->source);
   free(prog->binary);
   free(prog->bufs);
@@ -379,8 +384,9 @@ hcq_status cc_compile_source(uop_ctx *ctx, const uop *kernel, const cc_target *t
   }
   st = keep_all_buffers(ctx, kernel, sink, &sink);
   if (st) goto fail;
-  p->name = kernel_name(kernel);
-  if (!p->name) {
+  p->name = strdup(kernel_name(kernel));
+  p->symbol = kernel_symbol(kernel);
+  if (!p->name || !p->symbol) {
     st = hcq_status_make(HCQ_CODE_NOMEM, "cc_compile_source: out of memory");
     goto fail;
   }
@@ -395,10 +401,10 @@ hcq_status cc_compile_source(uop_ctx *ctx, const uop *kernel, const cc_target *t
   }
   st = fill_spec(ctx, t, sink, p);
   if (st) goto fail;
-  if (t->kind == CC_TARGET_PTX) st = cc_render_ptx(t, p->name, p->linear, p->nlinear, &p->source);
+  if (t->kind == CC_TARGET_PTX) st = cc_render_ptx(t, p->symbol, p->linear, p->nlinear, &p->source);
   else if (t->kind == CC_TARGET_AMDGPU || t->kind == CC_TARGET_LLVM_CPU)
-    st = cc_render_llvm(t, p->name, p->linear, p->nlinear, &p->source);
-  else st = cc_render_c(t, p->name, p->linear, p->nlinear, &p->source);
+    st = cc_render_llvm(t, p->symbol, p->linear, p->nlinear, &p->source);
+  else st = cc_render_c(t, p->symbol, p->linear, p->nlinear, &p->source);
   if (st) goto fail;
   p->applied_opts = pc.applied;
   p->napplied_opts = pc.napplied;

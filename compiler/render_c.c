@@ -334,7 +334,6 @@ static const char *render_half_alu(rc *r, const uop *n) {
   else if (op == UOP_SQRT) e = fmt(r, "__builtin_sqrtf(%s)", s[0]);
   else if (op == UOP_TRUNC) e = fmt(r, "__builtin_truncf(%s)", s[0]);
   else if (op == UOP_RECIP) e = fmt(r, "(1.0f/%s)", s[0]);
-  else if (op == UOP_MAX) e = fmt(r, "({ float m%u_ = %s, n%u_ = %s; m%u_ < n%u_ ? n%u_ : m%u_; })", n->id, s[0], n->id, s[1], n->id, n->id, n->id, n->id);
   else if (op == UOP_MULACC) e = fmt(r, "__builtin_fmaf(%s, %s, %s)", s[0], s[1], s[2]);
   else {
     if (!r->st) r->st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "render c: cannot render %s", uop_op_name(op));
@@ -428,7 +427,7 @@ static const char *render_alu(rc *r, const uop *n) {
   else if (op == UOP_SQRT) e = fmt(r, "%s(%s)", f64 ? "__builtin_sqrt" : "__builtin_sqrtf", a);
   else if (op == UOP_TRUNC) e = fmt(r, "%s(%s)", f64 ? "__builtin_trunc" : "__builtin_truncf", a);
   else if (op == UOP_RECIP) e = fmt(r, "(1/%s)", a);
-  else if (op == UOP_MAX) e = fmt(r, "((%s<%s)?%s:%s)", a, b, b, a);
+  else if (op == UOP_MAX && !uop_dt_is_float(n->dtype)) e = fmt(r, "((%s<%s)?%s:%s)", a, b, b, a); /* float: decomp.c */
   else if (op == UOP_WHERE) e = fmt(r, "(%s?%s:%s)", a, b, get(r, n->src[2]));
   else if (op == UOP_MULACC) e = render_mulacc(r, n, a, b, get(r, n->src[2]));
   else {

@@ -80,7 +80,7 @@ static void check_misaligned(const cc_target *t) {
   tu_kernel tk = {0};
   hcq_status st = cc_compile_source(g_ctx, k, t, NULL, &p);
   if (!st) st = cc_compile_binary(t, p);
-  if (!st) st = tu_load(p->binary, p->binary_size_B, p->name, &tk);
+  if (!st) st = tu_load(p->binary, p->binary_size_B, p->symbol, &tk);
   CHECK_OK(st);
   if (st || !p) {
     cc_program_free(p);

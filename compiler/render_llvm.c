@@ -395,7 +395,11 @@ static void render_alu_in(lr *r, const char *v, const uop *n, uop_dtype dt, uop_
       else emit(r, "  %s = sub %s 0, %s", v, t, a);
       return;
     case UOP_RECIP: emit(r, "  %s = fdiv %s %s, %s", v, t, fl ? "1.0" : "1", a); return;
-    case UOP_MAX: /* (a < b) ? b : a, as C and the interpreter do */
+    case UOP_MAX: /* ints: (a < b) ? b : a; float MAX is decomposed on every target (decomp.c max_ieee) */
+      if (fl) {
+        fail(r, HCQ_CODE_UNSUPPORTED, "float MAX reached the renderer (decomp.c decomposes it)");
+        return;
+      }
       emit(r, "  %s.c = %s %s %s, %s", v, fl ? "fcmp olt" : un ? "icmp ult" : "icmp slt", t, a, b);
       emit(r, "  %s = select i1 %s.c, %s %s, %s %s", v, v, t, b, t, a);
       return;

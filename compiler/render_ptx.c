@@ -295,8 +295,7 @@ static const char *float_op(uop_op op) {
     case UOP_ADD: return "add.rn";
     case UOP_SUB: return "sub.rn";
     case UOP_MUL: return "mul.rn";
-    case UOP_FDIV: return "div.rn";
-    case UOP_MAX: return "max";
+    case UOP_FDIV: return "div.rn"; /* no MAX: max.f32 drops NaN; decomp.c decomposes float MAX (IEEE maximum) */
     default: return NULL;
   }
 }

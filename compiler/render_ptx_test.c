@@ -57,7 +57,7 @@ static void check_structure(const cc_program *p, const cc_target *t, const uop *
   CHECK(strstr(src, target) != NULL);
   CHECK(strstr(src, ".address_size 64\n") != NULL);
   char entry[160];
-  snprintf(entry, sizeof entry, ".visible .entry %s(", p->name);
+  snprintf(entry, sizeof entry, ".visible .entry %s(", p->symbol);
   CHECK(strstr(src, entry) != NULL);
   /* parameters: one .u64 per DEFINE_GLOBAL and one .s32 per DEFINE_VAR of the input kernel */
   const uop **nodes;

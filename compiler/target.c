@@ -114,6 +114,7 @@ hcq_status cc_target_get(const char *name, int threads, cc_target *out) {
     out->local_max[1] = 1024;
     out->local_max[2] = 64;
     out->shared_max_B = row->kind == CC_TARGET_PTX ? 49152 : 65536;
+    /* MAX: integer max only; float MAX is decomposed on every target (decomp.c max_ieee: IEEE maximum) */
     out->supported_ops = OPS_C_COMMON | UOP_OPBIT(UOP_SQRT) | UOP_OPBIT(UOP_MAX) | UOP_OPBIT(UOP_EXP2) |
                          UOP_OPBIT(UOP_LOG2) | UOP_OPBIT(UOP_SIN) | UOP_OPBIT(UOP_TRUNC) | UOP_OPBIT(UOP_RECIP);
     /* llc-19 lowers llvm.exp2/log2/sin natively for f32 and f16 on AMDGPU, but not for f64 ("no libcall

@@ -337,13 +337,21 @@ hcq_status cc_toolchain_version(const char *cc, const char **out_text) {
 /* ------------------------------------------------------------------------------------------------ compile */
 
 hcq_status cc_toolchain_compile_c(const char *source, uint8_t **out_obj, size_t *out_size_B) {
+  return cc_toolchain_compile_c_ex(source, NULL, out_obj, out_size_B);
+}
+
+hcq_status cc_toolchain_compile_c_ex(const char *source, const char *extra_flags, uint8_t **out_obj,
+                                     size_t *out_size_B) {
   *out_obj = NULL;
   *out_size_B = 0;
   const char *cc = cc_toolchain_cc();
   char objpath[256];
   HCQ_TRY(cc_tool_temp(objpath, sizeof objpath, "obj"));
   /* argv: cc, the flags split at spaces, "-", "-o", objpath */
-  char *flags = strdup(cc_toolchain_flags());
+  char *flags = NULL;
+  if (asprintf(&flags, "%s%s%s", cc_toolchain_flags(), extra_flags && extra_flags[0] ? " " : "",
+               extra_flags ? extra_flags : "") < 0)
+    flags = NULL;
   char *argv[40];
   int argc = 0;
   argv[argc++] = (char *)cc;
@@ -359,8 +367,9 @@ hcq_status cc_toolchain_compile_c(const char *source, uint8_t **out_obj, size_t 
   if (!flags) st = hcq_status_make(HCQ_CODE_NOMEM, "compile: out of memory");
   if (!st) st = run_cc(argv, source, &exit_code, &err);
   if (!st && exit_code != 0)
-    st = hcq_status_make(HCQ_CODE_INVALID, "compile failed (exit %d): %s %s - -o %s\n%s", exit_code, cc,
-                         cc_toolchain_flags(), objpath, err ? err : "");
+    st = hcq_status_make(HCQ_CODE_INVALID, "compile failed (exit %d): %s %s%s%s - -o %s\n%s", exit_code, cc,
+                         cc_toolchain_flags(), extra_flags && extra_flags[0] ? " " : "", extra_flags ? extra_flags : "",
+                         objpath, err ? err : "");
   if (!st) st = cc_tool_read_file(objpath, out_obj, out_size_B);
   free(err);
   free(flags);
@@ -394,8 +403,7 @@ hcq_status cc_build_cached(const char *key, size_t key_len, cc_program *prog, cc
 }
 
 static hcq_status build_c(const void *ctx, const char *source, uint8_t **out_bin, size_t *out_size_B) {
-  (void)ctx;
-  return cc_toolchain_compile_c(source, out_bin, out_size_B);
+  return cc_toolchain_compile_c_ex(source, ctx, out_bin, out_size_B); /* ctx: the extra flags */
 }
 
 hcq_status cc_compile_binary(const cc_target *t, cc_program *prog) {
@@ -407,14 +415,17 @@ hcq_status cc_compile_binary(const cc_target *t, cc_program *prog) {
   cc_program_drop_binary(prog);
   const char *cc = cc_toolchain_cc(), *version = NULL;
   HCQ_TRY(cc_toolchain_version(cc, &version));
+  /* no_fp_contract: a*b+c rounds twice, as the interpreter computes it (tests that compare bit-exactly) */
+  const char *extra = t->no_fp_contract ? "-ffp-contract=off" : "";
   /* key = target \0 cc \0 flags \0 version \0 source */
   char *key = NULL;
   size_t key_len = 0;
   FILE *f = open_memstream(&key, &key_len);
   if (!f) return hcq_status_make(HCQ_CODE_NOMEM, "compile: out of memory");
-  fprintf(f, "%s%c%s%c%s%c%s%c%s", t->name, 0, cc, 0, cc_toolchain_flags(), 0, version, 0, prog->source);
+  fprintf(f, "%s%c%s%c%s%s%s%c%s%c%s", t->name, 0, cc, 0, cc_toolchain_flags(), extra[0] ? " " : "", extra, 0, version,
+          0, prog->source);
   fclose(f);
-  hcq_status st = cc_build_cached(key, key_len, prog, build_c, NULL);
+  hcq_status st = cc_build_cached(key, key_len, prog, build_c, extra);
   free(key);
   return st;
 }

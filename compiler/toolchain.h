@@ -62,6 +62,9 @@ hcq_status cc_toolchain_version(const char *cc, const char **out_text);
 
 /* Compile source to an object with the current compiler; *out_obj is malloc'd. No cache. */
 hcq_status cc_toolchain_compile_c(const char *source, uint8_t **out_obj, size_t *out_size_B);
+/* The same with extra flags appended (NULL or "": none), e.g. "-ffp-contract=off". */
+hcq_status cc_toolchain_compile_c_ex(const char *source, const char *extra_flags, uint8_t **out_obj,
+                                     size_t *out_size_B);
 
 /* LLVM IR targets (toolchain_llvm.c): llvm-cpu -> relocatable object (clang-19 -c -x ir -O2 -fPIC), amdgpu:* ->
  * code object (clang-19 --target=amdgcn-amd-amdhsa -mcpu=ARCH -nogpulib -O3 -c, then ld.lld-19 -shared).

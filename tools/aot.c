@@ -126,11 +126,11 @@ hcq_status aot_spec_from_program(const cc_program *prog, const char *arch, cpu_i
   memset(sp, 0, sizeof *sp);
   if (!cpu_image_machine_of(arch))
     return hcq_status_make(HCQ_CODE_INVALID, "unknown image arch '%s' (x86_64, aarch64, armhf)", arch);
-  if (strlen(prog->name) >= sizeof sp->name) return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel name %s is too long", prog->name);
+  if (strlen(prog->symbol) >= sizeof sp->name) return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel name %s is too long", prog->name);
   if (prog->nbufs > CPU_IMAGE_MAX_BUFS || prog->nvars > CPU_IMAGE_MAX_VARS)
     return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s has %zu buffers and %zu variables; an image holds at most "
                            "%d and %d", prog->name, prog->nbufs, prog->nvars, CPU_IMAGE_MAX_BUFS, CPU_IMAGE_MAX_VARS);
-  snprintf(sp->name, sizeof sp->name, "%s", prog->name);
+  snprintf(sp->name, sizeof sp->name, "%s", prog->symbol); /* the image loads its kernel by this symbol */
   snprintf(sp->arch, sizeof sp->arch, "%s", arch);
   sp->nbufs = prog->nbufs;
   for (size_t i = 0; i < prog->nbufs; i++) {
@@ -216,7 +216,7 @@ static hcq_status build_in(const char *dir, const cc_program *prog, const char *
   cargv[cargc++] = obj;
   cargv[cargc] = NULL;
   HCQ_TRY(hcq_status_annotate(run_tool(cargv, logp), "compiling kernel %s for %s", prog->name, arch));
-  snprintf(defsym, sizeof defsym, "--defsym=hcq_entry=%s", prog->name);
+  snprintf(defsym, sizeof defsym, "--defsym=hcq_entry=%s", prog->symbol);
   char *largv[] = {ld, "-pie", "--no-dynamic-linker", "-z", "norelro", "-z", "noexecstack", "--no-undefined",
                    defsym, "-T", script, obj, "-o", kelf, NULL};
   HCQ_TRY(hcq_status_annotate(run_tool(largv, logp), "linking kernel %s for %s", prog->name, arch));

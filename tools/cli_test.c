@@ -7,7 +7,8 @@
  *   buffer's size works; `hcq compile DIR`, `hcq run --image DIR`, `hcq simplify --file DIR` say it is a directory,
  *   and an endless kernel or expression file (/dev/zero) is refused;
  * - an unusable compile cache (a regular file in its path; a directory writable by others) does not fail
- *   `hcq compile -o` or `hcq run --check`, and warns exactly once. */
+ *   `hcq compile -o` or `hcq run --check`, and warns exactly once;
+ * - a kernel whose name is mangled for its symbol (`int`) is named as the user wrote it in run's messages. */
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -217,6 +218,22 @@ int main(void) {
   CHECK(says("check:") && says("ok"));
   CHECK_EQ_INT(count("warning: compile cache"), 1);
   CHECK(says("writable by other users"));
+
+  /* a kernel named like a C keyword keeps its name in every message (its symbol is mangled: k_int) */
+  char knamed[128];
+  snprintf(knamed, sizeof knamed, "%s/int.uop", dir);
+  FILE *kf = fopen(knamed, "w");
+  if (kf) {
+    fputs("(kernel int (let n (var n 1 64 index)) (let o (buf 0 float32 64)) (let r (range 0 n))\n"
+          " (sink (store (index o r) (cast float32 r) r)))\n", kf);
+    fclose(kf);
+  }
+  const char *knote[] = {"run", "--var", "m=3", knamed, NULL};
+  CHECK_EQ_INT(verb(hcq_verb_run, knote), 0);
+  CHECK(says("kernel int has no variable m") && says("int: ") && !strstr(out_text, "k_int"));
+  const char *kcheck[] = {"run", "--check", "--var", "n=5", knamed, NULL};
+  CHECK_EQ_INT(verb(hcq_verb_run, kcheck), 0);
+  CHECK(says("int: ") && !strstr(out_text, "k_int"));
 
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

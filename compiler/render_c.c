@@ -391,6 +391,18 @@ static const char *render_int_defined(rc *r, const uop *n, const char *a, const 
     const char *sh = fmt(r, "((%s)(%s) << (%s))", uty, a, b);
     return amount_ok ? fmt(r, "((%s)%s)", ty, sh) : fmt(r, "((%s)(%s ? 0u : %s))", ty, big, sh);
   }
+  if (op == UOP_IDIV || op == UOP_MOD) {
+    /* x86 traps (SIGFPE) on a zero divisor and on MIN / -1; Arm returns a value for both. The interpreter wraps
+     * MIN / -1 and calls a zero divisor an error: so -1 is handled where MIN may meet it, and on other
+     * architectures a zero divisor traps explicitly (a kernel fault, like on x86). */
+    bool zero = uop_vmin(n->src[1]) <= 0 && uop_vmax(n->src[1]) >= 0 && strcmp(r->t->arch, "x86_64") != 0;
+    bool min_m1 = !uns && bits >= 32 && uop_vmin(n->src[0]) == (bits == 32 ? INT32_MIN : INT64_MIN) &&
+                  uop_vmin(n->src[1]) <= -1 && uop_vmax(n->src[1]) >= -1;
+    if (!zero && !min_m1) return NULL;
+    const char *m1 = op == UOP_MOD ? "0" : fmt(r, "(%s)(0u - (%s)a_)", ty, uty);
+    return fmt(r, "({ %s a_ = %s, d_ = %s; %s%s(a_ %s d_); })", ty, a, b, zero ? "if (d_ == 0) __builtin_trap(); " : "",
+               min_m1 ? fmt(r, "d_ == -1 ? %s : ", m1) : "", binop(op));
+  }
   if (op != UOP_ADD && op != UOP_SUB && op != UOP_MUL && op != UOP_NEG) return NULL;
   if (uns ? (bits >= 32 || op != UOP_MUL) : int_result_fits(n)) return NULL;
   if (op == UOP_NEG) return fmt(r, "((%s)(0u - (%s)(%s)))", ty, uty, a);

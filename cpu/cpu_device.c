@@ -480,13 +480,19 @@ static hcq_status add_program(cpu_device *dev, cpu_program *elf, void *fn, const
 
 hcq_status cpu_device_load(cpu_device *dev, const void *elf, size_t size_B, const char *name,
                            cpu_device_program **out_prog) {
-  if (!dev || !elf || !name || !out_prog) return hcq_status_make(HCQ_CODE_INVALID, "cpu_device_load: NULL argument");
+  return cpu_device_load_symbol(dev, elf, size_B, name, name, out_prog);
+}
+
+hcq_status cpu_device_load_symbol(cpu_device *dev, const void *elf, size_t size_B, const char *symbol,
+                                  const char *name, cpu_device_program **out_prog) {
+  if (!dev || !elf || !symbol || !name || !out_prog)
+    return hcq_status_make(HCQ_CODE_INVALID, "cpu_device_load: NULL argument");
   *out_prog = NULL;
   if (is_lost(dev)) return lost_error(dev);
   cpu_program *prog = NULL;
   void *fn = NULL;
   hcq_status st = cpu_program_load(elf, size_B, &prog);
-  if (!st) st = cpu_program_symbol(prog, name, &fn);
+  if (!st) st = cpu_program_symbol(prog, symbol, &fn);
   if (!st) st = add_program(dev, prog, fn, name, out_prog);
   if (st) {
     cpu_program_destroy(prog);

@@ -61,6 +61,10 @@ void cpu_device_free(cpu_device *dev, hcq_mem *mem);
  * device is destroyed; destroy it only after the commands that use it completed. */
 hcq_status cpu_device_load(cpu_device *dev, const void *elf, size_t size_B, const char *name,
                            cpu_device_program **out_prog);
+/* The same, for a kernel whose ELF symbol differs from the name messages show (the compiler mangles reserved
+ * names: the kernel `int` is the symbol `k_int`). */
+hcq_status cpu_device_load_symbol(cpu_device *dev, const void *elf, size_t size_B, const char *symbol,
+                                  const char *name, cpu_device_program **out_prog);
 /* Use a function already in this process as a kernel (tests, bench baselines). */
 hcq_status cpu_device_wrap(cpu_device *dev, void *fn, const char *name, cpu_device_program **out_prog);
 void cpu_device_program_destroy(cpu_device_program *prog);

@@ -234,6 +234,25 @@ int main(void) {
   const char *kcheck[] = {"run", "--check", "--var", "n=5", knamed, NULL};
   CHECK_EQ_INT(verb(hcq_verb_run, kcheck), 0);
   CHECK(says("int: ") && !strstr(out_text, "k_int"));
+  /* ... fault messages from the device too: 7 % 0 (a divisor known only at run time) */
+  snprintf(knamed, sizeof knamed, "%s/int_fault.uop", dir);
+  kf = fopen(knamed, "w");
+  if (kf) {
+    fputs("(kernel int (let o (buf 0 int32 8)) (let a (buf 1 int32 8)) (let r (range 0 8))\n"
+          " (sink (store (index o r) (% (const 7 int32) (load (index a r))) r)))\n", kf);
+    fclose(kf);
+  }
+  char zeros[128];
+  snprintf(zeros, sizeof zeros, "1=%s/zeros.bin", dir);
+  kf = fopen(zeros + 2, "w");
+  if (kf) {
+    static const char z[32];
+    fwrite(z, 1, sizeof z, kf);
+    fclose(kf);
+  }
+  const char *kfault[] = {"run", "--noopt", "--in", zeros, knamed, NULL};
+  CHECK_EQ_INT(verb(hcq_verb_run, kfault), 1);
+  CHECK(says("kernel int faulted (SIG") && !strstr(out_text, "k_int")); /* SIGFPE on x86, SIGTRAP/SIGILL on Arm */
 
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -105,7 +105,7 @@ hcq_status krun_setup(krun *k, cpu_device *dev) {
   }
   k->vv[p->nvars] = (uop_var_val){TLW_NAME, 0};
   k->vv[p->nvars + 1] = (uop_var_val){TLS_NAME, 0};
-  HCQ_TRY(cpu_device_load(dev, p->binary, p->binary_size_B, p->symbol, &k->dprog));
+  HCQ_TRY(cpu_device_load_symbol(dev, p->binary, p->binary_size_B, p->symbol, p->name, &k->dprog));
   /* kernel arguments: buffers in slot order (the renderer's data0..), then the variables */
   uint32_t nslots = 0;
   for (size_t i = 0; i < k->nbufs; i++)

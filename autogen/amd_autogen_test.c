@@ -1,5 +1,5 @@
 /* Checks the generated AMD packet and register headers against numbers computed by hand from the source headers
- * and the reference's emitted packets (shared/reference/runtime.md 5.4-5.7), and checks that the generator rejects
+ * and the reference's emitted packets (tinygrad/runtime/ops_amd.py), and checks that the generator rejects
  * bad spec lines with spec:line messages. The generator is compiled into this test (it is not in libhcq). */
 #include <sys/stat.h>
 #include <unistd.h>

@@ -46,7 +46,7 @@ static void check_abi(void) {
 #define FLEX(tag, m) CHECK_EQ_INT(offsetof(struct amd_##tag, m), offsetof(struct tag, m));
   AMD_KFD_ABI_FLEX_FIELDS(FLEX)
 #undef FLEX
-  /* The ioctls the AMD driver uses, against the reference's request table (runtime.md 8.1). */
+  /* The ioctls the AMD driver uses, against the reference's request table (tinygrad/runtime/autogen/kfd.py). */
   CHECK_EQ_INT(AMD_KFD_IOC_ACQUIRE_VM, 0x40084b15);
   CHECK_EQ_INT(AMD_KFD_IOC_CREATE_EVENT, 0xc0204b08);
   CHECK_EQ_INT(AMD_KFD_IOC_ALLOC_MEMORY_OF_GPU, 0xc0284b16);

@@ -1,5 +1,6 @@
-/* Generated NVIDIA ABI: layouts against hand-listed offsets (reference runtime.md 8.4, 6.1), decoders,
- * QMD get/set against hand-computed dword/bit positions, and the driver version pick. */
+/* Generated NVIDIA ABI: layouts against hand-listed offsets (tinygrad/runtime/autogen/nv_gpu.py,
+ * tinygrad/runtime/ops_nv.py), decoders, QMD get/set against hand-computed dword/bit positions, and the driver version
+ * pick. */
 #include <stddef.h>
 
 #include "autogen/nv_abi.h"
@@ -114,7 +115,7 @@ static void ref_set(uint32_t *q, unsigned hi, unsigned lo, uint64_t v) {
 
 static void test_qmd(void) {
   uint32_t q[0x60];
-  /* hand-computed positions (runtime.md 6.6): cta_raster_width = dword 12, cta_thread_dimension0 = dword 18
+  /* hand-computed positions (open-gpu-doc clc6c0qmd.h): cta_raster_width = dword 12, cta_thread_dimension0 = dword 18
    * bits 31:16 (592 = 18*32+16), qmd_group_id = dword 4 bits 5:0, release0_enable = dword 25 bit 23, cbuf0 size = dword 33 31:19 */
   memset(q, 0, sizeof q);
   CHECK(nv_qmdv03_00_set_cta_raster_width(q, 0x12345678));

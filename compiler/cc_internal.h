@@ -44,9 +44,9 @@ hcq_status cc_fresh_range_id(const uop *const *nodes, size_t count, const int64_
 /* Count the nodes of op `op` under root (merge_ranges keeps a merge only if IDIV+MOD do not increase). */
 size_t cc_count_ops(uop_ctx *ctx, const uop *root, uop_opset ops);
 
-/* Direct linearizer (reference compiler.md 3, steps 19-22): the program as a flat list of statements with RANGE
- * opening a loop and ENDRANGE closing it. Definitions (DEFINE_GLOBAL/VAR/REG, SPECIAL) come first; CONSTs and NOOPs
- * are not listed (renderers inline constants). The array lives in the ctx arena. */
+/* Direct linearizer (the semantics of reference tinygrad/codegen/late/linearize.py): the program as a flat list of
+ * statements with RANGE opening a loop and ENDRANGE closing it. Definitions (DEFINE_GLOBAL/VAR/REG, SPECIAL) come
+ * first; CONSTs and NOOPs are not listed (renderers inline constants). The array lives in the ctx arena. */
 hcq_status cc_linearize(uop_ctx *ctx, const uop *sink, const uop ***out_list, size_t *out_count);
 /* The listing of a linear program, one statement per line (for --dump-passes). Malloc'd. */
 hcq_status cc_linear_listing(const uop *const *list, size_t count, char **out_text);

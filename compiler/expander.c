@@ -1,4 +1,5 @@
-/* The expander for hcq's scalar C design (reference compiler.md 3.10, without the UNROLL/CONTRACT vector form):
+/* The expander for hcq's scalar C design (reference tinygrad/codegen/late/expander.py, without the UNROLL/CONTRACT
+ * vector form):
  *
  * - a REDUCE whose range list holds UPCAST/UNROLL ranges reduces the combination of its lanes (each lane = the
  *   source with those ranges replaced by constants; ADD sums, MUL multiplies, MAX takes the max, as a balanced tree)

@@ -1,4 +1,4 @@
-/* add gpudims (reference compiler.md 3.13, 6): hardware dimensions.
+/* add gpudims (reference tinygrad/codegen/gpudims.py): hardware dimensions.
  *
  * CPU targets (c, llvm-cpu): the only hardware dim is THREAD: the THREAD range becomes SPECIAL("gidx0", size),
  * rendered as the kernel's core_id argument. GLOBAL/LOCAL ranges on a target without locals stay loops.

@@ -1,6 +1,6 @@
-/* Group reduce (reference compiler.md 3.10 fix_group_for_reduce + 3.11 add local buffers), for targets with local
- * dims and shared memory. A REDUCE(x, ranges...) whose range list holds GROUP_REDUCE ranges g... (the workitems of
- * one workgroup, lidxN after gpudims) becomes:
+/* Group reduce (reference fix_group_for_reduce in tinygrad/codegen/late/expander.py + add local buffers), for targets
+ * with local dims and shared memory. A REDUCE(x, ranges...) whose range list holds GROUP_REDUCE ranges g... (the
+ * workitems of one workgroup, lidxN after gpudims) becomes:
  *
  *   partial = REDUCE(x, the other ranges)                      -- per thread (x itself when none remain)
  *   st      = STORE(INDEX(DEFINE_LOCAL(T[n]), lin(l..., g...)), partial, g...)

@@ -3,7 +3,7 @@
  *   over every workgroup and thread, writes the same outputs as the reference interpreter on the original kernel,
  *   each output exactly once, with no shared-memory race; run with its barriers ignored it goes wrong;
  * - structure: DEFINE_LOCAL of the right size, STORE to it < BARRIER < LOAD from it, the gated output store,
- *   the launch sizes, PTX .shared/bar.sync/.maxntid and AMDGPU addrspace(3)/s.barrier/flat-work-group-size, and the
+ *   the launch sizes, PTX .shared, bar.sync, .maxntid and AMDGPU addrspace(3)/s.barrier/flat-work-group-size, and the
  *   real ptxas and llc/ld.lld accept the result (skipped per tool when absent);
  * - grouped reduces inside loops (nested reduces) get a second barrier against the next iteration's stores (the
  *   simulator reports the race without it); loops whose trip count differs between threads are refused;

@@ -1,7 +1,7 @@
-/* The hand-coded heuristic (reference compiler.md 6), in the reference's order: GROUPTOP (targets with locals),
- * full upcast of small masked axes, the upcast loop, reduce unroll, default upcast, locals (targets with locals),
- * THREAD last. CPU targets with cpu_tiles deviate: reduce kernels get a vectorizable register tile instead of the
- * upcast loop and unroll, transposes a 16x4 tile instead of the default upcast. Tensor cores and the matvec
+/* The hand-coded heuristic (reference tinygrad/codegen/opt/heuristic.py), in the reference's order: GROUPTOP (targets
+ * with locals), full upcast of small masked axes, the upcast loop, reduce unroll, default upcast, locals (targets with
+ * locals), THREAD last. CPU targets with cpu_tiles deviate: reduce kernels get a vectorizable register tile instead of
+ * the upcast loop and unroll, transposes a 16x4 tile instead of the default upcast. Tensor cores and the matvec
  * special case are not implemented. An opt the checks refuse is skipped (the reference would skip or end that step
  * too). */
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* interp: the reference interpreter of kernel ASTs (canonical form, reference compiler.md 1.5), and the buffer
+/* interp: the reference interpreter of kernel ASTs (canonical form, docs/FORMATS.md), and the buffer
  * helpers shared by tests, `hcq run` and the bench.
  *
  * cc_interp_run executes the kernel directly on host buffers, independent of the compiler pipeline: each STORE's

@@ -30,7 +30,7 @@
 
 /* Parse one kernel file. filename_for_errors may be NULL ("<input>"). On success *out_sink is the root (a SINK for
  * every kernel the printer writes; any node for `(kernel _ ROOT)`). Validation (cc_kernel_validate's rules) runs
- * when the kernel is named and in canonical AST form (only the ops of reference compiler.md 1.5, scalar dtypes);
+ * when the kernel is named and in canonical AST form (only the ops docs/FORMATS.md lists, scalar dtypes);
  * kernels of later pipeline stages and `(kernel _ ...)` are only type-checked form by form. */
 hcq_status cc_kernel_parse(uop_ctx *ctx, const char *text, size_t len, const char *filename_for_errors,
                            const uop **out_sink);
@@ -41,7 +41,7 @@ hcq_status cc_kernel_parse_file(uop_ctx *ctx, const char *path, const uop **out_
  * more than once, buffers, variables and ranges are let-bound. *out_text is malloc'd. */
 hcq_status cc_kernel_print(const uop *sink, char **out_text);
 
-/* Check that `sink` is a kernel AST in canonical form (reference compiler.md 1.5): a SINK of STOREs into
+/* Check that `sink` is a kernel AST in canonical form (docs/FORMATS.md): a SINK of STOREs into
  * INDEX(DEFINE_GLOBAL...), loads from INDEX(DEFINE_GLOBAL...), every RANGE used only inside a store that closes it
  * or a REDUCE over it, buffer slots consistent, only AST ops and scalar dtypes. Errors name the node. */
 hcq_status cc_kernel_validate(const uop *sink);

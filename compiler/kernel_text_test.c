@@ -70,7 +70,7 @@ static void test_examples(void) {
   CHECK(count >= 19);
 }
 
-/* The parser builds exactly the canonical nodes (compiler.md 1.5) that a hand-built DAG has. */
+/* The parser builds exactly the canonical nodes (docs/FORMATS.md) that a hand-built DAG has. */
 static void test_structure(void) {
   uop_ctx *ctx;
   CHECK_OK(uop_ctx_create(&ctx));

@@ -1,4 +1,4 @@
-/* kernel_valid: the canonical kernel AST checks (reference compiler.md 1.5) behind cc_kernel_validate. */
+/* kernel_valid: the canonical kernel AST checks (docs/FORMATS.md) behind cc_kernel_validate. */
 #include <inttypes.h>
 #include <stdio.h>
 

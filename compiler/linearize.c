@@ -1,4 +1,4 @@
-/* Direct linearizer (reference compiler.md 3, steps 19-22, the [rec] form).
+/* Direct linearizer (the semantics of the reference's tinygrad/codegen/late/linearize.py, without its blocks).
  *
  * 1. Context: every node's context is the union of its sources' child contexts. A RANGE adds itself to its
  *    consumers' context; a STORE removes the ranges it lists (a store closes its loops).

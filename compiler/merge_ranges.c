@@ -1,7 +1,7 @@
-/* Range merging (reference compiler.md 3.7): two adjacent range sources of a STORE or REDUCE with the same axis type
- * become one range of the product size, r0 -> m // s1 and r1 -> m % s1; the merge is kept only if, after
- * re-simplifying, the kernel has no more IDIV/MOD nodes than before. A contiguous 2-D elementwise kernel becomes a
- * 1-D loop this way, so later opts see the biggest axes. */
+/* Range merging (reference pm_simplify_ranges, tinygrad/codegen/simplify.py): two adjacent range sources of a STORE or
+ * REDUCE with the same axis type become one range of the product size, r0 -> m // s1 and r1 -> m % s1; the merge is
+ * kept only if, after re-simplifying, the kernel has no more IDIV/MOD nodes than before. A contiguous 2-D elementwise
+ * kernel becomes a 1-D loop this way, so later opts see the biggest axes. */
 #include <stdlib.h>
 
 #include "compiler/cc_internal.h"

@@ -1,5 +1,5 @@
 /* The kernel optimizer's entry points, called by the pipeline's "optimize" and "expand" slots (reference
- * compiler.md 3.8 and 3.10).
+ * tinygrad/codegen/opt/postrange.py and tinygrad/codegen/late/expander.py).
  *
  * cc_optimize works on the canonical kernel AST (a SINK of STOREs whose trailing sources list the RANGEs they close,
  * REDUCEs listing theirs): it applies the explicit opts of `o` in order, or the hand-coded heuristic when o->opts is

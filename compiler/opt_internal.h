@@ -1,8 +1,8 @@
 /* Private interface of the optimizer (opts.c: the scheduler view and apply_opt; heuristic.c: hand-coded opts).
  *
- * The scheduler view of a kernel (reference compiler.md 1.3): its RANGEs of size > 1 (vmax > 0) sorted by axis
- * position (LOOP -1, THREAD/GLOBAL 0, WARP 1, LOCAL/GROUP_REDUCE 2, UPCAST 3, REDUCE 4, UNROLL 5), then by id.
- * "Axis k" of an opt is rngs[k]. The view is recomputed after every opt. */
+ * The scheduler view of a kernel (reference tinygrad/codegen/opt/postrange.py): its RANGEs of size > 1 (vmax > 0)
+ * sorted by axis position (LOOP -1, THREAD/GLOBAL 0, WARP 1, LOCAL/GROUP_REDUCE 2, UPCAST 3, REDUCE 4, UNROLL 5), then
+ * by id. "Axis k" of an opt is rngs[k]. The view is recomputed after every opt. */
 #ifndef HCQ_COMPILER_OPT_INTERNAL_H
 #define HCQ_COMPILER_OPT_INTERNAL_H
 
@@ -31,7 +31,7 @@ hcq_status cc_apply_opt(cc_sched *s, cc_opt opt);
 /* LOOP ranges that become GLOBAL on targets with local dims (reference 3.8 step 3). */
 hcq_status cc_convert_loop_to_global(cc_sched *s);
 
-/* The hand-coded heuristic (reference compiler.md 6): applies its opts to s. */
+/* The hand-coded heuristic (reference tinygrad/codegen/opt/heuristic.py): applies its opts to s. */
 hcq_status cc_hand_coded(cc_sched *s);
 
 /* Sizes: the constant end of an axis, or -1 when symbolic. */

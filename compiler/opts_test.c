@@ -1,8 +1,8 @@
 /* Optimizer tests: the structure each opt produces (ranges, lanes, index math evaluated by uop_sym_infer), every
  * validity error, and equivalence with the reference interpreter before and after expansion (and compiled through
  * the pipeline and run natively, once per core_id). Heuristic choices on the examples are checked against the
- * reference's observed kernels (compiler.md 6: 512x512 matmul -> r_16_128_8_4_4_128_4 with 8 threads, 512x512
- * exp2(a+b) -> E_32768_2_4). */
+ * reference's observed kernels (tinygrad/codegen/opt/heuristic.py: 512x512 matmul -> r_16_128_8_4_4_128_4 with 8
+ * threads, 512x512 exp2(a+b) -> E_32768_2_4). */
 #include "compiler/opt_test_util.h"
 #include "hcq/testing.h"
 

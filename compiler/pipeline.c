@@ -1,6 +1,6 @@
 /* The compiler's pass pipeline: a fixed table of passes run in order on the kernel SINK, then the linearizer and
- * the renderer (reference compiler.md 3; the order is the reference's for a kernel that starts in post-lowerer
- * form, 1.5). Each pass can be dumped as text through cc_options.dump. */
+ * the renderer (the order is the reference's, tinygrad/codegen/__init__.py, for a kernel that starts in post-lowerer
+ * form). Each pass can be dumped as text through cc_options.dump. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

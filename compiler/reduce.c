@@ -1,4 +1,5 @@
-/* remove_reduce (reference compiler.md 3.12, reduce_to_acc): each REDUCE(x, ranges...) becomes an accumulator.
+/* remove_reduce (reference tinygrad/codegen/late/devectorizer.py, reduce_to_acc): each REDUCE(x, ranges...) becomes an
+ * accumulator.
  *
  *   acc   = INDEX(DEFINE_REG(T*[1], n), 0)
  *   init  = STORE(acc, identity, NOOP(outer ranges))        -- inside the outer loops, before the reduce loops

@@ -1,4 +1,4 @@
-/* C renderer (reference compiler.md 5.1): a linear program -> one freestanding C function
+/* C renderer (reference ClangRenderer, tinygrad/renderer/cstyle.py): a linear program -> one freestanding C function
  *   void NAME(T* restrict data0_N, ..., const int VAR, ..., int core_id)
  * SSA naming: loads, multi-use ALU, WHERE, loops, accumulators get names (val, alu, cast, ridx, acc); constants,
  * INDEX and single-use ALU/CAST/BITCAST are inlined. No libc or libm: SQRT and TRUNC use compiler builtins, bitcasts

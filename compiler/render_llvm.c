@@ -1,5 +1,5 @@
-/* LLVM IR renderer (reference compiler.md 5.3): a linear program -> one textual LLVM IR module (LLVM 19, opaque
- * pointers) holding one function.
+/* LLVM IR renderer (reference tinygrad/renderer/llvmir.py): a linear program -> one textual LLVM IR module (LLVM 19,
+ * opaque pointers) holding one function.
  *
  *   llvm-cpu:  define void @NAME(ptr noalias %data0, ..., i32 %var.N, ..., i32 %core_id)
  *              the c target's ABI, so the CPU device runs either; SPECIAL gidx0 (THREAD) is core_id.

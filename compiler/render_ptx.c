@@ -1,4 +1,4 @@
-/* PTX renderer (reference compiler.md 5.2, with its traps fixed): a linear program -> one `.visible .entry`.
+/* PTX renderer (reference tinygrad/renderer/ptx.py, with its traps fixed): a linear program -> one `.visible .entry`.
  *
  *   .version V / .target sm_XY / .address_size 64
  *   .visible .entry NAME(.param .u64 data<slot>..., .param .s32 var_<name>...) .maxntid X, Y, Z { ... }

@@ -1,4 +1,4 @@
-/* Toolchain driver and on-disk compile cache for the `c` target (reference toolchain.md (a)).
+/* Toolchain driver and on-disk compile cache for the `c` target.
  *
  * cc_toolchain_compile_c: C source (on stdin) -> relocatable ELF object, with
  *   CC -c -x c -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-math-errno -fno-stack-protector

@@ -1,4 +1,4 @@
-/* Toolchain driver for the LLVM IR targets (reference toolchain.md (a), (b)), through the compile cache.
+/* Toolchain driver for the LLVM IR targets, through the compile cache.
  *
  *   llvm-cpu:    clang-19 -c -x ir -O2 -fPIC -march=native - -o OUT.o
  *                (a relocatable object for the CPU device's ELF loader, cpu/cpu_elf.h)

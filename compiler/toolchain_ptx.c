@@ -1,4 +1,4 @@
-/* Toolchain driver for the ptx targets (reference toolchain.md (c)), through the compile cache:
+/* Toolchain driver for the ptx targets, through the compile cache:
  *
  *   ptxas -arch=sm_XY -O3 -o OUT.cubin IN.ptx
  *

@@ -1,5 +1,6 @@
 /* Vectorize: fold the expander's scalar lanes back into vector memory accesses and vector arithmetic (the load/store
- * folding of reference compiler.md 3, step 14, built up from scalars instead of split down from vectors).
+ * folding of the reference's devectorize step, tinygrad/codegen/late/devectorizer.py, built up from scalars instead of
+ * split down from vectors).
  *
  * Runs last (after index lowering and decompositions), only for targets with vector_max >= 2 (the c target):
  * 1. Loads: global LOADs of float32 whose index is root + c, with the same buffer, root, gate and other sources,

@@ -1,7 +1,8 @@
 /* cpu_device: the CPU as an hcq device. The queue core's word format (hcq/README.md) is decoded at submit into
  * commands for the worker pool (cpu/cpu_pool.h):
  *   EXEC      -> the kernel called with the argument buffer's u64 buffer addresses then u32 values (sign-extended,
- *                as the renderer's `int` parameters read them), core_id 0..global[0]-1 (reference runtime.md 3.3);
+ *                as the renderer's `int` parameters read them), core_id 0..global[0]-1 (as the
+ *                reference's tinygrad/runtime/ops_cpu.py);
  *                the arguments are copied at submit, so the argument memory may be patched again right after.
  *   COPY      -> memcpy, split over the pool's threads;
  *   SIGNAL / WAIT / TIMESTAMP -> the pool's commands (a WAIT gives up after the device's wait timeout);

@@ -1,6 +1,6 @@
 /* hcq_args: a kernel-argument buffer whose buffer addresses and variable values may be symbolic.
  *
- * Layout (the C-like layout of the reference, runtime.md 1.6), little-endian:
+ * Layout (the reference's CLikeArgsState, tinygrad/runtime/support/hcq.py), little-endian:
  *   byte 0                      prefix[prefix_words]  u32 each, constant (NV constant buffer 0 header; CPU/AMD: none)
  *   byte 4*prefix_words         bufs[nbufs]           u64 device addresses
  *   byte 4*prefix_words+8*nbufs vals[nvals]           u32 variable values (int32/uint32 range, else submit fails)

@@ -5,7 +5,7 @@
  *   - word patches: one word (width 32) or a lo/hi word pair (width 64) inside the stream;
  *   - field patches: 32- or 64-bit fields inside registered side regions (kernel arguments, launch descriptors).
  * A patch may carry a mask: new = (old & ~mask) | (value & mask), so bits outside the mask keep their value
- * (unlike the reference, which ORs the unmasked value in; runtime.md pitfall P2). An unmasked 32-bit patch takes
+ * (unlike the reference, which ORs the unmasked value in: tinygrad/runtime/ops_nv.py). An unmasked 32-bit patch takes
  * only values of int32 or uint32 range: a symbol outside it fails the submit (naming it, its value and the patch)
  * before anything is written, a constant fails when recorded. A variable's value must lie in its DEFINE_VAR's
  * declared range (the kernel was compiled assuming it), checked at submit too (uint64 variables excepted).

@@ -4,9 +4,9 @@
  * when a queue reaches a `signal` command; the host waits for value >= target. Slots come from 4 KiB signal pages
  * allocated through the backend (HCQ_MEM_SIGNAL), 256 slots each, recycled through a free list.
  *
- * Timeline protocol (reference runtime.md 1.5): every submission waits for timeline >= timeline_value-1 and ends
- * with signal(timeline, hcq_timeline_next(dev)), serializing the device's queues on one counter.
- * 32-bit wrap: AMD packets and the CPU worker store/compare only the low 32 bits of a signal value. Once
+ * Timeline protocol (the reference's, tinygrad/runtime/support/hcq.py): every submission waits for timeline >=
+ * timeline_value-1 and ends with signal(timeline, hcq_timeline_next(dev)), serializing the device's queues on one
+ * counter. 32-bit wrap: AMD packets and the CPU worker store/compare only the low 32 bits of a signal value. Once
  * timeline_value passes HCQ_TIMELINE_WRAP_AT (2^31), hcq_device_synchronize() — which has just seen all work
  * finish — swaps timeline and shadow, stores a full 64-bit 0 into the new timeline and restarts at
  * timeline_value = 1. Queues that must survive a wrap (graphs) refer to the timeline by a symbolic address

@@ -1,4 +1,5 @@
-/* vmin/vmax: sound value bounds, computed once per node and cached in it (reference compiler.md 4.4, made sound).
+/* vmin/vmax: sound value bounds, computed once per node and cached in it (reference _min_max, tinygrad/uop/ops.py, made
+ * sound).
  *
  * Integer bounds are exact int64 endpoints for the fixed-width dtypes: the mathematical result range is computed
  * with overflow checks, and if it leaves the dtype's range (the C result would wrap) the node gets the full range.

@@ -1,4 +1,5 @@
-/* uop_lower_index: give every `index`-typed node a concrete integer dtype (reference compiler.md 3.15).
+/* uop_lower_index: give every `index`-typed node a concrete integer dtype (reference pm_lower_index_dtype,
+ * tinygrad/uop/ops.py).
  *
  * Per node: int64 if its proven bounds (of the unlowered, non-wrapping index value) leave int32, else int32; an
  * op whose index operands are wider widens to them, and its narrower operands are cast up. So an int32 node's

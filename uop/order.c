@@ -1,4 +1,4 @@
-/* Structural order (reference compiler.md 4.3) and iterative topological sort. */
+/* Structural order (reference tuplize, tinygrad/uop/ops.py) and iterative topological sort. */
 #include <stdlib.h>
 #include <string.h>
 

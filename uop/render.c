@@ -1,4 +1,4 @@
-/* The infix debug render of an expression (format in text.h; reference compiler.md 4.5). Explicit work stack. */
+/* The infix debug render of an expression (format in text.h; reference tinygrad/uop/ops.py). Explicit work stack. */
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* symbolic: hcq's algebraic simplifier for index/int/bool expressions (reference compiler.md 4).
+/* symbolic: hcq's algebraic simplifier for index/int/bool expressions (reference tinygrad/uop/symbolic.py).
  *
  * The rule set is data: uop_rule tables (patterns in the match.h language plus callbacks), split by family into
  * symbolic_*.c, compiled once into one immutable matcher. Every rule is sound under C semantics: `//` and `%`

@@ -36,7 +36,7 @@
  *   RANGE of any axis -> (range N END) (the axis is not kept).
  * Other ops (EXP2, LOAD, ...), vector and pointer dtypes give an HCQ_CODE_UNSUPPORTED error naming the op/dtype.
  *
- * Render (uop_render) is the infix debug form (reference compiler.md 4.5), fully parenthesized:
+ * Render (uop_render) is the infix debug form (reference tinygrad/uop/ops.py), fully parenthesized:
  *   (a+b) (a*b) (a//b) (a%b) (a<b) (a!=b) (a==b) (a&b) (a|b) (a^b) (a<<b) (a>>b) max(a, b) (x if c else y)
  *   (1/x) (-x) (a-b) (a/b) trunc(x) exp2(x) log2(x) sin(x) sqrt(x) ((a*b)+c) for MULACC, casts as (T)(x) with
  *   C names (int long short char uchar ushort uint ulong half float double bfloat16 bool index), bitcasts as

@@ -71,7 +71,7 @@ bool uop_dt_can_safe_cast(uop_dtype from, uop_dtype to);
 /* ------------------------------------------------------------------------------------------------ ops */
 
 /* Declaration order matters: it is the first component of the structural order used for canonical operand order
- * (reference compiler.md 4.3: variables < specials < casts < ALU in op order < ranges < constants).
+ * (reference tuplize, tinygrad/uop/ops.py: variables < specials < casts < ALU in op order < ranges < constants).
  * The memory op INDEX is spelled UOP_INDEX_OP in C (UOP_INDEX is the index dtype scalar); its name is "INDEX". */
 #define UOP_OPS(X)                                                                                    \
   X(SINK) X(NOOP) X(UNROLL) X(CONTRACT) X(GEP) X(VECTORIZE) X(CAT) X(PTRCAT)                          \
@@ -192,7 +192,7 @@ bool uop_const_value(const uop *n, int64_t *out_v);
 
 /* ------------------------------------------------------------------------------------------------ bounds */
 
-/* Sound bounds, computed once per node (reference compiler.md 4.4; fixed-width ints wrap, so an expression that may
+/* Sound bounds, computed once per node (reference tinygrad/uop/ops.py; fixed-width ints wrap, so an expression that may
  * overflow its dtype gets the dtype's full range). For index, INT64_MIN/INT64_MAX mean "unbounded".
  * For float nodes use uop_fmin/uop_fmax (which may be +-inf). For uint64, the values are bit patterns. */
 int64_t uop_vmin(const uop *n);
@@ -210,11 +210,12 @@ typedef struct uop_var_val { const char *name; int64_t value; } uop_var_val;
 hcq_status uop_sym_infer(const uop *expr, const uop_var_val *vals, size_t nvals, int64_t *out_value);
 
 /* Lower every `index`-typed node under root, per node, to int32, or int64 when that node's proven bounds or one of
- * its index operands need it (narrower operands are cast up; reference compiler.md 3.15). A DEFINE_VAR declared
+ * its index operands need it (narrower operands are cast up; reference tinygrad/uop/ops.py). A DEFINE_VAR declared
  * outside int32 is an error (kernel variables are 32-bit arguments). */
 hcq_status uop_lower_index(uop_ctx *ctx, const uop *root, const uop **out_root);
 
-/* Structural three-way order (reference compiler.md 4.3), memoized: op, then arg, then dtype, then sources. */
+/* Structural three-way order (reference tuplize, tinygrad/uop/ops.py), memoized: op, then arg, then dtype, then
+ * sources. */
 int uop_struct_cmp(const uop *a, const uop *b);
 
 /* Iterative topological order (sources before users) of the DAG under root. The array lives in the ctx arena. */

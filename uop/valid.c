@@ -1,4 +1,4 @@
-/* Gate (valid) simplification (reference compiler.md 4.6): uop_given_valid simplifies an expression under the
+/* Gate (valid) simplification (reference tinygrad/uop/symbolic.py): uop_given_valid simplifies an expression under the
  * assumption that a bool gate holds; uop_simplify_valid drops gate clauses implied by the others. The symbolic
  * rule set uses both: on WHERE (each arm under its condition) and on bool AND chains. */
 #include <stdio.h>

@@ -6,7 +6,7 @@
  * (or the bare-metal startup) on the target.
  *
  * The reader (cpu_image_parse, cpu_image_eval) needs nothing from libc beyond memcpy/memcmp/memset/strlen and
- * hcq_status_make, so it also builds freestanding (linker_scripts/baremetal/). The writer is cpu_image_write.c. */
+ * hcq_status_make, so it also builds freestanding (baremetal/). The writer is cpu_image_write.c. */
 #ifndef HCQ_CPU_IMAGE_H
 #define HCQ_CPU_IMAGE_H
 

@@ -8,7 +8,7 @@
 
 #include "hcq/status.h"
 #include "cpu/cpu_mem.h"
-#include "linker_scripts/baremetal/bm.h"
+#include "baremetal/bm.h"
 
 #define UART0_DR ((volatile uint32_t *)0x09000000)
 #define UART0_FR ((volatile uint32_t *)0x09000018)

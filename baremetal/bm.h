@@ -1,4 +1,4 @@
-/* Bare-metal support shared by the startup files (linker_scripts/baremetal/). */
+/* Bare-metal support shared by the startup files (baremetal/). */
 #ifndef HCQ_BM_H
 #define HCQ_BM_H
 

@@ -2,7 +2,7 @@
  * .incbin (bm_images.S), loads each ELF with the CPU loader (cpu/cpu_elf*.c), allocates the buffers the spec asks
  * for, and runs a single-threaded command queue (cpu_cmd: EXEC through cpu_kernel_run, SIGNAL, TIMESTAMP, WAIT)
  * whose signals are then checked. Results go to the PL011 UART as lines the host test checks
- * (linker_scripts/baremetal_check.py); the exit status (semihosting) is 0 when every step succeeded.
+ * (baremetal/baremetal_check.py); the exit status (semihosting) is 0 when every step succeeded.
  *
  * Inputs (exact in float32, so any evaluation order gives the same bits):
  *   saxpy: x[i] = i, y[i] = 1000 - i, n = 64       -> y[i] = 2.5 * i + 1000 - i
@@ -18,7 +18,7 @@
 #include "cpu/cpu_mem.h"
 #include "cpu/cpu_pool.h"
 #include "cpu/cpu_sync.h"
-#include "linker_scripts/baremetal/bm.h"
+#include "baremetal/bm.h"
 
 extern const uint8_t bm_saxpy_img[], bm_saxpy_img_end[], bm_sum_img[], bm_sum_img_end[];
 

@@ -1,0 +1,47 @@
+# The bare-metal port: the runtime core booted on qemu-system-aarch64 -M virt without an OS.
+#   make baremetal-test   build build/baremetal/hcq-baremetal.elf and check its UART output (baremetal_check.py)
+# Startup, libc shim and the test program live here; the linker script is linker_scripts/baremetal-aarch64.ld.
+.PHONY: baremetal-test
+TEST_EXTRA += baremetal-test
+
+# The kernels: `hcq compile --target c:aarch64` renders examples/{saxpy,sum}.uop to C, aarch64-linux-gnu-gcc
+# compiles them freestanding, ld links them with linker_scripts/cpu_kernel.ld, mkimage adds the spec (the same
+# buffers/vars as the .uop files). The runtime core (ELF loader, relocations, image reader, kernel calls, status)
+# is compiled freestanding with the startup in baremetal/ and the images are .incbin'd.
+BM_DIR := $(BUILD)/baremetal
+BM_CC := aarch64-linux-gnu-gcc
+BM_CPU := -mcpu=cortex-a57 -mstrict-align
+BM_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g -ffreestanding -fno-builtin -nostdlib -static -fno-pic -fno-pie \
+  -fno-stack-protector -fno-asynchronous-unwind-tables $(BM_CPU) -I. -D_GNU_SOURCE
+BM_KFLAGS := -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-stack-protector -fno-asynchronous-unwind-tables \
+  -fno-ident $(BM_CPU)
+BM_CORE := cpu/cpu_elf.c cpu/cpu_elf32.c cpu/cpu_elf_image.c cpu/cpu_elf_rel.c cpu/cpu_reloc.c cpu/cpu_reloc_aarch64.c \
+  cpu/cpu_reloc_arm.c cpu/cpu_reloc_x86_64.c cpu/cpu_reloc_names.c cpu/cpu_image.c cpu/cpu_kernel.c hcq/status.c
+BM_START := $(addprefix baremetal/,start.S bm_libc.c bm_sync.c bm_main.c bm_images.S)
+BM_ELF := $(BM_DIR)/hcq-baremetal.elf
+BM_SPEC_saxpy := --buf float32:1048576:rw --buf float32:1048576:r --var n --global 1
+BM_SPEC_sum := --buf float32:1:w --buf float32:65536:r --global 1
+
+$(BM_DIR)/mkimage: baremetal/mkimage.c cpu/cpu_image.c cpu/cpu_image_write.c hcq/status.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -I. -D_GNU_SOURCE $^ -o $@
+
+$(BM_DIR)/%.c: examples/%.uop $(HCQ)
+	@mkdir -p $(dir $@)
+	$(HCQ) compile --target c:aarch64 --noopt $< > $@
+
+$(BM_DIR)/%.kelf: $(BM_DIR)/%.c linker_scripts/cpu_kernel.ld
+	$(BM_CC) $(BM_KFLAGS) -c $< -o $(BM_DIR)/$*.ko
+	aarch64-linux-gnu-ld -pie --no-dynamic-linker -z norelro -z noexecstack --no-undefined --defsym=hcq_entry=$* \
+	  -T linker_scripts/cpu_kernel.ld $(BM_DIR)/$*.ko -o $@
+
+$(BM_DIR)/%.img: $(BM_DIR)/%.kelf $(BM_DIR)/mkimage
+	$(BM_DIR)/mkimage --arch aarch64 --name $* $(BM_SPEC_$*) -o $@ $<
+
+$(BM_ELF): $(BM_START) $(BM_CORE) baremetal/bm.h linker_scripts/baremetal-aarch64.ld \
+    $(BM_DIR)/saxpy.img $(BM_DIR)/sum.img
+	$(BM_CC) $(BM_CFLAGS) -DSAXPY_IMG=$(BM_DIR)/saxpy.img -DSUM_IMG=$(BM_DIR)/sum.img -T linker_scripts/baremetal-aarch64.ld \
+	  -Wl,--build-id=none -Wl,-z,noexecstack -Wl,--no-warn-rwx-segments $(BM_START) $(BM_CORE) -lgcc -o $@
+
+baremetal-test: $(BM_ELF)
+	python3 baremetal/baremetal_check.py $(BM_ELF)

@@ -6,8 +6,12 @@ TEST_EXTRA += baremetal-test
 
 # The kernels: `hcq compile --target c:aarch64` renders examples/{saxpy,sum}.uop to C, aarch64-linux-gnu-gcc
 # compiles them freestanding, ld links them with linker_scripts/cpu_kernel.ld, mkimage adds the spec (the same
-# buffers/vars as the .uop files). The runtime core (ELF loader, relocations, image reader, kernel calls, status)
-# is compiled freestanding with the startup in baremetal/ and the images are .incbin'd.
+# buffers/vars as the .uop files), and the images are .incbin'd.
+# The runtime core (ELF loader, relocations, image reader, kernel calls, status) is not listed by hand: every library
+# source of BM_CANDIDATES that compiles freestanding goes into an archive, and the linker takes from it exactly the
+# objects the port's files need (the port's bm_sync.c and bm_libc.c come first, so cpu_sync.c, cpu_mem.c, libc are
+# not pulled). A candidate that does not compile becomes an empty object; should the port need it, the link fails and
+# its compiler errors are printed. $(BM_DIR)/core.map lists what was pulled and why.
 BM_DIR := $(BUILD)/baremetal
 BM_CC := aarch64-linux-gnu-gcc
 BM_CPU := -mcpu=cortex-a57 -mstrict-align
@@ -15,8 +19,9 @@ BM_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g -ffreestanding -fno-builtin
   -fno-stack-protector -fno-asynchronous-unwind-tables $(BM_CPU) -I. -D_GNU_SOURCE
 BM_KFLAGS := -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-stack-protector -fno-asynchronous-unwind-tables \
   -fno-ident $(BM_CPU)
-BM_CORE := cpu/cpu_elf.c cpu/cpu_elf32.c cpu/cpu_elf_image.c cpu/cpu_elf_rel.c cpu/cpu_reloc.c cpu/cpu_reloc_aarch64.c \
-  cpu/cpu_reloc_arm.c cpu/cpu_reloc_x86_64.c cpu/cpu_reloc_names.c cpu/cpu_image.c cpu/cpu_kernel.c hcq/status.c
+BM_CANDIDATES := $(filter-out %_test.c,$(wildcard cpu/*.c hcq/*.c))
+BM_CORE_OBJS := $(patsubst %.c,$(BM_DIR)/obj/%.o,$(BM_CANDIDATES))
+BM_CORE := $(BM_DIR)/libcore.a
 BM_START := $(addprefix baremetal/,start.S bm_libc.c bm_sync.c bm_main.c bm_images.S)
 BM_ELF := $(BM_DIR)/hcq-baremetal.elf
 BM_SPEC_saxpy := --buf float32:1048576:rw --buf float32:1048576:r --var n --global 1
@@ -38,10 +43,18 @@ $(BM_DIR)/%.kelf: $(BM_DIR)/%.c linker_scripts/cpu_kernel.ld
 $(BM_DIR)/%.img: $(BM_DIR)/%.kelf $(BM_DIR)/mkimage
 	$(BM_DIR)/mkimage --arch aarch64 --name $* $(BM_SPEC_$*) -o $@ $<
 
+$(BM_DIR)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(BM_CC) $(BM_CFLAGS) -MMD -MP -c $< -o $@ 2>$@.err || $(BM_CC) -c -x c /dev/null -o $@
+
+$(BM_CORE): $(BM_CORE_OBJS)
+	rm -f $@ && aarch64-linux-gnu-ar rcs $@ $^
+
 $(BM_ELF): $(BM_START) $(BM_CORE) baremetal/bm.h linker_scripts/baremetal-aarch64.ld \
     $(BM_DIR)/saxpy.img $(BM_DIR)/sum.img
 	$(BM_CC) $(BM_CFLAGS) -DSAXPY_IMG=$(BM_DIR)/saxpy.img -DSUM_IMG=$(BM_DIR)/sum.img -T linker_scripts/baremetal-aarch64.ld \
-	  -Wl,--build-id=none -Wl,-z,noexecstack -Wl,--no-warn-rwx-segments $(BM_START) $(BM_CORE) -lgcc -o $@
+	  -Wl,--build-id=none -Wl,-z,noexecstack -Wl,--no-warn-rwx-segments -Wl,-Map,$(BM_DIR)/core.map \
+	  $(BM_START) $(BM_CORE) -lgcc -o $@ || { for e in $(BM_CORE_OBJS:=.err); do test -s $$e && { echo "== $$e"; cat $$e; }; done; exit 1; }
 
 baremetal-test: $(BM_ELF)
 	python3 baremetal/baremetal_check.py $(BM_ELF)

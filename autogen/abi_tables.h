@@ -1,12 +1,12 @@
-/* All generated ioctl tables (KFD, NVIDIA RM escapes, NVIDIA UVM of the newest supported branch). A driver that
- * knows the running NV branch should install that branch's UVM table instead (nv_layout_for_version). */
+/* The generated ioctl tables (KFD, NVIDIA RM escapes, NVIDIA UVM of the newest supported branch) and their
+ * registration with a kernel_iface context: drivers, the tool and tests call this on the context they use. A driver
+ * that knows the running NV branch then registers that branch's UVM table over it (nv_layout_for_version). */
 #ifndef HCQ_AUTOGEN_ABI_TABLES_H
 #define HCQ_AUTOGEN_ABI_TABLES_H
 
-#include <stddef.h>
+#include "hcq/status.h"
+#include "kernel_iface/kif.h"
 
-#include "kernel_iface/ioctl_desc.h"
-
-const kif_ioctl_table *const *autogen_ioctl_tables(size_t *out_count);
+hcq_status autogen_register_decoders(kif *k);
 
 #endif

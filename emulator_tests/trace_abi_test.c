@@ -1,5 +1,5 @@
-/* End to end: kernel_iface's tracer decodes real KFD and NVIDIA RM argument structs with the autogen tables it
- * installs by default. A minimal mock answers one ioctl on each device; the expected text is written by hand from
+/* End to end: kernel_iface's tracer decodes real KFD and NVIDIA RM argument structs with the autogen tables
+ * registered on its context (autogen_register_decoders, as a driver does). A minimal mock answers one ioctl on each device; the expected text is written by hand from
  * the field values set here. */
 #include <errno.h>
 #include <fcntl.h>
@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "autogen/abi_tables.h"
 #include "autogen/kfd.h"
 #include "autogen/nv_abi.h"
 #include "hcq/testing.h"
@@ -42,6 +43,7 @@ static const kif_backend_vtable vt = {.open = mock_open, .close = mock_close, .i
 int main(void) {
   kif *k = NULL;
   CHECK_OK(kif_create(&k));
+  CHECK_OK(autogen_register_decoders(k));
   kif_backend mock = {&vt, "abi-mock"};
   const char *prefixes[] = {"/dev/kfd", "/dev/nvidiactl"};
   CHECK_OK(kif_register(k, &mock, prefixes, 2));

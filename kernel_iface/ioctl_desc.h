@@ -1,4 +1,5 @@
-/* Contract between autogen/ (which generates these tables) and kernel_iface/ (whose tracer uses them).
+/* Contract between autogen/ (which generates these tables), the drivers (which register them with
+ * kif_register_decoder) and kernel_iface/ (whose tracer uses them).
  * Self-contained on purpose: autogen's generated decoders include only this and <stdint.h>/<stddef.h>. */
 #ifndef HCQ_KIF_IOCTL_DESC_H
 #define HCQ_KIF_IOCTL_DESC_H

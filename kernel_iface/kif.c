@@ -2,7 +2,6 @@
  * and writes trace lines. Layout of a call: begin (sequence number, clock) -> fault check -> backend op ->
  * end (trace line, status). */
 #include "kernel_iface/kif.h"
-#include "autogen/abi_tables.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -286,8 +285,6 @@ hcq_status kif_create(kif **out_kif) {
   pthread_mutex_init(&k->mu, NULL);
   const char *env = getenv("HCQ_TRACE");
   if (env && *env && strcmp(env, "0") != 0) k->trace = stderr;
-  /* Names and decoders for KFD / NV ioctls by default; kif_trace_set_tables replaces them. */
-  k->tables = autogen_ioctl_tables(&k->table_count);
   kif_update_slow_mmio_locked_(k);
   *out_kif = k;
   return HCQ_OK;
@@ -313,6 +310,7 @@ void kif_destroy(kif *k) {
   free(k->files);
   free(k->maps);
   free(k->faults);
+  free(k->tables);
   close(k->placeholder_fd);
   pthread_mutex_destroy(&k->mu);
   free(k);
@@ -403,11 +401,27 @@ void kif_trace_set_output(kif *k, FILE *out) {
   kif_unlock_(k);
 }
 
-void kif_trace_set_tables(kif *k, const kif_ioctl_table *const *tables, size_t table_count) {
+hcq_status kif_register_decoder(kif *k, const kif_ioctl_table *table) {
+  if (!k || !table || !table->path_prefix || (table->count && !table->descs))
+    return hcq_status_make(HCQ_CODE_INVALID, "kif_register_decoder: NULL context, table, path_prefix or descs");
+  hcq_status st = HCQ_OK;
+  kif_lock_(k);
+  size_t i = 0;
+  while (i < k->table_count && strcmp(k->tables[i]->path_prefix, table->path_prefix) != 0) i++;
+  if (i == k->table_count && !kif_grow_((void **)&k->tables, &k->table_cap, i + 1, sizeof *k->tables))
+    st = hcq_status_make(HCQ_CODE_NOMEM, "kif_register_decoder %s: out of memory", table->path_prefix);
+  else if (i == k->table_count)
+    k->tables[k->table_count++] = table;
+  else
+    k->tables[i] = table; /* same prefix: the newer table replaces the older one */
+  kif_unlock_(k);
+  return st;
+}
+
+void kif_clear_decoders(kif *k) {
   if (!k) return;
   kif_lock_(k);
-  k->tables = tables;
-  k->table_count = tables ? table_count : 0;
+  k->table_count = 0;
   kif_unlock_(k);
 }
 

@@ -114,9 +114,14 @@ const char *kif_errno_name(int err);
 
 /* Route trace lines to `out` (NULL = off). One line per event, flushed; format in README.md. */
 void kif_trace_set_output(kif *k, FILE *out);
-/* Ioctl decoders (e.g. the autogen tables). The array and tables must outlive the context (or the next call).
- * For an fd, tables whose path_prefix is a string prefix of the fd's path are searched longest prefix first. */
-void kif_trace_set_tables(kif *k, const kif_ioctl_table *const *tables, size_t table_count);
+/* Ioctl names and decoders, for traces and error messages. A driver registers its own tables (autogen's, e.g.
+ * autogen_register_decoders) on the context it uses; kernel_iface knows no driver. A table replaces a registered
+ * one with the same path_prefix (a driver that learns the NV branch swaps in that branch's UVM table). The table
+ * must outlive the context or its replacement. For an fd, tables whose path_prefix is a string prefix of the fd's
+ * path are searched longest prefix first. */
+hcq_status kif_register_decoder(kif *k, const kif_ioctl_table *table);
+/* Forget every registered table. */
+void kif_clear_decoders(kif *k);
 /* Print durations as "0us" (deterministic traces, for golden tests). */
 void kif_trace_set_fixed_durations(kif *k, bool fixed);
 

@@ -49,8 +49,8 @@ struct kif {
   kif_fault_rule *faults;
   size_t fault_count, fault_cap;
   FILE *trace;
-  const kif_ioctl_table *const *tables;
-  size_t table_count;
+  const kif_ioctl_table **tables; /* registered decoders (kif_register_decoder); the tables are the caller's */
+  size_t table_count, table_cap;
   bool fixed_durations;
   uint64_t seq;
   int slow_mmio; /* atomic: mock mappings, tracing or fault rules exist */

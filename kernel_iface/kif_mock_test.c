@@ -118,10 +118,22 @@ int main(void) {
   /* with a table, the error names the ioctl */
   static const kif_ioctl_desc descs[] = {{"TOY_IOC_MISSING", TOY_IOC_MISSING, "toy_args", sizeof(toy_args), NULL}};
   static const kif_ioctl_table table = {"/dev/fake", descs, 1};
-  const kif_ioctl_table *tables[] = {&table};
-  kif_trace_set_tables(k, tables, 1);
+  CHECK_OK(kif_register_decoder(k, &table));
   CHECK_ERR(kif_ioctl(k, fd, TOY_IOC_MISSING, &args), HCQ_CODE_UNSUPPORTED, "TOY_IOC_MISSING");
-  kif_trace_set_tables(k, NULL, 0);
+  /* a table for the same prefix replaces it; bad tables are refused */
+  static const kif_ioctl_desc descs2[] = {{"TOY_IOC_MISSING_V2", TOY_IOC_MISSING, "toy_args", sizeof(toy_args), NULL}};
+  static const kif_ioctl_table table2 = {"/dev/fake", descs2, 1};
+  CHECK_OK(kif_register_decoder(k, &table2));
+  CHECK_ERR(kif_ioctl(k, fd, TOY_IOC_MISSING, &args), HCQ_CODE_UNSUPPORTED, "TOY_IOC_MISSING_V2");
+  static const kif_ioctl_table no_prefix = {NULL, descs2, 1}, no_descs = {"/dev/fake", NULL, 1};
+  CHECK_ERR(kif_register_decoder(k, NULL), HCQ_CODE_INVALID, "kif_register_decoder");
+  CHECK_ERR(kif_register_decoder(k, &no_prefix), HCQ_CODE_INVALID, "path_prefix");
+  CHECK_ERR(kif_register_decoder(k, &no_descs), HCQ_CODE_INVALID, "descs");
+  CHECK_ERR(kif_register_decoder(NULL, &table), HCQ_CODE_INVALID, "kif_register_decoder");
+  kif_clear_decoders(k);
+  hcq_status cleared = kif_ioctl(k, fd, TOY_IOC_MISSING, &args);
+  CHECK(strstr(hcq_status_message(cleared), "_IOC(RW,'T',0x09,8)") != NULL);
+  hcq_status_free(cleared);
   /* fd-level read is not implemented by the toy */
   CHECK_ERR(kif_read(k, fd, &args, 4, &size_B), HCQ_CODE_UNSUPPORTED, "mock toy does not implement read");
 

@@ -84,8 +84,8 @@ int main(void) {
   static toy_mock toy;
   toy_mock_init(&toy);
   CHECK_OK(kif_register(k, &toy.base, toy_prefixes, 2));
-  const kif_ioctl_table *tables[] = {&other_table, &toy_table};
-  kif_trace_set_tables(k, tables, 2);
+  CHECK_OK(kif_register_decoder(k, &other_table));
+  CHECK_OK(kif_register_decoder(k, &toy_table));
 
   char *text = NULL;
   size_t text_size = 0;

@@ -54,7 +54,8 @@ $(BM_ELF): $(BM_START) $(BM_CORE) baremetal/bm.h linker_scripts/baremetal-aarch6
     $(BM_DIR)/saxpy.img $(BM_DIR)/sum.img
 	$(BM_CC) $(BM_CFLAGS) -DSAXPY_IMG=$(BM_DIR)/saxpy.img -DSUM_IMG=$(BM_DIR)/sum.img -T linker_scripts/baremetal-aarch64.ld \
 	  -Wl,--build-id=none -Wl,-z,noexecstack -Wl,--no-warn-rwx-segments -Wl,-Map,$(BM_DIR)/core.map \
-	  $(BM_START) $(BM_CORE) -lgcc -o $@ || { for e in $(BM_CORE_OBJS:=.err); do test -s $$e && { echo "== $$e"; cat $$e; }; done; exit 1; }
+	  $(BM_START) $(BM_CORE) -lgcc -o $@ || \
+	  { for e in $(BM_CORE_OBJS:=.err); do test -s $$e && { echo "== $$e"; cat $$e; }; done; exit 1; }
 
 baremetal-test: $(BM_ELF)
 	python3 baremetal/baremetal_check.py $(BM_ELF)

@@ -1,6 +1,6 @@
 /* End to end: kernel_iface's tracer decodes real KFD and NVIDIA RM argument structs with the autogen tables
- * registered on its context (autogen_register_decoders, as a driver does). A minimal mock answers one ioctl on each device; the expected text is written by hand from
- * the field values set here. */
+ * registered on its context (autogen_register_decoders, as a driver does). A minimal mock answers one ioctl on
+ * each device; the expected text is written by hand from the field values set here. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -11,7 +11,8 @@ TEST_EXTRA += baremetal-test
 # source of BM_CANDIDATES that compiles freestanding goes into an archive, and the linker takes from it exactly the
 # objects the port's files need (the port's bm_sync.c and bm_libc.c come first, so cpu_sync.c, cpu_mem.c, libc are
 # not pulled). A candidate that does not compile becomes an empty object; should the port need it, the link fails and
-# its compiler errors are printed. $(BM_DIR)/core.map lists what was pulled and why.
+# its compiler errors are printed (it is retried when any header changes). $(BM_DIR)/core.map lists what was
+# pulled and why.
 BM_DIR := $(BUILD)/baremetal
 BM_CC := aarch64-linux-gnu-gcc
 BM_CPU := -mcpu=cortex-a57 -mstrict-align
@@ -45,7 +46,8 @@ $(BM_DIR)/%.img: $(BM_DIR)/%.kelf $(BM_DIR)/mkimage
 
 $(BM_DIR)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	@$(BM_CC) $(BM_CFLAGS) -MMD -MP -c $< -o $@ 2>$@.err || $(BM_CC) -c -x c /dev/null -o $@
+	@$(BM_CC) $(BM_CFLAGS) -MMD -MP -c $< -o $@ 2>$@.err || \
+	  { $(BM_CC) -c -x c /dev/null -o $@ && echo '$@: $(wildcard */*.h)' >$(@:.o=.d); }
 
 $(BM_CORE): $(BM_CORE_OBJS)
 	rm -f $@ && aarch64-linux-gnu-ar rcs $@ $^

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/cpu_words.h"
 #include "hcq/graph.h"
 #include "hcq/signal.h"
 
@@ -14,7 +15,7 @@ static hcq_status lean_submit(hcq_device *dev, hcq_queue_kind kind, const uint32
   for (size_t i = 0; i < n;) {
     uint32_t len = w[i] >> 16;
     if (!len || i + len > n) return hcq_status_make(HCQ_CODE_INVALID, "bad header at %zu", i);
-    if ((w[i] & 0xffff) == HCQ_OP_SIGNAL) {
+    if ((w[i] & 0xffff) == CPU_OP_SIGNAL) {
       uint64_t va = (uint64_t)w[i + 1] | ((uint64_t)w[i + 2] << 32), v = (uint64_t)w[i + 3] | ((uint64_t)w[i + 4] << 32);
       __atomic_store_n((uint64_t *)(uintptr_t)va, v, __ATOMIC_RELEASE);
     }
@@ -31,7 +32,8 @@ static hcq_status lean_alloc(hcq_device *dev, size_t size_B, unsigned flags, hcq
   return HCQ_OK;
 }
 static void lean_free(hcq_device *dev, hcq_mem *m) { (void)dev, free(m->host); }
-static const hcq_device_ops lean_ops = {"bench", lean_submit, lean_alloc, lean_free, NULL};
+static const hcq_device_ops lean_ops = {
+    .backend_name = "bench", .submit = lean_submit, .mem_alloc = lean_alloc, .mem_free = lean_free, .encoder = &cpu_words_encoder};
 
 #define DIE_ON(st)                                                   \
   do {                                                               \
@@ -53,7 +55,7 @@ static int nresults;
 /* 100 words: either 100 bare uint64 variables (addresses) or 100 expressions v_k + j over 10 index variables. */
 static void bench_submit(uop_ctx *ctx, hcq_device *dev, bool expressions) {
   hcq_queue *q;
-  DIE_ON(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  DIE_ON(hcq_queue_create(dev, HCQ_QUEUE_COMPUTE, &q));
   enum { NV = 100 };
   static char names[NV][16];
   uop_var_val vals[NV];

@@ -194,7 +194,7 @@ static void test_replay_waits_for_previous(void) {
   const uint32_t *w = f.last[0];
   size_t nw = f.last_n[0];
   CHECK(nw >= 17);
-  if (nw >= 17 && w[nw - 10] == HCQ_HDR(HCQ_OP_SIGNAL, 5)) done_va = (uint64_t)w[nw - 9] | ((uint64_t)w[nw - 8] << 32);
+  if (nw >= 17 && w[nw - 10] == CPU_HDR(CPU_OP_SIGNAL, 5)) done_va = (uint64_t)w[nw - 9] | ((uint64_t)w[nw - 8] << 32);
   CHECK(done_va != 0);
   if (done_va) *(volatile uint64_t *)(uintptr_t)done_va = 1;
   hcq_signal_set(f.dev.timeline, 1);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/cpu_words.h"
 #include "hcq/args.h"
 #include "hcq/queue.h"
 #include "hcq/signal.h"
@@ -128,7 +129,8 @@ static hcq_status fake_submit(hcq_device *dev, hcq_queue_kind kind, const uint32
 }
 
 static const hcq_device_ops fake_ops = {
-    .backend_name = "fake", .submit = fake_submit, .mem_alloc = fake_mem_alloc, .mem_free = fake_mem_free};
+    .backend_name = "fake", .submit = fake_submit, .mem_alloc = fake_mem_alloc, .mem_free = fake_mem_free,
+    .encoder = &cpu_words_encoder};
 
 static hcq_status fake_dev_init(fake_dev *f, const char *name, bool execute) {
   memset(f, 0, sizeof(*f));

@@ -22,7 +22,7 @@ static const uop *add_c(const uop *a, int64_t c) { return uop_alu2(ctx, UOP_ADD,
 
 static void test_commands_encoding(void) {
   hcq_queue *q;
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   uint8_t argmem[64] = {0};
   hcq_args args;
   CHECK_OK(hcq_args_init(&args, argmem, 0x1122334455667788ULL, sizeof(argmem), 0, 2, 1));
@@ -61,7 +61,7 @@ static void test_commands_encoding(void) {
 /* 100 patched words over 10 variables; changing one variable rewrites exactly its 10 words. */
 static void test_only_changed_words(void) {
   hcq_queue *q;
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   char names[10][8];
   const uop *v[10];
   for (int k = 0; k < 10; k++) {
@@ -101,7 +101,7 @@ static void test_only_changed_words(void) {
 
 static void test_masks_and_64bit(void) {
   hcq_queue *q;
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   const uop *x = u64var("x");
   /* Word 0: constant upper half, symbolic low 16 bits. */
   CHECK_OK(hcq_queue_emit32(q, hcq_imm(0xAAAA5555u)));
@@ -146,7 +146,7 @@ static void test_masks_and_64bit(void) {
 /* 1000 submits with random values, checked against values computed here. */
 static void test_thousand_submits(void) {
   hcq_queue *q;
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   const uop *a = ivar("a"), *b = ivar("b"), *c = u64var("c");
   const uop *e_sum = uop_alu2(ctx, UOP_ADD, a, b);
   const uop *e_mul = uop_alu2(ctx, UOP_MUL, a, uop_index_const(ctx, 3));
@@ -195,7 +195,7 @@ static void test_thousand_submits(void) {
 
 static void test_missing_variable(void) {
   hcq_queue *q;
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   const uop *a = ivar("alpha"), *b = ivar("beta_missing");
   uint32_t region_mem[2] = {0x11111111, 0x22222222};
   uint32_t r;
@@ -230,7 +230,7 @@ static void test_missing_variable(void) {
 
 static void test_bad_input(void) {
   hcq_queue *q;
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   /* Constant nodes are constants: written at once, no patch. */
   CHECK_OK(hcq_queue_emit32(q, hcq_sym(uop_index_const(ctx, 42))));
   CHECK_EQ_INT(hcq_queue_words(q)[0], 42);
@@ -244,15 +244,15 @@ static void test_bad_input(void) {
   CHECK_ERR(hcq_queue_submit(q, &fdev.dev, NULL, 0), HCQ_CODE_INVALID, "past the end");
   hcq_queue_destroy(q);
 
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   CHECK_ERR(hcq_queue_patch_word(q, 0, hcq_imm(1), 16, 0), HCQ_CODE_INVALID, "width");
   hcq_queue_destroy(q);
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   uint32_t r, mem[2];
   CHECK_OK(hcq_queue_add_region(q, mem, sizeof(mem), &r));
   CHECK_ERR(hcq_queue_patch_field(q, r, 4, hcq_imm(1), 64, 0), HCQ_CODE_INVALID, "outside region");
   hcq_queue_destroy(q);
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   CHECK_ERR(hcq_queue_patch_field(q, 3, 0, hcq_imm(1), 32, 0), HCQ_CODE_INVALID, "not registered");
   hcq_queue_destroy(q);
 }
@@ -261,7 +261,7 @@ static void test_bad_input(void) {
  * naming the variable (or symbol), its value and the patch, before anything is written. */
 static void test_value_fits_width(void) {
   hcq_queue *q;
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   const uop *n = uop_var(ctx, "n", 0, 10000000000LL, uop_dt(UOP_INDEX)), *m = ivar("m");
   uint8_t argmem[16];
   memset(argmem, 0xEE, sizeof argmem);
@@ -304,11 +304,11 @@ static void test_value_fits_width(void) {
   CHECK_EQ_INT(fdev.submits, submits + 2);
   hcq_queue_destroy(q);
   /* constants are checked when recorded */
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   CHECK_ERR(hcq_queue_emit32(q, hcq_imm(0x100000000ULL)), HCQ_CODE_INVALID,
             "constant 4294967296 (0x100000000) does not fit the 32-bit patch of word 0");
   hcq_queue_destroy(q);
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   CHECK_OK(hcq_queue_emit32(q, hcq_imm((uint64_t)-5))); /* int32 -5 */
   CHECK_EQ_INT(hcq_queue_words(q)[0], 0xfffffffbu);
   hcq_queue_destroy(q);
@@ -317,7 +317,7 @@ static void test_value_fits_width(void) {
 /* Variables keep to their declared range at submit (the kernel was compiled assuming it). */
 static void test_declared_range(void) {
   hcq_queue *q;
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   const uop *k = uop_var(ctx, "k", 1, 1000, uop_dt(UOP_INDEX));
   const uop *k2 = uop_var(ctx, "k", 0, 500, uop_dt(UOP_INT32)); /* same name, narrower: 1..500 holds */
   CHECK_OK(hcq_queue_emit32(q, hcq_sym(add_c(k, 10))));

@@ -219,6 +219,36 @@ static void test_rejects(fixture *f) {
   hcq_signal_destroy(s);
 }
 
+/* The CPU encoder writes the words of cpu/cpu_words.h (hand-encoded here from that table). */
+static void test_encoding(fixture *f) {
+  hcq_queue *q;
+  CHECK_OK(hcq_queue_create(f->hd, HCQ_QUEUE_COMPUTE, &q));
+  uint8_t argmem[64] = {0};
+  hcq_args args;
+  CHECK_OK(hcq_args_init(&args, argmem, 0x1122334455667788ULL, sizeof(argmem), 0, 2, 1));
+  hcq_val g[3] = {hcq_imm(4), hcq_imm(5), hcq_imm(6)}, l[3] = {hcq_imm(1), hcq_imm(2), hcq_imm(3)};
+  CHECK_OK(hcq_queue_wait(q, hcq_imm(0x100000008ULL), hcq_imm(9)));
+  CHECK_OK(hcq_queue_memory_barrier(q));
+  CHECK_OK(hcq_queue_exec(q, hcq_imm(0xdeadbeefcafeULL), &args, g, l));
+  CHECK_OK(hcq_queue_copy(q, hcq_imm(0x10), hcq_imm(0x20), hcq_imm(0x300000000ULL)));
+  CHECK_OK(hcq_queue_timestamp(q, hcq_imm(0x40)));
+  CHECK_OK(hcq_queue_signal(q, hcq_imm(0x50), hcq_imm(0x1234567890ULL)));
+  static const uint32_t want[] = {
+      0x00050004, 0x00000008, 0x00000001, 9, 0,                                             /* wait */
+      0x00010006,                                                                           /* barrier */
+      0x000d0001, 0xbeefcafe, 0x0000dead, 0x55667788, 0x11223344, 2, 1, 4, 5, 6, 1, 2, 3, /* exec */
+      0x00070002, 0x10, 0, 0x20, 0, 0, 3,                                                   /* copy */
+      0x00030005, 0x40, 0,                                                                  /* timestamp */
+      0x00050003, 0x50, 0, 0x34567890, 0x12,                                                /* signal */
+  };
+  CHECK_EQ_INT(hcq_queue_word_count(q), sizeof(want) / 4);
+  if (hcq_queue_word_count(q) == sizeof(want) / 4) CHECK(memcmp(hcq_queue_words(q), want, sizeof(want)) == 0);
+  /* A queue belongs to its device. */
+  hcq_device other = {.ops = f->hd->ops, .name = "OTHER:0"};
+  CHECK_ERR(hcq_queue_submit(q, &other, NULL, 0), HCQ_CODE_INVALID, "belongs to its device");
+  hcq_queue_destroy(q);
+}
+
 int main(void) {
   char dir[] = "/tmp/hcq-cpu-device-test-XXXXXX";
   if (!mkdtemp(dir)) return 1;
@@ -247,6 +277,7 @@ int main(void) {
     test_exec_symbolic(&f, ctx);
     test_copy_timestamp(&f);
     test_rejects(&f);
+    test_encoding(&f);
     if (threads == 2) {
       test_wait_timeout(&f);
       test_fault(&f);

@@ -139,31 +139,37 @@ static inline uint64_t full_mask(unsigned width_bits) { return width_bits == 64 
 
 static inline uint64_t merge(uint64_t old, uint64_t v, uint64_t mask) { return (old & ~mask) | (v & mask); }
 
-static void write_patch(hcq_queue *q, const hcq_patch *p, uint64_t v) {
+/* Returns how many stream words changed value (only those are stored: a replay rewrites exactly the words whose
+ * value changed). */
+static unsigned write_patch(hcq_queue *q, const hcq_patch *p, uint64_t v) {
   v <<= p->shift;
   if (p->region == HCQ_STREAM) {
     uint32_t *w = q->words + p->offset;
     if (p->width == 32) {
-      w[0] = (uint32_t)merge(w[0], v, p->mask);
-    } else {
-      uint64_t old = (uint64_t)w[0] | ((uint64_t)w[1] << 32), nv = merge(old, v, p->mask);
-      w[0] = (uint32_t)nv;
-      w[1] = (uint32_t)(nv >> 32);
+      uint32_t nw = (uint32_t)merge(w[0], v, p->mask);
+      if (nw == w[0]) return 0;
+      w[0] = nw;
+      return 1;
     }
-  } else {
-    uint8_t *at = (uint8_t *)q->regions[p->region].host + p->offset;
-    if (p->width == 32) {
-      uint32_t old;
-      memcpy(&old, at, 4);
-      old = (uint32_t)merge(old, v, p->mask);
-      memcpy(at, &old, 4);
-    } else {
-      uint64_t old;
-      memcpy(&old, at, 8);
-      old = merge(old, v, p->mask);
-      memcpy(at, &old, 8);
-    }
+    uint64_t old = (uint64_t)w[0] | ((uint64_t)w[1] << 32), nv = merge(old, v, p->mask);
+    unsigned n = 0;
+    if ((uint32_t)nv != w[0]) w[0] = (uint32_t)nv, n++;
+    if ((uint32_t)(nv >> 32) != w[1]) w[1] = (uint32_t)(nv >> 32), n++;
+    return n;
   }
+  uint8_t *at = (uint8_t *)q->regions[p->region].host + p->offset;
+  if (p->width == 32) {
+    uint32_t old;
+    memcpy(&old, at, 4);
+    old = (uint32_t)merge(old, v, p->mask);
+    memcpy(at, &old, 4);
+  } else {
+    uint64_t old;
+    memcpy(&old, at, 8);
+    old = merge(old, v, p->mask);
+    memcpy(at, &old, 8);
+  }
+  return 0;
 }
 
 /* An unmasked 32-bit patch takes a value of int32 or uint32 range; anything else would lose its high bits. (A
@@ -409,15 +415,16 @@ hcq_status hcq_queue_apply(hcq_queue *q, const uop_var_val *var_vals, size_t n) 
     any |= s->changed;
   }
   if (any) {
-    uint64_t writes = 0;
+    uint64_t writes = 0, words = 0;
     for (size_t k = 0; k < q->npatches; k++) {
       const hcq_patch *p = &q->patches[k];
       if (q->syms[p->sym].changed) {
-        write_patch(q, p, q->syms[p->sym].cur);
+        words += write_patch(q, p, q->syms[p->sym].cur);
         writes++;
       }
     }
     q->stats.patch_writes += writes;
+    q->stats.words_written += words;
     for (uint32_t i = 0; i < q->nsyms; i++) q->syms[i].prev = q->syms[i].cur;
   }
   for (size_t v = 0; v < q->nvars; v++) q->vars[v].prev = q->vars[v].cur;

@@ -38,6 +38,7 @@ typedef struct hcq_queue_stats {
   uint64_t submits;
   uint64_t syms_evaluated; /* distinct symbol evaluations */
   uint64_t patch_writes;   /* patches written (a 64-bit word patch counts once) */
+  uint64_t words_written;  /* stream words whose value a patch changed (unchanged words are not stored) */
 } hcq_queue_stats;
 
 /* A queue belongs to a device: the generic commands are encoded by dev->ops->encoder, words live where

@@ -35,16 +35,17 @@ static void test_commands_encoding(void) {
   CHECK_OK(hcq_queue_copy(q, hcq_imm(0x10), hcq_imm(0x20), hcq_imm(0x300000000ULL)));
   CHECK_OK(hcq_queue_timestamp(q, hcq_imm(0x40)));
   CHECK_OK(hcq_queue_signal(q, hcq_imm(0x50), hcq_imm(0x1234567890ULL)));
-  /* Hand-encoded per hcq/README.md: header = op | len << 16. */
+  /* Hand-encoded per the fake GPU's table (hcq/queue_fake_device.h): type-3 header 3 << 30 | (dwords-1) << 16 |
+   * opcode << 8. */
   static const uint32_t want[] = {
-      0x00050004, 0x00000008, 0x00000001, 9, 0,                             /* wait */
-      0x00010006,                                                           /* barrier */
-      0x000d0001, 0xbeefcafe, 0x0000dead, 0x55667788, 0x11223344, 2, 1, 4, 5, 6, 1, 2, 3, /* exec */
-      0x00070002, 0x10, 0, 0x20, 0, 0, 3,                                   /* copy */
-      0x00030005, 0x40, 0,                                                  /* timestamp */
-      0x00050003, 0x50, 0, 0x34567890, 0x12,                                /* signal */
-  };
-  CHECK_EQ_INT(hcq_queue_word_count(q), sizeof(want) / 4);
+      0xC0042300, 0x105, 0x00000008, 0x00000001, 9, 0,                      /* wait: WAIT_MEM, >= */
+      0xC0002400, 0,                                                        /* barrier */
+      0xC0082000, 0xbeefcafe, 0x0000dead, 0x55667788, 0x11223344, 0x00010002, 4, 5, 6,
+      1 | 2 << 11 | 3 << 22,                                                /* exec: nbufs|nvals, global, local */
+      0xC0052100, 0x10, 0, 0x20, 0, 0, 3,                                   /* copy */
+      0xC0042200, 2, 0x40, 0, 0, 0,                                         /* timestamp: RELEASE time */
+      0xC0042200, 1, 0x50, 0, 0x34567890, 0x12,                             /* signal: RELEASE value */
+  };  CHECK_EQ_INT(hcq_queue_word_count(q), sizeof(want) / 4);
   if (hcq_queue_word_count(q) == sizeof(want) / 4) CHECK(memcmp(hcq_queue_words(q), want, sizeof(want)) == 0);
   CHECK_EQ_INT(hcq_queue_patch_count(q), 0); /* all constants */
   uint64_t b0, b1;
@@ -176,10 +177,10 @@ static void test_thousand_submits(void) {
     uop_var_val vv[3] = {{"b", bv}, {"c", (int64_t)cv}, {"a", av}};
     CHECK_OK(hcq_queue_submit(q, &fdev.dev, vv, 3));
     const uint32_t *w = fdev.last[0];
-    uint32_t want[] = {0x00050004, (uint32_t)cv, (uint32_t)(cv >> 32), (uint32_t)(av - 1), (uint32_t)((uint64_t)(av - 1) >> 32),
+    uint32_t want[] = {0xC0042300, 0x105, (uint32_t)cv, (uint32_t)(cv >> 32), (uint32_t)(av - 1), (uint32_t)((uint64_t)(av - 1) >> 32),
                        (uint32_t)(av + bv), (uint32_t)(av * 3), (uint32_t)((uint64_t)(av * 3) >> 32),
                        (uint32_t)(bv / 7), (uint32_t)(bv % 7), (uint32_t)(cv >> 32), (uint32_t)cv,
-                       0x00050003, (uint32_t)cv, (uint32_t)(cv >> 32), (uint32_t)av, (uint32_t)((uint64_t)av >> 32)};
+                       0xC0042200, 1, (uint32_t)cv, (uint32_t)(cv >> 32), (uint32_t)av, (uint32_t)((uint64_t)av >> 32)};
     if (fdev.words_last != sizeof(want) / 4 || memcmp(w, want, sizeof(want)) != 0) mismatches++;
     uint64_t b0;
     uint32_t v0, v1;

@@ -7,6 +7,7 @@
 
 #include "cpu/cpu_words.h"
 #include "hcq/graph.h"
+#include "hcq/queue_fake_device.h"
 #include "hcq/signal.h"
 
 static hcq_status lean_submit(hcq_device *dev, hcq_queue_kind kind, const uint32_t *w, size_t n) {
@@ -93,7 +94,7 @@ static void bench_submit(uop_ctx *ctx, hcq_device *dev, bool expressions) {
 
 /* A graph of NK kernels (2 buffers + 1 value each, from 16 input buffers) on one device; every replay changes all
  * 16 input addresses and the shape variable. */
-static void bench_graph(uop_ctx *ctx, hcq_device *dev, int nk) {
+static void bench_graph(uop_ctx *ctx, hcq_device *dev, int nk, const char *backend) {
   hcq_graph *g;
   DIE_ON(hcq_graph_create(ctx, &g));
   enum { NB = 16 };
@@ -128,8 +129,9 @@ static void bench_graph(uop_ctx *ctx, hcq_device *dev, int nk) {
     }
     t1 = hcq_now_ns();
   } while (t1 - t0 < 300000000u);
-  static char label[64];
-  snprintf(label, sizeof(label), "graph_replay_%d_kernels_all_inputs_change", nk);
+  static char labels[2][80];
+  char *label = labels[nresults % 2];
+  snprintf(label, sizeof(labels[0]), "graph_replay_%d_kernels_all_inputs_change%s", nk, backend);
   results[nresults++] = (result){label, "ns_per_kernel", (double)(t1 - t0) / (double)replays / nk, replays};
   hcq_graph_destroy(g);
 }
@@ -143,7 +145,13 @@ int main(void) {
   DIE_ON(hcq_device_init(&gdev, &lean_ops, &decode, "BENCH:1"));
   bench_submit(ctx, &dev, false);
   bench_submit(ctx, &dev, true);
-  bench_graph(ctx, &gdev, 320);
+  bench_graph(ctx, &gdev, 320, "");
+  /* The same graph on the fake GPU backend: PM4-like packets, words in its device memory, its command processor
+   * validating and running every packet of each replay. */
+  static fake_dev fgpu;
+  DIE_ON(fake_dev_init(&fgpu, "FAKEGPU:0", true));
+  fgpu.no_log = true;
+  bench_graph(ctx, &fgpu.dev, 320, "_fakegpu");
   printf("%-48s %14s %10s\n", "case", "value", "iters");
   for (int i = 0; i < nresults; i++)
     printf("%-48s %10.1f %-13s %ld\n", results[i].name, results[i].value, results[i].unit, results[i].iters);
@@ -152,6 +160,7 @@ int main(void) {
            results[i].value, results[i].iters);
   hcq_device_fini(&dev);
   hcq_device_fini(&gdev);
+  fake_dev_fini(&fgpu);
   uop_ctx_destroy(ctx);
   return 0;
 }

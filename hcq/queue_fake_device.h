@@ -66,6 +66,7 @@ typedef struct fake_dev {
   hcq_device dev;
   bool execute;
   bool run_copies; /* COPY moves the bytes (off by default: tests may log copies between made-up addresses) */
+  bool no_log;     /* benchmarks: do not keep the exec/copy logs */
   uint32_t *last[2];
   size_t last_n[2];
   size_t submits, changed_words_last, words_last, zero_copy_submits;
@@ -202,7 +203,7 @@ static hcq_status fake_walk(fake_dev *f, const uint32_t *w, size_t n, bool run) 
       if ((nbufs || nvals) && !args_va) return fake_bad(i, h, "arguments without argument memory");
       if ((prog & 0xffff000000000000ULL) == FAKE_PROG_TAG && (prog & 0xffffffffu) >= f->nprogs)
         return fake_bad(i, h, "unknown program");
-      if (run) {
+      if (run && !f->no_log) {
         if (f->nexecs == f->execs_cap) {
           size_t cap = f->execs_cap ? 2 * f->execs_cap : 64;
           fake_exec *e = realloc(f->execs, cap * sizeof(*e));
@@ -217,7 +218,7 @@ static hcq_status fake_walk(fake_dev *f, const uint32_t *w, size_t n, bool run) 
           memcpy(&e->bufs[b], (const uint8_t *)(uintptr_t)args_va + 8 * b, 8);
         if ((prog & 0xffff000000000000ULL) == FAKE_PROG_TAG && nbufs <= FAKE_MAX_BUFS && nvals <= 16) {
           int32_t vals[16];
-          memcpy(vals, (const uint8_t *)(uintptr_t)args_va + 8 * nbufs, 4 * nvals);
+          if (nvals) memcpy(vals, (const uint8_t *)(uintptr_t)args_va + 8 * nbufs, 4 * nvals);
           uint32_t gid[3];
           for (gid[2] = 0; gid[2] < a[7]; gid[2]++)
             for (gid[1] = 0; gid[1] < a[6]; gid[1]++)
@@ -227,7 +228,7 @@ static hcq_status fake_walk(fake_dev *f, const uint32_t *w, size_t n, bool run) 
     } else if (op == FAKE_OP_COPY) {
       uint64_t dst = fake_u64(a), src = fake_u64(a + 2), size = fake_u64(a + 4);
       if (size && (!dst || !src)) return fake_bad(i, h, "copy with a NULL address");
-      if (run) {
+      if (run && !f->no_log) {
         if (f->ncopies == f->copies_cap) {
           size_t cap = f->copies_cap ? 2 * f->copies_cap : 64;
           fake_copy *c = realloc(f->copies, cap * sizeof(*c));

@@ -3,7 +3,8 @@
  * Any value recorded into a queue may be a constant or a symbol (a `const uop *` of an int/index/bool dtype over
  * named DEFINE_VARs). Constants are written at record time. Symbols are recorded as patches:
  *   - word patches: one word (width 32) or a lo/hi word pair (width 64) inside the stream;
- *   - field patches: 32- or 64-bit fields inside registered side regions (kernel arguments, launch descriptors).
+ *   - field patches: 32- or 64-bit fields inside registered side regions (kernel arguments, launch descriptors);
+ *   - bitfield patches: (shift, width) inside a word, or an absolute hi:lo bit range of a region, overflow-checked.
  * A patch may carry a mask: new = (old & ~mask) | (value & mask), so bits outside the mask keep their value
  * (unlike the reference, which ORs the unmasked value in; runtime.md pitfall P2). An unmasked 32-bit patch takes
  * only values of int32 or uint32 range: a symbol outside it fails the submit (naming it, its value and the patch)

@@ -124,20 +124,40 @@ static void test_storage_and_counts(void) {
   const uop *a = uop_var(ctx, "a", 0, -1, uop_dt(UOP_UINT64));
   for (int i = 0; i < 300; i++) CHECK_OK(hcq_queue_signal(q, hcq_sym(a), hcq_imm((uint64_t)i)));
   CHECK(hcq_queue_word_count(q) > 256); /* grew past the first block */
-  uop_var_val v = {"a", 0x100000000LL};
-  for (int r = 0; r < 4; r++) {
+  /* Values: first, low word only, high word only, both, unchanged. */
+  static const int64_t vals[5] = {0x100000000LL, 0x100000008LL, 0x200000008LL, 0x300000010LL, 0x300000010LL};
+  static const uint64_t want[5] = {0, 300, 300, 600, 0};
+  for (int r = 0; r < 5; r++) {
+    uop_var_val v = {"a", vals[r]};
     uint64_t before = hcq_queue_get_stats(q).words_written;
     CHECK_OK(hcq_queue_submit(q, &f.dev, &v, 1));
     uint64_t written = hcq_queue_get_stats(q).words_written - before;
     if (r > 0) CHECK_EQ_INT(written, f.changed_words_last);
-    /* r=1: only the low word changes (300 words); r=2: both; r=3: nothing. */
-    if (r == 1) CHECK_EQ_INT(written, 300);
-    if (r == 2) CHECK_EQ_INT(written, 600);
-    if (r == 3) CHECK_EQ_INT(written, 0);
-    v.value = r == 0 ? 0x100000008LL : r == 1 ? 0x200000010LL : v.value;
+    if (r > 0) CHECK_EQ_INT(written, want[r]);
   }
   CHECK_EQ_INT(f.zero_copy_submits, f.submits);
-  CHECK_EQ_INT(f.submits, 4);
+  CHECK_EQ_INT(f.submits, 5);
+  hcq_queue_destroy(q);
+  /* A masked 32-bit patch whose symbol changes but whose bits do not rewrites nothing (a bitfield's symbol cannot
+   * change without its bits: values must fit the field). */
+  CHECK_OK(hcq_queue_create(&f.dev, HCQ_QUEUE_COMPUTE, &q));
+  const uop *b = uop_var(ctx, "b", 0, 1 << 20, uop_dt(UOP_INDEX)), *c = uop_var(ctx, "c", 0, 1 << 20, uop_dt(UOP_INDEX));
+  const uop *c3 = uop_alu2(ctx, UOP_IDIV, c, uop_index_const(ctx, 3));
+  CHECK_OK(hcq_queue_emit32(q, hcq_imm(0)));
+  CHECK_OK(hcq_queue_patch_word(q, 0, hcq_sym(b), 32, 0xff));
+  CHECK_OK(hcq_queue_emit32(q, hcq_imm(0)));
+  CHECK_OK(hcq_queue_patch_bits(q, 1, 4, 12, hcq_sym(c3)));
+  static const int64_t bv[4] = {0x101, 0x201, 0x202, 0x202}, cv[4] = {9, 10, 10, 12};
+  static const uint64_t bwant[4] = {0, 0, 1, 1};
+  for (int r = 0; r < 4; r++) {
+    uop_var_val v[2] = {{"b", bv[r]}, {"c", cv[r]}};
+    uint64_t before = hcq_queue_get_stats(q).words_written;
+    CHECK_OK(hcq_queue_submit(q, &f.dev, v, 2));
+    if (r > 0) CHECK_EQ_INT(hcq_queue_get_stats(q).words_written - before, bwant[r]);
+    if (r > 0) CHECK_EQ_INT(f.changed_words_last, bwant[r]);
+    CHECK_EQ_INT(hcq_queue_words(q)[0], (uint32_t)(bv[r] & 0xff));
+    CHECK_EQ_INT(hcq_queue_words(q)[1], (uint32_t)(cv[r] / 3) << 4);
+  }
   hcq_queue_destroy(q);
   fake_dev_fini(&f);
   CHECK_EQ_INT(f.mem_live, 0);

@@ -2,6 +2,7 @@
  * class of malformed packet before running any, bitfield patches land in their bits and are overflow-checked at
  * submit, queue words live in the backend's storage and are submitted in place, and a submit rewrites exactly
  * the words whose value changed. Expected words are hand-encoded from the fake's table. */
+#include "autogen/amd_pm4.h"
 #include "hcq/queue_fake_device.h"
 #include "hcq/testing.h"
 
@@ -81,6 +82,27 @@ static void test_bitfields(void) {
   CHECK_ERR(hcq_queue_submit(q, &f.dev, v3, 3), HCQ_CODE_INVALID, "11-bit field at bit 11");
   /* Constants are checked when recorded; bad field shapes are refused. */
   CHECK_ERR(hcq_queue_patch_bits(q, 9, 0, 4, hcq_imm(16)), HCQ_CODE_INVALID, "does not fit");
+  hcq_queue_destroy(q);
+  CHECK_OK(hcq_queue_create(&f.dev, HCQ_QUEUE_COMPUTE, &q));
+  CHECK_ERR(hcq_queue_patch_shift_mask(q, 0, 8, 0xf0, hcq_imm(1)), HCQ_CODE_INVALID, "not a run of low bits");
+  hcq_queue_destroy(q);
+  CHECK_OK(hcq_queue_create(&f.dev, HCQ_QUEUE_COMPUTE, &q));
+  CHECK_ERR(hcq_queue_patch_bits(q, 0, 0, 8, hcq_imm(1)), HCQ_CODE_INVALID, "past the end");
+  hcq_queue_destroy(q);
+  /* autogen's _SHIFT/_MASK pairs: a PM4 header whose opcode and count are symbols, checked against the macro. */
+  CHECK_OK(hcq_queue_create(&f.dev, HCQ_QUEUE_COMPUTE, &q));
+  const uop *op = uop_var(ctx, "op", 0, 1 << 20, uop_dt(UOP_INDEX)), *cnt = uop_var(ctx, "cnt", 0, 1 << 20, uop_dt(UOP_INDEX));
+  CHECK_OK(hcq_queue_emit32(q, hcq_imm(AMD_PM4_TYPE3_HEADER)));
+  CHECK_OK(hcq_queue_patch_shift_mask(q, 0, AMD_PM4_OPCODE_SHIFT, AMD_PM4_OPCODE_MASK, hcq_sym(op)));
+  CHECK_OK(hcq_queue_patch_shift_mask(q, 0, AMD_PM4_COUNT_SHIFT, AMD_PM4_COUNT_MASK, hcq_sym(cnt)));
+  uop_var_val pv[2] = {{"op", 0x49}, {"cnt", 5}};
+  f.execute = false; /* a lone header is not a runnable list */
+  CHECK_OK(hcq_queue_submit(q, &f.dev, pv, 2));
+  CHECK_EQ_INT(hcq_queue_words(q)[0], AMD_PM4_PACKET3(0x49, 5));
+  pv[1].value = 0x4000; /* count is 14 bits */
+  CHECK_ERR(hcq_queue_submit(q, &f.dev, pv, 2), HCQ_CODE_INVALID, "14-bit field at bit 16");
+  CHECK_EQ_INT(hcq_queue_words(q)[0], AMD_PM4_PACKET3(0x49, 5));
+  f.execute = true;
   hcq_queue_destroy(q);
 
   /* Region fields as hi:lo bit ranges (QMD-style), including one straddling a 32-bit boundary. */

@@ -369,6 +369,15 @@ hcq_status hcq_queue_patch_bits(hcq_queue *q, size_t word_index, unsigned shift,
   return set_error(q, add_patch(q, HCQ_STREAM, word_index, v, container, mask, shift, width));
 }
 
+hcq_status hcq_queue_patch_shift_mask(hcq_queue *q, size_t word_index, unsigned shift, uint64_t mask, hcq_val v) {
+  if (q->err) return hcq_queue_status(q);
+  unsigned width = (unsigned)__builtin_popcountll(mask);
+  if (!mask || width > 63 || mask != ((uint64_t)1 << width) - 1)
+    return set_error(q, hcq_status_make(HCQ_CODE_INVALID, "queue bitfield mask 0x%" PRIx64 " (shift %u): not a run of low bits",
+                                        mask, shift));
+  return hcq_queue_patch_bits(q, word_index, shift, width, v);
+}
+
 hcq_status hcq_queue_patch_region_bits(hcq_queue *q, uint32_t region, unsigned hi, unsigned lo, hcq_val v) {
   if (q->err) return hcq_queue_status(q);
   if (region >= q->nregions)

@@ -76,6 +76,9 @@ hcq_status hcq_queue_patch_field(hcq_queue *q, uint32_t region, size_t offset_B,
  * bits unsigned: a symbol that does not fails the submit naming the patch before anything is written; a constant
  * fails now. Other bits keep their value. */
 hcq_status hcq_queue_patch_bits(hcq_queue *q, size_t word_index, unsigned shift, unsigned width, hcq_val v);
+/* The same with the field as autogen's _SHIFT/_MASK pair (mask not shifted, e.g. AMD_PM4_COUNT_MASK 0x3fff): the
+ * mask must be a contiguous run of low bits. */
+hcq_status hcq_queue_patch_shift_mask(hcq_queue *q, size_t word_index, unsigned shift, uint64_t mask, hcq_val v);
 /* The same inside a side region, the field given as an absolute bit range hi:lo of the region (QMD-style `hi:lo`;
  * the field may span at most one 64-bit window starting at the 32-bit word that holds bit lo). */
 hcq_status hcq_queue_patch_region_bits(hcq_queue *q, uint32_t region, unsigned hi, unsigned lo, hcq_val v);

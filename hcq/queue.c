@@ -419,9 +419,10 @@ hcq_status hcq_queue_apply(hcq_queue *q, const uop_var_val *var_vals, size_t n) 
       q->stats.syms_evaluated++;
     }
     s->changed = !q->applied || s->cur != s->prev;
-    if (s->changed && s->fit32 && !fits32(s->cur)) return misfit_error(q, s);
-    if (s->changed && s->field_bits && (s->cur >> s->field_bits)) return misfit_bits_error(q, s);
-    any |= s->changed;
+    if (!s->changed) continue;
+    if (s->fit32 && !fits32(s->cur)) return misfit_error(q, s);
+    if (s->field_bits && (s->cur >> s->field_bits)) return misfit_bits_error(q, s);
+    any = true;
   }
   if (any) {
     uint64_t writes = 0, words = 0;

@@ -29,9 +29,9 @@ typedef struct hcq_qsym {
   uint8_t changed;      /* scratch of the current apply */
   uint8_t always_eval;  /* uses names we do not track (RANGE/SPECIAL): evaluate every time */
   uint8_t fit32;        /* written to an unmasked 32-bit patch: its value must fit int32 or uint32 */
-  uint32_t fit32_patch; /* the first such patch (for the error message) */
   uint8_t field_bits;   /* the narrowest bitfield patch it goes to (0: none): its value must fit that many bits */
-  uint32_t field_patch; /* that patch (for the error message) */
+  uint32_t fit32_patch; /* the first unmasked 32-bit patch (for the error message) */
+  uint32_t field_patch; /* that bitfield patch (for the error message) */
 } hcq_qsym;
 
 typedef struct hcq_qvar {

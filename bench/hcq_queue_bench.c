@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/cpu_words.h"
 #include "hcq/graph.h"
+#include "hcq/queue_fake_device.h"
 #include "hcq/signal.h"
 
 static hcq_status lean_submit(hcq_device *dev, hcq_queue_kind kind, const uint32_t *w, size_t n) {
@@ -14,7 +16,7 @@ static hcq_status lean_submit(hcq_device *dev, hcq_queue_kind kind, const uint32
   for (size_t i = 0; i < n;) {
     uint32_t len = w[i] >> 16;
     if (!len || i + len > n) return hcq_status_make(HCQ_CODE_INVALID, "bad header at %zu", i);
-    if ((w[i] & 0xffff) == HCQ_OP_SIGNAL) {
+    if ((w[i] & 0xffff) == CPU_OP_SIGNAL) {
       uint64_t va = (uint64_t)w[i + 1] | ((uint64_t)w[i + 2] << 32), v = (uint64_t)w[i + 3] | ((uint64_t)w[i + 4] << 32);
       __atomic_store_n((uint64_t *)(uintptr_t)va, v, __ATOMIC_RELEASE);
     }
@@ -31,7 +33,8 @@ static hcq_status lean_alloc(hcq_device *dev, size_t size_B, unsigned flags, hcq
   return HCQ_OK;
 }
 static void lean_free(hcq_device *dev, hcq_mem *m) { (void)dev, free(m->host); }
-static const hcq_device_ops lean_ops = {"bench", lean_submit, lean_alloc, lean_free, NULL};
+static const hcq_device_ops lean_ops = {
+    .backend_name = "bench", .submit = lean_submit, .mem_alloc = lean_alloc, .mem_free = lean_free, .encoder = &cpu_words_encoder};
 
 #define DIE_ON(st)                                                   \
   do {                                                               \
@@ -53,7 +56,7 @@ static int nresults;
 /* 100 words: either 100 bare uint64 variables (addresses) or 100 expressions v_k + j over 10 index variables. */
 static void bench_submit(uop_ctx *ctx, hcq_device *dev, bool expressions) {
   hcq_queue *q;
-  DIE_ON(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  DIE_ON(hcq_queue_create(dev, HCQ_QUEUE_COMPUTE, &q));
   enum { NV = 100 };
   static char names[NV][16];
   uop_var_val vals[NV];
@@ -91,7 +94,7 @@ static void bench_submit(uop_ctx *ctx, hcq_device *dev, bool expressions) {
 
 /* A graph of NK kernels (2 buffers + 1 value each, from 16 input buffers) on one device; every replay changes all
  * 16 input addresses and the shape variable. */
-static void bench_graph(uop_ctx *ctx, hcq_device *dev, int nk) {
+static void bench_graph(uop_ctx *ctx, hcq_device *dev, int nk, const char *backend) {
   hcq_graph *g;
   DIE_ON(hcq_graph_create(ctx, &g));
   enum { NB = 16 };
@@ -126,8 +129,9 @@ static void bench_graph(uop_ctx *ctx, hcq_device *dev, int nk) {
     }
     t1 = hcq_now_ns();
   } while (t1 - t0 < 300000000u);
-  static char label[64];
-  snprintf(label, sizeof(label), "graph_replay_%d_kernels_all_inputs_change", nk);
+  static char labels[2][80];
+  char *label = labels[nresults % 2];
+  snprintf(label, sizeof(labels[0]), "graph_replay_%d_kernels_all_inputs_change%s", nk, backend);
   results[nresults++] = (result){label, "ns_per_kernel", (double)(t1 - t0) / (double)replays / nk, replays};
   hcq_graph_destroy(g);
 }
@@ -141,7 +145,13 @@ int main(void) {
   DIE_ON(hcq_device_init(&gdev, &lean_ops, &decode, "BENCH:1"));
   bench_submit(ctx, &dev, false);
   bench_submit(ctx, &dev, true);
-  bench_graph(ctx, &gdev, 320);
+  bench_graph(ctx, &gdev, 320, "");
+  /* The same graph on the fake GPU backend: PM4-like packets, words in its device memory, its command processor
+   * validating and running every packet of each replay. */
+  static fake_dev fgpu;
+  DIE_ON(fake_dev_init(&fgpu, "FAKEGPU:0", true));
+  fgpu.no_log = true;
+  bench_graph(ctx, &fgpu.dev, 320, "_fakegpu");
   printf("%-48s %14s %10s\n", "case", "value", "iters");
   for (int i = 0; i < nresults; i++)
     printf("%-48s %10.1f %-13s %ld\n", results[i].name, results[i].value, results[i].unit, results[i].iters);
@@ -150,6 +160,7 @@ int main(void) {
            results[i].value, results[i].iters);
   hcq_device_fini(&dev);
   hcq_device_fini(&gdev);
+  fake_dev_fini(&fgpu);
   uop_ctx_destroy(ctx);
   return 0;
 }

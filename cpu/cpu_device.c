@@ -14,6 +14,7 @@
 #include "cpu/cpu_elf.h"
 #include "cpu/cpu_kernel.h"
 #include "cpu/cpu_mem.h"
+#include "cpu/cpu_words.h"
 #include "hcq/queue.h"
 #include "hcq/signal.h"
 
@@ -213,17 +214,17 @@ static hcq_status decode(cpu_device *dev, const uint32_t *words, size_t count, c
   size_t ncmds = 0, nitems = 0;
   uint32_t timeout_ms = dev->hcq.wait_timeout_ms;
   for (size_t i = 0; i < count;) {
-    uint32_t op = HCQ_HDR_OP(words[i]), len = HCQ_HDR_LEN(words[i]);
-    if (op >= HCQ_OP_COUNT || len != hcq_op_length_words[op] || len > count - i)
+    uint32_t op = CPU_HDR_OP(words[i]), len = CPU_HDR_LEN(words[i]);
+    if (op >= CPU_OP_COUNT || len != cpu_op_length_words[op] || len > count - i)
       return hcq_status_make(HCQ_CODE_INVALID, "cpu device: bad command header 0x%08x at word %zu of %zu", words[i],
                              i, count);
     const uint32_t *a = words + i + 1;
     cpu_cmd *c = b ? &dev->cmds[ncmds] : NULL;
-    switch ((hcq_op)op) {
-      case HCQ_OP_NOP:
-      case HCQ_OP_BARRIER:
-      case HCQ_OP_COUNT: break;
-      case HCQ_OP_EXEC: {
+    switch ((cpu_op)op) {
+      case CPU_OP_NOP:
+      case CPU_OP_BARRIER:
+      case CPU_OP_COUNT: break;
+      case CPU_OP_EXEC: {
         uint64_t prog = u64_at(a), args_va = u64_at(a + 2);
         uint32_t nbufs = a[4], nvals = a[5], gx = a[6], gy = a[7], gz = a[8];
         if (!program_known(dev, prog))
@@ -259,7 +260,7 @@ static hcq_status decode(cpu_device *dev, const uint32_t *words, size_t count, c
         ncmds++;
         break;
       }
-      case HCQ_OP_COPY: {
+      case CPU_OP_COPY: {
         uint64_t dst = u64_at(a), src = u64_at(a + 2), size_B = u64_at(a + 4);
         if (size_B == 0) break;
         if (!dst || !src || size_B > SIZE_MAX / 2)
@@ -282,17 +283,17 @@ static hcq_status decode(cpu_device *dev, const uint32_t *words, size_t count, c
         ncmds++;
         break;
       }
-      case HCQ_OP_SIGNAL:
-      case HCQ_OP_WAIT:
-      case HCQ_OP_TIMESTAMP: {
-        uint64_t addr = u64_at(a) + (op == HCQ_OP_TIMESTAMP ? 8 : 0);
+      case CPU_OP_SIGNAL:
+      case CPU_OP_WAIT:
+      case CPU_OP_TIMESTAMP: {
+        uint64_t addr = u64_at(a) + (op == CPU_OP_TIMESTAMP ? 8 : 0);
         if (!addr || addr % 8)
           return hcq_status_make(HCQ_CODE_INVALID, "cpu device: command %u at word %zu: signal address 0x%llx", op, i,
                                  (unsigned long long)addr);
         if (b) {
-          *c = (cpu_cmd){.kind = op == HCQ_OP_SIGNAL ? CPU_CMD_SIGNAL : op == HCQ_OP_WAIT ? CPU_CMD_WAIT : CPU_CMD_TIMESTAMP,
+          *c = (cpu_cmd){.kind = op == CPU_OP_SIGNAL ? CPU_CMD_SIGNAL : op == CPU_OP_WAIT ? CPU_CMD_WAIT : CPU_CMD_TIMESTAMP,
                          .addr = (uint64_t *)(uintptr_t)addr,
-                         .value = op == HCQ_OP_TIMESTAMP ? 0 : u64_at(a + 2),
+                         .value = op == CPU_OP_TIMESTAMP ? 0 : u64_at(a + 2),
                          .timeout_ms = timeout_ms};
         }
         ncmds++;
@@ -360,6 +361,7 @@ static const hcq_device_ops cpu_ops = {
     .mem_alloc = op_mem_alloc,
     .mem_free = op_mem_free,
     .wait_sleep = op_wait_sleep,
+    .encoder = &cpu_words_encoder,
 };
 
 /* ------------------------------------------------------------------------------------------------ lifecycle */

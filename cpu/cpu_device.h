@@ -1,4 +1,4 @@
-/* cpu_device: the CPU as an hcq device. The queue core's word format (hcq/README.md) is decoded at submit into
+/* cpu_device: the CPU as an hcq device. Its encoder writes the CPU words (cpu/cpu_words.h), decoded at submit into
  * commands for the worker pool (cpu/cpu_pool.h):
  *   EXEC      -> the kernel called with the argument buffer's u64 buffer addresses then u32 values (sign-extended,
  *                as the renderer's `int` parameters read them), core_id 0..global[0]-1 (as the

@@ -105,7 +105,7 @@ static uint64_t submit(env *e, cpu_device_program *prog, int threads, const uint
   hcq_args args;
   CHECK_OK(hcq_args_init(&args, e->argm.host, e->argm.va, e->argm.size_B, 0, nb, nv));
   hcq_queue *q = NULL;
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(e->hd, HCQ_QUEUE_COMPUTE, &q));
   hcq_val g[3] = {hcq_imm((uint64_t)threads), hcq_imm(1), hcq_imm(1)}, l[3] = {hcq_imm(1), hcq_imm(1), hcq_imm(1)};
   uint64_t next = hcq_timeline_next(e->hd);
   CHECK_OK(hcq_queue_exec(q, hcq_imm(cpu_device_program_handle(prog)), &args, g, l));
@@ -329,7 +329,7 @@ static void case_forever(void) {
   hcq_args args;
   CHECK_OK(hcq_args_init(&args, e.argm.host, e.argm.va, e.argm.size_B, 0, 1, 1));
   hcq_queue *q = NULL;
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(e.hd, HCQ_QUEUE_COMPUTE, &q));
   hcq_val g[3] = {hcq_imm(1), hcq_imm(1), hcq_imm(1)};
   CHECK_OK(hcq_queue_exec(q, hcq_imm(cpu_device_program_handle(wr)), &args, g, g));
   CHECK_ERR(hcq_queue_submit(q, e.hd, NULL, 0), HCQ_CODE_UNSUPPORTED, "the process must exit");

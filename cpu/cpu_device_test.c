@@ -7,6 +7,7 @@
 
 #include "compiler/toolchain.h"
 #include "cpu/cpu_device.h"
+#include "cpu/cpu_words.h"
 #include "hcq/args.h"
 #include "hcq/queue.h"
 #include "hcq/signal.h"
@@ -41,7 +42,7 @@ static void test_exec_symbolic(fixture *f, uop_ctx *ctx) {
   hcq_args args;
   CHECK_OK(hcq_args_init(&args, argm.host, argm.va, argm.size_B, 0, 2, 3));
   hcq_queue *q = NULL;
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(cpu_device_hcq(f->dev), HCQ_QUEUE_COMPUTE, &q));
   hcq_val bufs[2] = {hcq_imm(out.va), hcq_imm(in.va)};
   hcq_val vals[3] = {hcq_sym(n), hcq_imm((uint64_t)(int64_t)-5), hcq_sym(nt)};
   CHECK_OK(hcq_args_bind(&args, q, NULL, bufs, vals));
@@ -85,7 +86,7 @@ static void test_copy_timestamp(fixture *f) {
   CHECK_OK(hcq_signal_create(f->hd, "ts0", 0, &ts0));
   CHECK_OK(hcq_signal_create(f->hd, "ts1", 0, &ts1));
   hcq_queue *q = NULL;
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COPY, &q));
+  CHECK_OK(hcq_queue_create(cpu_device_hcq(f->dev), HCQ_QUEUE_COPY, &q));
   uint64_t before = hcq_now_ns();
   CHECK_OK(hcq_queue_wait(q, hcq_imm(f->hd->timeline->va), hcq_imm(hcq_timeline_last(f->hd))));
   CHECK_OK(hcq_queue_timestamp(q, hcq_imm(ts0->va)));
@@ -117,7 +118,7 @@ static void test_wait_timeout(fixture *f) {
   CHECK_OK(hcq_signal_create(f->hd, "after", 0, &after));
   cpu_device_set_wait_timeout(f->dev, 50);
   hcq_queue *q = NULL;
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(cpu_device_hcq(f->dev), HCQ_QUEUE_COMPUTE, &q));
   CHECK_OK(hcq_queue_wait(q, hcq_imm(never->va), hcq_imm(1)));
   CHECK_OK(hcq_queue_signal(q, hcq_imm(after->va), hcq_imm(3)));
   uint64_t t0 = hcq_now_ns();
@@ -147,7 +148,7 @@ static void test_fault(fixture *f) {
   hcq_args args;
   CHECK_OK(hcq_args_init(&args, argm.host, argm.va, argm.size_B, 0, 1, 0));
   hcq_queue *q = NULL;
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(cpu_device_hcq(f->dev), HCQ_QUEUE_COMPUTE, &q));
   hcq_val g[3] = {hcq_imm(2), hcq_imm(1), hcq_imm(1)}, l[3] = {hcq_imm(1), hcq_imm(1), hcq_imm(1)};
   CHECK_OK(hcq_queue_exec(q, hcq_imm(cpu_device_program_handle(f->poke)), &args, g, l));
   CHECK_OK(hcq_queue_signal(q, hcq_imm(done->va), hcq_imm(1)));
@@ -159,7 +160,7 @@ static void test_fault(fixture *f) {
 
   /* the same kernel with a good buffer works afterwards */
   memcpy(argm.host, &ok.va, 8);
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(cpu_device_hcq(f->dev), HCQ_QUEUE_COMPUTE, &q));
   CHECK_OK(hcq_queue_exec(q, hcq_imm(cpu_device_program_handle(f->poke)), &args, g, l));
   CHECK_OK(hcq_queue_signal(q, hcq_imm(done->va), hcq_imm(2)));
   CHECK_OK(hcq_queue_submit(q, f->hd, NULL, 0));
@@ -176,7 +177,7 @@ static void test_fault(fixture *f) {
   memcpy(argm.host, &ok.va, 8);
   memcpy((uint8_t *)argm.host + 8, &zero, 4);
   CHECK_OK(hcq_args_init(&a2, argm.host, argm.va, argm.size_B, 0, 1, 1));
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(cpu_device_hcq(f->dev), HCQ_QUEUE_COMPUTE, &q));
   hcq_val g1[3] = {hcq_imm(1), hcq_imm(1), hcq_imm(1)};
   CHECK_OK(hcq_queue_exec(q, hcq_imm(cpu_device_program_handle(f->divide)), &a2, g1, l));
   CHECK_OK(hcq_queue_signal(q, hcq_imm(done->va), hcq_imm(3)));
@@ -195,27 +196,57 @@ static void test_rejects(fixture *f) {
   uint64_t before = cpu_device_commands(f->dev);
   hcq_signal *s = NULL;
   CHECK_OK(hcq_signal_create(f->hd, "rej", 0, &s));
-  uint32_t sig_ok[5] = {HCQ_HDR(HCQ_OP_SIGNAL, 5), (uint32_t)s->va, (uint32_t)(s->va >> 32), 9, 0};
+  uint32_t sig_ok[5] = {CPU_HDR(CPU_OP_SIGNAL, 5), (uint32_t)s->va, (uint32_t)(s->va >> 32), 9, 0};
   uint32_t words[16];
   memcpy(words, sig_ok, sizeof sig_ok);
-  words[5] = HCQ_HDR(HCQ_OP_SIGNAL, 4); /* wrong length */
+  words[5] = CPU_HDR(CPU_OP_SIGNAL, 4); /* wrong length */
   CHECK_ERR(f->hd->ops->submit(f->hd, HCQ_QUEUE_COMPUTE, words, 6), HCQ_CODE_INVALID, "bad command header");
-  words[5] = HCQ_HDR(HCQ_OP_SIGNAL, 5); /* truncated */
+  words[5] = CPU_HDR(CPU_OP_SIGNAL, 5); /* truncated */
   CHECK_ERR(f->hd->ops->submit(f->hd, HCQ_QUEUE_COMPUTE, words, 8), HCQ_CODE_INVALID, "bad command header");
   words[5] = 99; /* unknown opcode */
   CHECK_ERR(f->hd->ops->submit(f->hd, HCQ_QUEUE_COMPUTE, words, 6), HCQ_CODE_INVALID, "bad command header");
-  uint32_t exec[13] = {HCQ_HDR(HCQ_OP_EXEC, 13), 0x1234, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1};
+  uint32_t exec[13] = {CPU_HDR(CPU_OP_EXEC, 13), 0x1234, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1};
   CHECK_ERR(f->hd->ops->submit(f->hd, HCQ_QUEUE_COMPUTE, exec, 13), HCQ_CODE_INVALID, "unknown program");
   uint64_t h = cpu_device_program_handle(f->poke);
   exec[1] = (uint32_t)h, exec[2] = (uint32_t)(h >> 32), exec[5] = 1; /* one buffer, no args memory */
   CHECK_ERR(f->hd->ops->submit(f->hd, HCQ_QUEUE_COMPUTE, exec, 13), HCQ_CODE_INVALID, "args missing");
-  uint32_t misaligned[5] = {HCQ_HDR(HCQ_OP_WAIT, 5), (uint32_t)s->va + 4, (uint32_t)(s->va >> 32), 1, 0};
+  uint32_t misaligned[5] = {CPU_HDR(CPU_OP_WAIT, 5), (uint32_t)s->va + 4, (uint32_t)(s->va >> 32), 1, 0};
   CHECK_ERR(f->hd->ops->submit(f->hd, HCQ_QUEUE_COMPUTE, misaligned, 5), HCQ_CODE_INVALID, "signal address");
   CHECK_EQ_INT(cpu_device_commands(f->dev), before);
   CHECK_EQ_INT(hcq_signal_value(s), 0); /* the valid signal before the bad header did not run */
   CHECK_OK(f->hd->ops->submit(f->hd, HCQ_QUEUE_COMPUTE, sig_ok, 5));
   CHECK_OK(hcq_signal_wait(s, 9, 5000));
   hcq_signal_destroy(s);
+}
+
+/* The CPU encoder writes the words of cpu/cpu_words.h (hand-encoded here from that table). */
+static void test_encoding(fixture *f) {
+  hcq_queue *q;
+  CHECK_OK(hcq_queue_create(f->hd, HCQ_QUEUE_COMPUTE, &q));
+  uint8_t argmem[64] = {0};
+  hcq_args args;
+  CHECK_OK(hcq_args_init(&args, argmem, 0x1122334455667788ULL, sizeof(argmem), 0, 2, 1));
+  hcq_val g[3] = {hcq_imm(4), hcq_imm(5), hcq_imm(6)}, l[3] = {hcq_imm(1), hcq_imm(2), hcq_imm(3)};
+  CHECK_OK(hcq_queue_wait(q, hcq_imm(0x100000008ULL), hcq_imm(9)));
+  CHECK_OK(hcq_queue_memory_barrier(q));
+  CHECK_OK(hcq_queue_exec(q, hcq_imm(0xdeadbeefcafeULL), &args, g, l));
+  CHECK_OK(hcq_queue_copy(q, hcq_imm(0x10), hcq_imm(0x20), hcq_imm(0x300000000ULL)));
+  CHECK_OK(hcq_queue_timestamp(q, hcq_imm(0x40)));
+  CHECK_OK(hcq_queue_signal(q, hcq_imm(0x50), hcq_imm(0x1234567890ULL)));
+  static const uint32_t want[] = {
+      0x00050004, 0x00000008, 0x00000001, 9, 0,                                             /* wait */
+      0x00010006,                                                                           /* barrier */
+      0x000d0001, 0xbeefcafe, 0x0000dead, 0x55667788, 0x11223344, 2, 1, 4, 5, 6, 1, 2, 3, /* exec */
+      0x00070002, 0x10, 0, 0x20, 0, 0, 3,                                                   /* copy */
+      0x00030005, 0x40, 0,                                                                  /* timestamp */
+      0x00050003, 0x50, 0, 0x34567890, 0x12,                                                /* signal */
+  };
+  CHECK_EQ_INT(hcq_queue_word_count(q), sizeof(want) / 4);
+  if (hcq_queue_word_count(q) == sizeof(want) / 4) CHECK(memcmp(hcq_queue_words(q), want, sizeof(want)) == 0);
+  /* A queue belongs to its device. */
+  hcq_device other = {.ops = f->hd->ops, .name = "OTHER:0"};
+  CHECK_ERR(hcq_queue_submit(q, &other, NULL, 0), HCQ_CODE_INVALID, "belongs to its device");
+  hcq_queue_destroy(q);
 }
 
 int main(void) {
@@ -246,6 +277,7 @@ int main(void) {
     test_exec_symbolic(&f, ctx);
     test_copy_timestamp(&f);
     test_rejects(&f);
+    test_encoding(&f);
     if (threads == 2) {
       test_wait_timeout(&f);
       test_fault(&f);

@@ -234,7 +234,7 @@ static void test_errors(const char *dir) {
   CHECK_OK(hcq_signal_create(hd, "never", 0, &never));
   cpu_device_set_wait_timeout(dev, 30);
   hcq_queue *q = NULL;
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(hd, HCQ_QUEUE_COMPUTE, &q));
   CHECK_OK(hcq_queue_wait(q, hcq_imm(never->va), hcq_imm(1)));
   uint64_t v = hcq_timeline_next(hd);
   CHECK_OK(hcq_queue_signal(q, hcq_imm(hd->timeline->va), hcq_imm(v)));

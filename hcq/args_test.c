@@ -25,7 +25,7 @@ int main(void) {
   CHECK_EQ_INT(hcq_args_val_offset_B(&a, 1), 36);
 
   hcq_queue *q;
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&f.dev, HCQ_QUEUE_COMPUTE, &q));
   const uop *in0 = uop_var(ctx, "in0", 0, -1, uop_dt(UOP_UINT64));
   const uop *n = uop_var(ctx, "n", 0, 1 << 30, uop_dt(UOP_INDEX));
   uint32_t prefix[2] = {0xAABBCCDD, 0x01020304};

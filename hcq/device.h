@@ -13,9 +13,20 @@
 #include <stdint.h>
 
 #include "hcq/status.h"
+#include "uop/uop.h"
 
 typedef struct hcq_device hcq_device;
 typedef struct hcq_signal hcq_signal;
+typedef struct hcq_queue hcq_queue; /* hcq/queue.h */
+typedef struct hcq_args hcq_args;   /* hcq/args.h */
+
+/* A value or a symbol. A symbol that is an integer CONST node is treated as a constant. */
+typedef struct hcq_val {
+  const uop *sym; /* NULL: constant `imm` */
+  uint64_t imm;
+} hcq_val;
+static inline hcq_val hcq_imm(uint64_t v) { return (hcq_val){NULL, v}; }
+static inline hcq_val hcq_sym(const uop *s) { return (hcq_val){s, 0}; }
 
 /* Which hardware queue a command stream goes to. Backends without a copy engine run copies on compute. */
 typedef enum hcq_queue_kind { HCQ_QUEUE_COMPUTE = 0, HCQ_QUEUE_COPY = 1 } hcq_queue_kind;
@@ -35,11 +46,25 @@ enum {
   HCQ_MEM_KERNARG = 1u << 1, /* kernel-argument memory: host-written, device-read */
 };
 
+/* How a backend encodes the generic commands into its own native words (CPU words, PM4, push-buffer methods).
+ * Each function appends one command to q with hcq_queue_reserve / hcq_queue_emit* and records every symbolic
+ * operand as a patch (hcq_queue_patch_word, hcq_queue_patch_bits, hcq_queue_patch_field), so that graphs replay
+ * on any backend by patching. The core has already checked that the queue has no sticky error and that every
+ * symbolic operand is an integer scalar. Operands have the meaning of hcq/queue.h. */
+typedef struct hcq_encoder {
+  hcq_status (*exec)(hcq_queue *q, hcq_val prog, const hcq_args *args, const hcq_val global[3], const hcq_val local[3]);
+  hcq_status (*copy)(hcq_queue *q, hcq_val dst_va, hcq_val src_va, hcq_val size_B);
+  hcq_status (*signal)(hcq_queue *q, hcq_val sig_va, hcq_val value);
+  hcq_status (*wait)(hcq_queue *q, hcq_val sig_va, hcq_val value);
+  hcq_status (*timestamp)(hcq_queue *q, hcq_val sig_va);
+  hcq_status (*memory_barrier)(hcq_queue *q);
+} hcq_encoder;
+
 typedef struct hcq_device_ops {
   const char *backend_name; /* "cpu", "amd", "nv", "fake" */
-  /* Hand `count` words in the core's word format (hcq/README.md) or the backend's native format to the hardware.
-   * The words belong to the caller and may be rewritten after this returns: copy them (or bind them) if the
-   * hardware reads them later. */
+  /* Hand `count` words in the backend's native format (as its encoder wrote them) to the hardware. The words
+   * belong to the queue and may be rewritten after this returns: copy them (or bind them) if the hardware reads
+   * them later. With queue_storage they lie in memory the backend handed out, at mem.va + 4 * index. */
   hcq_status (*submit)(hcq_device *dev, hcq_queue_kind kind, const uint32_t *words, size_t count);
   /* Device-visible memory, zero-filled. */
   hcq_status (*mem_alloc)(hcq_device *dev, size_t size_B, unsigned flags, hcq_mem *out_mem);
@@ -47,6 +72,12 @@ typedef struct hcq_device_ops {
   /* Optional: block up to max_ms while *value_addr still equals `observed` (futex / KFD event). NULL = the core
    * sleeps with a growing nanosleep. Spurious early returns are fine. */
   void (*wait_sleep)(hcq_device *dev, const volatile uint64_t *value_addr, uint64_t observed, uint32_t max_ms);
+  /* The encoder of the generic commands. NULL: queues of this device take only raw words (hcq_queue_emit*). */
+  const hcq_encoder *encoder;
+  /* Optional: word storage for this device's queues (a ring or indirect buffer in device-visible memory), freed
+   * with mem_free. The queue grows by allocating a larger block and copying; submit then hands the hardware words
+   * it can read in place. NULL = the queue keeps its words on the host heap. */
+  hcq_status (*queue_storage)(hcq_device *dev, hcq_queue_kind kind, size_t size_B, hcq_mem *out_mem);
 } hcq_device_ops;
 
 /* The core's per-device state. Backends embed nothing here but `impl`. */

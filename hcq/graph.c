@@ -126,7 +126,7 @@ hcq_status hcq_graph_queue(hcq_graph *g, hcq_device *dev, hcq_queue_kind kind, h
   char name[64];
   snprintf(name, sizeof(name), "graph_done:%s:%s", dev->name, kind == HCQ_QUEUE_COPY ? "copy" : "compute");
   HCQ_TRY(hcq_signal_create(dev, name, 0, &gq->done));
-  hcq_status st = hcq_queue_create(kind, &gq->q);
+  hcq_status st = hcq_queue_create(dev, kind, &gq->q);
   if (!st) st = hcq_queue_wait(gq->q, hcq_sym(g->devs[d].tl_sig), hcq_sym(g->devs[d].tl_var));
   if (st) {
     hcq_queue_destroy(gq->q);

@@ -179,27 +179,28 @@ static void test_replay_waits_for_previous(void) {
   CHECK_OK(hcq_graph_finalize(g));
   uop_var_val v = {"x", 0x1111};
   CHECK_OK(hcq_graph_replay(g, &v, 1, 10));
-  /* The words after the prologue wait (5 words) are the x patch. */
-  CHECK_EQ_INT(f.last[0][5], 0x1111);
+  /* The word after the prologue wait (a 6-dword WAIT_MEM packet of the fake GPU) is the x patch. */
+  CHECK_EQ_INT(f.last[0][6], 0x1111);
   v.value = 0x2222;
   size_t submits = f.submits;
   uint64_t t0 = hcq_now_ns();
   CHECK_ERR(hcq_graph_replay(g, &v, 1, 30), HCQ_CODE_TIMEOUT, "graph_done:IDLE:0");
   CHECK((hcq_now_ns() - t0) / 1000000u < 1000);
   CHECK_EQ_INT(f.submits, submits);
-  CHECK_EQ_INT(hcq_queue_words(q)[5], 0x1111); /* not patched while the device might read it */
+  CHECK_EQ_INT(hcq_queue_words(q)[6], 0x1111); /* not patched while the device might read it */
   /* The device finishes the first run (done signal = kickoff 1, timeline = 1): the replay goes through. */
-  /* The epilogue is signal(done, kickoff) then signal(timeline, tl+1): the done signal is 10 words from the end. */
+  /* The epilogue is signal(done, kickoff) then signal(timeline, tl+1), two 6-dword RELEASE packets: the done
+   * packet starts 12 dwords from the end, its address is payload dwords 1-2. */
   uint64_t done_va = 0;
   const uint32_t *w = f.last[0];
   size_t nw = f.last_n[0];
-  CHECK(nw >= 17);
-  if (nw >= 17 && w[nw - 10] == HCQ_HDR(HCQ_OP_SIGNAL, 5)) done_va = (uint64_t)w[nw - 9] | ((uint64_t)w[nw - 8] << 32);
+  CHECK(nw >= 19);
+  if (nw >= 19 && w[nw - 12] == FAKE_PKT3(FAKE_OP_RELEASE, 5)) done_va = (uint64_t)w[nw - 10] | ((uint64_t)w[nw - 9] << 32);
   CHECK(done_va != 0);
   if (done_va) *(volatile uint64_t *)(uintptr_t)done_va = 1;
   hcq_signal_set(f.dev.timeline, 1);
   CHECK_OK(hcq_graph_replay(g, &v, 1, 30));
-  CHECK_EQ_INT(f.last[0][5], 0x2222);
+  CHECK_EQ_INT(f.last[0][6], 0x2222);
   if (done_va) *(volatile uint64_t *)(uintptr_t)done_va = 2; /* let destroy finish */
   hcq_graph_destroy(g);
   fake_dev_fini(&f);

@@ -10,8 +10,10 @@ typedef struct hcq_patch {
   uint32_t sym;    /* index into syms */
   uint32_t region; /* HCQ_STREAM or a registered region */
   size_t offset;   /* word index (stream) or byte offset (region) */
-  uint64_t mask;   /* bits written; width-limited, never 0 */
-  uint8_t width;   /* 32 or 64 */
+  uint64_t mask;   /* bits written inside the 32/64-bit container; never 0 */
+  uint8_t width;   /* container: 32 or 64 */
+  uint8_t shift;   /* the value is written as (value << shift) & mask */
+  uint8_t bits;    /* bitfield patches: the field width the value must fit (0: plain masked patch) */
 } hcq_patch;
 
 typedef struct hcq_region {
@@ -27,7 +29,9 @@ typedef struct hcq_qsym {
   uint8_t changed;      /* scratch of the current apply */
   uint8_t always_eval;  /* uses names we do not track (RANGE/SPECIAL): evaluate every time */
   uint8_t fit32;        /* written to an unmasked 32-bit patch: its value must fit int32 or uint32 */
-  uint32_t fit32_patch; /* the first such patch (for the error message) */
+  uint8_t field_bits;   /* the narrowest bitfield patch it goes to (0: none): its value must fit that many bits */
+  uint32_t fit32_patch; /* the first unmasked 32-bit patch (for the error message) */
+  uint32_t field_patch; /* that bitfield patch (for the error message) */
 } hcq_qsym;
 
 typedef struct hcq_qvar {
@@ -40,7 +44,9 @@ typedef struct hcq_qvar {
 } hcq_qvar;
 
 struct hcq_queue {
+  hcq_device *dev;
   hcq_queue_kind kind;
+  hcq_mem storage; /* the words' block when dev->ops->queue_storage provides it (host == words) */
   uint32_t *words;
   size_t nwords, words_cap;
   /* Distinct symbols, and the distinct variables they use (a symbol is re-evaluated only when one of its
@@ -66,7 +72,5 @@ struct hcq_queue {
 hcq_status hcq_queue_track_sym_vars(hcq_queue *q, uint32_t sym_idx);
 hcq_status hcq_queue_lookup_vars(hcq_queue *q, const uop_var_val *vals, size_t n);
 
-/* Append `nwords` zero words; *out_words points at them until the next append. */
-hcq_status hcq_queue_reserve(hcq_queue *q, size_t nwords, uint32_t **out_words);
 
 #endif

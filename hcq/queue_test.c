@@ -22,7 +22,7 @@ static const uop *add_c(const uop *a, int64_t c) { return uop_alu2(ctx, UOP_ADD,
 
 static void test_commands_encoding(void) {
   hcq_queue *q;
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   uint8_t argmem[64] = {0};
   hcq_args args;
   CHECK_OK(hcq_args_init(&args, argmem, 0x1122334455667788ULL, sizeof(argmem), 0, 2, 1));
@@ -35,16 +35,17 @@ static void test_commands_encoding(void) {
   CHECK_OK(hcq_queue_copy(q, hcq_imm(0x10), hcq_imm(0x20), hcq_imm(0x300000000ULL)));
   CHECK_OK(hcq_queue_timestamp(q, hcq_imm(0x40)));
   CHECK_OK(hcq_queue_signal(q, hcq_imm(0x50), hcq_imm(0x1234567890ULL)));
-  /* Hand-encoded per hcq/README.md: header = op | len << 16. */
+  /* Hand-encoded per the fake GPU's table (hcq/queue_fake_device.h): type-3 header 3 << 30 | (dwords-1) << 16 |
+   * opcode << 8. */
   static const uint32_t want[] = {
-      0x00050004, 0x00000008, 0x00000001, 9, 0,                             /* wait */
-      0x00010006,                                                           /* barrier */
-      0x000d0001, 0xbeefcafe, 0x0000dead, 0x55667788, 0x11223344, 2, 1, 4, 5, 6, 1, 2, 3, /* exec */
-      0x00070002, 0x10, 0, 0x20, 0, 0, 3,                                   /* copy */
-      0x00030005, 0x40, 0,                                                  /* timestamp */
-      0x00050003, 0x50, 0, 0x34567890, 0x12,                                /* signal */
-  };
-  CHECK_EQ_INT(hcq_queue_word_count(q), sizeof(want) / 4);
+      0xC0042300, 0x105, 0x00000008, 0x00000001, 9, 0,                      /* wait: WAIT_MEM, >= */
+      0xC0002400, 0,                                                        /* barrier */
+      0xC0082000, 0xbeefcafe, 0x0000dead, 0x55667788, 0x11223344, 0x00010002, 4, 5, 6,
+      1 | 2 << 11 | 3 << 22,                                                /* exec: nbufs|nvals, global, local */
+      0xC0052100, 0x10, 0, 0x20, 0, 0, 3,                                   /* copy */
+      0xC0042200, 2, 0x40, 0, 0, 0,                                         /* timestamp: RELEASE time */
+      0xC0042200, 1, 0x50, 0, 0x34567890, 0x12,                             /* signal: RELEASE value */
+  };  CHECK_EQ_INT(hcq_queue_word_count(q), sizeof(want) / 4);
   if (hcq_queue_word_count(q) == sizeof(want) / 4) CHECK(memcmp(hcq_queue_words(q), want, sizeof(want)) == 0);
   CHECK_EQ_INT(hcq_queue_patch_count(q), 0); /* all constants */
   uint64_t b0, b1;
@@ -61,7 +62,7 @@ static void test_commands_encoding(void) {
 /* 100 patched words over 10 variables; changing one variable rewrites exactly its 10 words. */
 static void test_only_changed_words(void) {
   hcq_queue *q;
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   char names[10][8];
   const uop *v[10];
   for (int k = 0; k < 10; k++) {
@@ -101,7 +102,7 @@ static void test_only_changed_words(void) {
 
 static void test_masks_and_64bit(void) {
   hcq_queue *q;
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   const uop *x = u64var("x");
   /* Word 0: constant upper half, symbolic low 16 bits. */
   CHECK_OK(hcq_queue_emit32(q, hcq_imm(0xAAAA5555u)));
@@ -146,7 +147,7 @@ static void test_masks_and_64bit(void) {
 /* 1000 submits with random values, checked against values computed here. */
 static void test_thousand_submits(void) {
   hcq_queue *q;
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   const uop *a = ivar("a"), *b = ivar("b"), *c = u64var("c");
   const uop *e_sum = uop_alu2(ctx, UOP_ADD, a, b);
   const uop *e_mul = uop_alu2(ctx, UOP_MUL, a, uop_index_const(ctx, 3));
@@ -176,10 +177,10 @@ static void test_thousand_submits(void) {
     uop_var_val vv[3] = {{"b", bv}, {"c", (int64_t)cv}, {"a", av}};
     CHECK_OK(hcq_queue_submit(q, &fdev.dev, vv, 3));
     const uint32_t *w = fdev.last[0];
-    uint32_t want[] = {0x00050004, (uint32_t)cv, (uint32_t)(cv >> 32), (uint32_t)(av - 1), (uint32_t)((uint64_t)(av - 1) >> 32),
+    uint32_t want[] = {0xC0042300, 0x105, (uint32_t)cv, (uint32_t)(cv >> 32), (uint32_t)(av - 1), (uint32_t)((uint64_t)(av - 1) >> 32),
                        (uint32_t)(av + bv), (uint32_t)(av * 3), (uint32_t)((uint64_t)(av * 3) >> 32),
                        (uint32_t)(bv / 7), (uint32_t)(bv % 7), (uint32_t)(cv >> 32), (uint32_t)cv,
-                       0x00050003, (uint32_t)cv, (uint32_t)(cv >> 32), (uint32_t)av, (uint32_t)((uint64_t)av >> 32)};
+                       0xC0042200, 1, (uint32_t)cv, (uint32_t)(cv >> 32), (uint32_t)av, (uint32_t)((uint64_t)av >> 32)};
     if (fdev.words_last != sizeof(want) / 4 || memcmp(w, want, sizeof(want)) != 0) mismatches++;
     uint64_t b0;
     uint32_t v0, v1;
@@ -195,7 +196,7 @@ static void test_thousand_submits(void) {
 
 static void test_missing_variable(void) {
   hcq_queue *q;
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   const uop *a = ivar("alpha"), *b = ivar("beta_missing");
   uint32_t region_mem[2] = {0x11111111, 0x22222222};
   uint32_t r;
@@ -230,7 +231,7 @@ static void test_missing_variable(void) {
 
 static void test_bad_input(void) {
   hcq_queue *q;
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   /* Constant nodes are constants: written at once, no patch. */
   CHECK_OK(hcq_queue_emit32(q, hcq_sym(uop_index_const(ctx, 42))));
   CHECK_EQ_INT(hcq_queue_words(q)[0], 42);
@@ -244,15 +245,15 @@ static void test_bad_input(void) {
   CHECK_ERR(hcq_queue_submit(q, &fdev.dev, NULL, 0), HCQ_CODE_INVALID, "past the end");
   hcq_queue_destroy(q);
 
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   CHECK_ERR(hcq_queue_patch_word(q, 0, hcq_imm(1), 16, 0), HCQ_CODE_INVALID, "width");
   hcq_queue_destroy(q);
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   uint32_t r, mem[2];
   CHECK_OK(hcq_queue_add_region(q, mem, sizeof(mem), &r));
   CHECK_ERR(hcq_queue_patch_field(q, r, 4, hcq_imm(1), 64, 0), HCQ_CODE_INVALID, "outside region");
   hcq_queue_destroy(q);
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   CHECK_ERR(hcq_queue_patch_field(q, 3, 0, hcq_imm(1), 32, 0), HCQ_CODE_INVALID, "not registered");
   hcq_queue_destroy(q);
 }
@@ -261,7 +262,7 @@ static void test_bad_input(void) {
  * naming the variable (or symbol), its value and the patch, before anything is written. */
 static void test_value_fits_width(void) {
   hcq_queue *q;
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   const uop *n = uop_var(ctx, "n", 0, 10000000000LL, uop_dt(UOP_INDEX)), *m = ivar("m");
   uint8_t argmem[16];
   memset(argmem, 0xEE, sizeof argmem);
@@ -304,11 +305,11 @@ static void test_value_fits_width(void) {
   CHECK_EQ_INT(fdev.submits, submits + 2);
   hcq_queue_destroy(q);
   /* constants are checked when recorded */
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   CHECK_ERR(hcq_queue_emit32(q, hcq_imm(0x100000000ULL)), HCQ_CODE_INVALID,
             "constant 4294967296 (0x100000000) does not fit the 32-bit patch of word 0");
   hcq_queue_destroy(q);
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   CHECK_OK(hcq_queue_emit32(q, hcq_imm((uint64_t)-5))); /* int32 -5 */
   CHECK_EQ_INT(hcq_queue_words(q)[0], 0xfffffffbu);
   hcq_queue_destroy(q);
@@ -317,7 +318,7 @@ static void test_value_fits_width(void) {
 /* Variables keep to their declared range at submit (the kernel was compiled assuming it). */
 static void test_declared_range(void) {
   hcq_queue *q;
-  CHECK_OK(hcq_queue_create(HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_create(&fdev.dev, HCQ_QUEUE_COMPUTE, &q));
   const uop *k = uop_var(ctx, "k", 1, 1000, uop_dt(UOP_INDEX));
   const uop *k2 = uop_var(ctx, "k", 0, 500, uop_dt(UOP_INT32)); /* same name, narrower: 1..500 holds */
   CHECK_OK(hcq_queue_emit32(q, hcq_sym(add_c(k, 10))));

@@ -51,7 +51,7 @@ static hcq_status launch(aot_job *j, const hcq_args *args, const hcq_val *bufv, 
   if (next == 0) return hcq_status_make(HCQ_CODE_INTERNAL, "timeline exhausted");
   hcq_queue *q = NULL;
   hcq_val l[3] = {hcq_imm(1), hcq_imm(1), hcq_imm(1)};
-  hcq_status st = hcq_queue_create(HCQ_QUEUE_COMPUTE, &q);
+  hcq_status st = hcq_queue_create(hd, HCQ_QUEUE_COMPUTE, &q);
   if (!st) st = hcq_args_bind(args, q, NULL, bufv, varv);
   if (!st) st = hcq_queue_wait(q, hcq_imm(hd->timeline->va), hcq_imm(last));
   if (!st) st = hcq_queue_timestamp(q, hcq_imm(j->ts0->va));

@@ -119,7 +119,7 @@ hcq_status krun_setup(krun *k, cpu_device *dev) {
     return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s has too many arguments", p->name);
   for (size_t i = 0; i < k->nbufs; i++) bufv[k->bufs[i].slot] = hcq_imm(k->mems[i].va);
   for (size_t v = 0; v < p->nvars; v++) varv[v] = hcq_sym(k->var_nodes[v]);
-  HCQ_TRY(hcq_queue_create(HCQ_QUEUE_COMPUTE, &k->q));
+  HCQ_TRY(hcq_queue_create(hd, HCQ_QUEUE_COMPUTE, &k->q));
   HCQ_TRY(hcq_args_bind(&k->args, k->q, NULL, bufv, varv));
   HCQ_TRY(hcq_signal_create(hd, "t0", 0, &k->ts0));
   HCQ_TRY(hcq_signal_create(hd, "t1", 0, &k->ts1));

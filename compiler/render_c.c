@@ -350,27 +350,33 @@ static const char *render_half_alu(rc *r, const uop *n) {
  * arithmetic) it stays plain, so gcc keeps its induction-variable strength reduction. */
 static bool int_result_fits(const uop *n) {
   int bits = uop_dt_bits(n->dtype);
-  __int128 lo = -((__int128)1 << (bits - 1)), hi = ((__int128)1 << (bits - 1)) - 1;
+  int64_t lo = bits >= 64 ? INT64_MIN : -((int64_t)1 << (bits - 1)), hi = bits >= 64 ? INT64_MAX : ((int64_t)1 << (bits - 1)) - 1;
   if (bits < 32) lo = INT32_MIN, hi = INT32_MAX; /* computed in int */
-  __int128 a0 = uop_vmin(n->src[0]), a1 = uop_vmax(n->src[0]);
-  __int128 b0 = n->nsrc > 1 ? uop_vmin(n->src[1]) : 0, b1 = n->nsrc > 1 ? uop_vmax(n->src[1]) : 0, r0, r1;
+  int64_t a0 = uop_vmin(n->src[0]), a1 = uop_vmax(n->src[0]);
+  int64_t b0 = n->nsrc > 1 ? uop_vmin(n->src[1]) : 0, b1 = n->nsrc > 1 ? uop_vmax(n->src[1]) : 0, r0, r1;
+  bool ovf = false; /* beyond int64: certainly beyond the dtype (no __int128 on 32-bit hosts) */
   switch ((uop_op)n->op) {
-  case UOP_ADD: r0 = a0 + b0, r1 = a1 + b1; break;
-  case UOP_SUB: r0 = a0 - b1, r1 = a1 - b0; break;
-  case UOP_NEG: r0 = -a1, r1 = -a0; break;
+  case UOP_ADD: ovf = __builtin_add_overflow(a0, b0, &r0) | __builtin_add_overflow(a1, b1, &r1); break;
+  case UOP_SUB: ovf = __builtin_sub_overflow(a0, b1, &r0) | __builtin_sub_overflow(a1, b0, &r1); break;
+  case UOP_NEG: ovf = __builtin_sub_overflow((int64_t)0, a1, &r0) | __builtin_sub_overflow((int64_t)0, a0, &r1); break;
   case UOP_MUL: {
-    __int128 c[4] = {a0 * b0, a0 * b1, a1 * b0, a1 * b1};
+    int64_t c[4];
+    ovf = __builtin_mul_overflow(a0, b0, &c[0]) | __builtin_mul_overflow(a0, b1, &c[1]) |
+          __builtin_mul_overflow(a1, b0, &c[2]) | __builtin_mul_overflow(a1, b1, &c[3]);
     r0 = r1 = c[0];
-    for (int i = 1; i < 4; i++) r0 = c[i] < r0 ? c[i] : r0, r1 = c[i] > r1 ? c[i] : r1;
+    for (int i = 1; i < 4; i++) {
+      if (c[i] < r0) r0 = c[i];
+      if (c[i] > r1) r1 = c[i];
+    }
     break;
   }
   case UOP_SHL: /* C: the left operand must be non-negative and the result representable */
-    if (a0 < 0 || b0 < 0 || b1 >= 62) return false;
+    if (a0 < 0 || b0 < 0 || b1 >= 63 || a1 > (INT64_MAX >> b1)) return false;
     r0 = a0 << b0, r1 = a1 << b1;
     break;
   default: return true;
   }
-  return r0 >= lo && r1 <= hi;
+  return !ovf && r0 >= lo && r1 <= hi;
 }
 
 static const char *render_int_defined(rc *r, const uop *n, const char *a, const char *b) {

@@ -182,7 +182,7 @@ static void unfused(const cc_target *base) {
   t.no_fp_contract = true;
   uop_ctx *ctx = NULL;
   CHECK_OK(uop_ctx_create(&ctx));
-  float a[64], b[64], c[64], o[64];
+  _Alignas(64) float a[64], b[64], c[64], o[64]; /* the c target's buf_align_B (Arm NEON faults on less) */
   for (int i = 0; i < 64; i++) a[i] = b[i] = 1.0f + 0x1p-12f, c[i] = -1.0f, o[i] = 0;
   for (int up = 0; up < 2; up++) {
     const char *text = "(kernel fma_off (let o (buf 0 float32 64)) (let a (buf 1 float32 64)) (let b (buf 2 float32 64))"

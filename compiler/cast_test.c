@@ -270,18 +270,22 @@ static void check_out(const char *who, uop_scalar to, const uint8_t *out) {
   CHECK(bad == 0);
 }
 
+/* The target by name and the options for `opts` (NULL: no opts); *ov (the parsed opts) is the caller's to free. */
+static cc_options target_options(const char *target, const char *opts, cc_target *t, cc_opt **ov) {
+  size_t nov = 0;
+  *ov = NULL;
+  CHECK_OK(cc_target_get(target, 1, t));
+  if (opts) CHECK_OK(cc_opts_parse(opts, ov, &nov));
+  return (cc_options){.opts = *ov, .nopts = nov, .noopt = !opts};
+}
+
 static void run_native(uop_ctx *ctx, const uop *sink, const char *target, const char *opts, uop_scalar to) {
   cc_target t;
-  CHECK_OK(cc_target_get(target, 1, &t));
   cc_opt *ov = NULL;
-  size_t nov = 0;
-  if (opts) CHECK_OK(cc_opts_parse(opts, &ov, &nov));
-  cc_options o = {.opts = ov, .nopts = nov, .noopt = !opts};
+  cc_options o = target_options(target, opts, &t, &ov);
   cc_program *p = NULL;
   tu_kernel k = {0};
-  hcq_status st = cc_compile_source(ctx, sink, &t, &o, &p);
-  if (!st) st = cc_compile_binary(&t, p);
-  if (!st) st = tu_load(p->binary, p->binary_size_B, p->symbol, &k);
+  hcq_status st = tu_build_sink(ctx, sink, &t, &o, &p, &k);
   if (st) {
     fprintf(stderr, "  %s %s cast to %s: %s\n", target, opts ? opts : "noopt", uop_dt_name(uop_dt(to)), hcq_status_message(st));
     CHECK(false);
@@ -340,16 +344,11 @@ static void arith16(uop_scalar dt, const char *target, const char *opts) {
   size_t sizes[4] = {sizeof want, sizeof in[0], sizeof in[1], sizeof in[2]};
   CHECK_OK(cc_interp_run(sink, bufs, sizes, 4, NULL, 0));
   cc_target t;
-  CHECK_OK(cc_target_get(target, 1, &t));
   cc_opt *ov = NULL;
-  size_t nov = 0;
-  if (opts) CHECK_OK(cc_opts_parse(opts, &ov, &nov));
-  cc_options o = {.opts = ov, .nopts = nov, .noopt = !opts};
+  cc_options o = target_options(target, opts, &t, &ov);
   cc_program *p = NULL;
   tu_kernel k = {0};
-  hcq_status st = cc_compile_source(ctx, sink, &t, &o, &p);
-  if (!st) st = cc_compile_binary(&t, p);
-  if (!st) st = tu_load(p->binary, p->binary_size_B, p->symbol, &k);
+  hcq_status st = tu_build_sink(ctx, sink, &t, &o, &p, &k);
   CHECK_OK(st);
   if (!st) {
     uintptr_t a[5] = {(uintptr_t)got, (uintptr_t)in[0], (uintptr_t)in[1], (uintptr_t)in[2], 0};
@@ -410,9 +409,7 @@ static void mulacc_fused(uop_scalar dt, const char *target) {
   cc_options o = {.noopt = true};
   cc_program *p = NULL;
   tu_kernel k = {0};
-  hcq_status st = cc_compile_source(ctx, sink, &t, &o, &p);
-  if (!st) st = cc_compile_binary(&t, p);
-  if (!st) st = tu_load(p->binary, p->binary_size_B, p->symbol, &k);
+  hcq_status st = tu_build_sink(ctx, sink, &t, &o, &p, &k);
   CHECK_OK(st);
   if (!st) {
     uintptr_t a[5] = {(uintptr_t)got, (uintptr_t)in[0], (uintptr_t)in[1], (uintptr_t)in[2], 0};

@@ -67,16 +67,22 @@ static inline void tu_call(const tu_kernel *k, const uintptr_t *args, int nargs)
   ((f10)k->fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]);
 }
 
+/* Compile a parsed kernel with options o to source and object, and load it. *out_prog is the caller's to free. */
+static inline hcq_status tu_build_sink(uop_ctx *ctx, const uop *sink, const cc_target *t, const cc_options *o,
+                                       cc_program **out_prog, tu_kernel *k) {
+  *out_prog = NULL;
+  HCQ_TRY(cc_compile_source(ctx, sink, t, o, out_prog));
+  HCQ_TRY(cc_compile_binary(t, *out_prog));
+  return tu_load((*out_prog)->binary, (*out_prog)->binary_size_B, (*out_prog)->symbol, k);
+}
+
 /* Parse kernel text, compile (noopt) to source and object, and load it. *out_prog is the caller's to free. */
 static inline hcq_status tu_build(uop_ctx *ctx, const char *text, const cc_target *t, cc_program **out_prog,
                                   tu_kernel *k) {
   *out_prog = NULL;
   const uop *sink = NULL;
   HCQ_TRY(cc_kernel_parse(ctx, text, strlen(text), "<test>", &sink));
-  cc_options o = {.noopt = true};
-  HCQ_TRY(cc_compile_source(ctx, sink, t, &o, out_prog));
-  HCQ_TRY(cc_compile_binary(t, *out_prog));
-  return tu_load((*out_prog)->binary, (*out_prog)->binary_size_B, (*out_prog)->symbol, k);
+  return tu_build_sink(ctx, sink, t, &(cc_options){.noopt = true}, out_prog, k);
 }
 
 /* Element i of a buffer of dtype dt, as a double (NAN for a dtype not listed). */

@@ -153,9 +153,7 @@ static void on_native(uop_ctx *ctx, int d, const uop *k, const char *target, con
   tu_kernel tk = {0};
   cc_kbuf *b = NULL;
   size_t n = 0;
-  hcq_status st = cc_compile_source(ctx, k, &t, &o, &p);
-  if (!st) st = cc_compile_binary(&t, p);
-  if (!st) st = tu_load(p->binary, p->binary_size_B, p->symbol, &tk);
+  hcq_status st = tu_build_sink(ctx, k, &t, &o, &p, &tk);
   if (!st) st = buffers(d, k, &b, &n);
   if (!st && p->nbufs + 1 > 10) st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "test: too many arguments");
   CHECK_OK(st);

@@ -194,9 +194,7 @@ static void unfused(const cc_target *base) {
     cc_opt u = {.op = CC_OPT_UPCAST, .axis = 0, .amount = 4};
     cc_options opt = {.opts = &u, .nopts = 1, .noopt = !up};
     hcq_status st = cc_kernel_parse(ctx, text, strlen(text), "<fma>", &sink);
-    if (!st) st = cc_compile_source(ctx, sink, &t, &opt, &p);
-    if (!st) st = cc_compile_binary(&t, p);
-    if (!st) st = tu_load(p->binary, p->binary_size_B, p->symbol, &k);
+    if (!st) st = tu_build_sink(ctx, sink, &t, &opt, &p, &k);
     CHECK_OK(st);
     if (k.fn) {
       tu_call(&k, (uintptr_t[]){(uintptr_t)o, (uintptr_t)a, (uintptr_t)b, (uintptr_t)c, 0}, 5);

@@ -28,6 +28,7 @@
 
 #include "compiler/siphash.h"
 #include "compiler/toolchain.h"
+#include "hcq/fileio.h"
 
 #define CACHE_MAGIC "HCQC"
 #define CACHE_FORMAT 2u
@@ -146,11 +147,6 @@ static bool mkdirs(const char *path) {
   }
 }
 
-static const char *kind_of(mode_t m) {
-  return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISLNK(m) ? "a symlink" : S_ISCHR(m) ? "a device"
-         : S_ISSOCK(m) ? "a socket" : S_ISREG(m) ? "a regular file" : "not a regular file";
-}
-
 /* Every directory above the cache (after resolving symlinks) must belong to us or root and not be writable by
  * others unless sticky: else another user could rename our directory away and put theirs in its place. */
 static bool parents_safe(const char *real) {
@@ -187,7 +183,7 @@ static int open_own_file(int dfd, const char *name, struct stat *st, const char 
     return -1;
   }
   if (fstat(fd, st) != 0) *why = "cannot be inspected";
-  else if (!S_ISREG(st->st_mode)) *why = kind_of(st->st_mode);
+  else if (!S_ISREG(st->st_mode)) *why = hcq_file_kind(st->st_mode);
   else if (st->st_uid != geteuid()) *why = "owned by another user";
   else if (st->st_mode & (S_IWGRP | S_IWOTH)) *why = "writable by other users";
   if (*why) {
@@ -196,28 +192,6 @@ static int open_own_file(int dfd, const char *name, struct stat *st, const char 
     return -1;
   }
   return fd;
-}
-
-static bool read_all(int fd, uint8_t *buf, size_t n) {
-  size_t got = 0;
-  while (got < n) {
-    ssize_t r = read(fd, buf + got, n - got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    got += (size_t)r;
-  }
-  return true;
-}
-
-static bool write_all(int fd, const uint8_t *buf, size_t n) {
-  size_t off = 0;
-  while (off < n) {
-    ssize_t w = write(fd, buf + off, n - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    off += (size_t)w;
-  }
-  return true;
 }
 
 /* A new file in the directory with a random name (O_EXCL, 0600); its name goes to name. */
@@ -241,7 +215,7 @@ static bool load_secret(int dfd, const char *dir, uint8_t secret[SECRET_B]) {
     int fd = open_own_file(dfd, "key", &st, &why);
     if (fd >= 0) {
       uint8_t extra;
-      bool ok = (st.st_mode & 077) == 0 && st.st_size == SECRET_B && read_all(fd, secret, SECRET_B) &&
+      bool ok = (st.st_mode & 077) == 0 && st.st_size == SECRET_B && hcq_read_up_to(fd, secret, SECRET_B) == SECRET_B &&
                 read(fd, &extra, 1) == 0;
       close(fd);
       if (!ok) skip("%s/key: not a %d-byte file readable only by its owner", dir, SECRET_B);
@@ -262,7 +236,7 @@ static bool load_secret(int dfd, const char *dir, uint8_t secret[SECRET_B]) {
       skip("creating a key in %s: %s", dir, strerror(errno));
       return false;
     }
-    bool ok = write_all(fd, fresh, sizeof fresh);
+    bool ok = hcq_write_all(fd, fresh, sizeof fresh);
     ok &= close(fd) == 0;
     int link_err = ok && linkat(dfd, tmp, dfd, "key", 0) != 0 ? errno : 0;
     unlinkat(dfd, tmp, 0);
@@ -371,7 +345,7 @@ hcq_status cc_cache_load(const char *key, size_t key_len, uint8_t **out_data, si
     if (st.st_size >= HEADER_B && st.st_size <= CACHE_MAX_ENTRY_B) {
       size = (size_t)st.st_size;
       buf = malloc(size + 1);
-      ok = buf && read_all(fd, buf, size) && read(fd, buf + size, 1) == 0; /* exactly st_size bytes */
+      ok = buf && hcq_read_up_to(fd, buf, size) == (ssize_t)size && read(fd, buf + size, 1) == 0; /* exactly st_size bytes */
     }
     close(fd);
   }
@@ -430,7 +404,7 @@ hcq_status cc_cache_store(const char *key, size_t key_len, const uint8_t *data, 
   put_u32(hdr + 4, CACHE_FORMAT);
   put_u64(hdr + 8, size_B);
   entry_mac(c.secret, key, key_len, data, size_B, hdr + 16);
-  bool ok = write_all(fd, hdr, HEADER_B) && write_all(fd, data, size_B);
+  bool ok = hcq_write_all(fd, hdr, HEADER_B) && hcq_write_all(fd, data, size_B);
   ok &= close(fd) == 0;
   if (ok && renameat(c.fd, tmp, c.fd, name) != 0) ok = false;
   if (!ok) {

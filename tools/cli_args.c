@@ -1,5 +1,6 @@
 /* Strict numeric flags and bounded input reads for the verbs (see cli_args.h). */
 #include "tools/cli_args.h"
+#include "hcq/fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,11 +31,6 @@ bool cli_missing_value(const char *verb, const char *flag, bool has_value) {
   return true;
 }
 
-static const char *kind_of(mode_t m) {
-  return S_ISDIR(m) ? "a directory" : S_ISSOCK(m) ? "a socket" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m)
-         ? "a character device" : S_ISBLK(m) ? "a block device" : S_ISREG(m) ? "a regular file" : "not a regular file";
-}
-
 /* Open for reading; refuses what cannot be a byte stream. *out_regular tells whether st_size is meaningful. */
 static hcq_status open_input(const char *what, const char *path, int *out_fd, struct stat *st) {
   const char *sep = what[0] ? ": " : "";
@@ -47,23 +43,10 @@ static hcq_status open_input(const char *what, const char *path, int *out_fd, st
   }
   if (S_ISDIR(st->st_mode) || S_ISSOCK(st->st_mode)) {
     close(fd);
-    return hcq_status_make(HCQ_CODE_INVALID, "%s%s%s is %s, not a file", what, sep, path, kind_of(st->st_mode));
+    return hcq_status_make(HCQ_CODE_INVALID, "%s%s%s is %s, not a file", what, sep, path, hcq_file_kind(st->st_mode));
   }
   *out_fd = fd;
   return HCQ_OK;
-}
-
-/* Read up to n bytes (fewer only at end of input); returns the count or -1 with errno. */
-static ssize_t read_up_to(int fd, uint8_t *buf, size_t n) {
-  size_t got = 0;
-  while (got < n) {
-    ssize_t r = read(fd, buf + got, n - got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return -1;
-    if (r == 0) break;
-    got += (size_t)r;
-  }
-  return (ssize_t)got;
 }
 
 hcq_status cli_read_exact(const char *what, const char *path, void *dst, size_t size_B) {
@@ -75,16 +58,16 @@ hcq_status cli_read_exact(const char *what, const char *path, void *dst, size_t 
     s = hcq_status_make(HCQ_CODE_INVALID, "%s: the file has %lld bytes, the buffer holds %zu", what,
                         (long long)st.st_size, size_B);
   } else {
-    ssize_t got = read_up_to(fd, dst, size_B);
+    ssize_t got = hcq_read_up_to(fd, dst, size_B);
     uint8_t extra;
-    ssize_t more = got == (ssize_t)size_B ? read_up_to(fd, &extra, 1) : 0;
+    ssize_t more = got == (ssize_t)size_B ? hcq_read_up_to(fd, &extra, 1) : 0;
     if (got < 0 || more < 0) s = hcq_status_make(HCQ_CODE_IO, "%s: reading %s: %s", what, path, strerror(errno));
     else if ((size_t)got < size_B)
       s = hcq_status_make(HCQ_CODE_INVALID, "%s: %s ends after %zd bytes, the buffer holds %zu", what, path, got,
                           size_B);
     else if (more)
       s = hcq_status_make(HCQ_CODE_INVALID, "%s: %s (%s) gives more than the buffer's %zu bytes", what, path,
-                          kind_of(st.st_mode), size_B);
+                          hcq_file_kind(st.st_mode), size_B);
   }
   close(fd);
   return s;
@@ -112,7 +95,7 @@ hcq_status cli_read_file(const char *path, size_t max_B, uint8_t **out, size_t *
       else buf = p, cap *= 2;
       continue;
     }
-    ssize_t r = read_up_to(fd, buf + len, cap - len);
+    ssize_t r = hcq_read_up_to(fd, buf + len, cap - len);
     if (r < 0) s = hcq_status_make(HCQ_CODE_IO, "reading %s: %s", path, strerror(errno));
     else if (r == 0) break;
     else len += (size_t)r;
@@ -120,7 +103,7 @@ hcq_status cli_read_file(const char *path, size_t max_B, uint8_t **out, size_t *
   close(fd);
   if (!s && len > max_B)
     s = hcq_status_make(HCQ_CODE_INVALID, "%s (%s) gives more than the %zu bytes accepted", path,
-                        kind_of(st.st_mode), max_B);
+                        hcq_file_kind(st.st_mode), max_B);
   if (s) {
     free(buf);
     return s;

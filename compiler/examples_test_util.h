@@ -98,7 +98,7 @@ static inline void etu_native(const cc_program *p, void *fn, const cc_kbuf *ref,
       r->checked++;
       if (is_float) {
         double err = fabs(a - b);
-        if (isnan(a) != isnan(b) || (!isnan(a) && a != b && !(err <= 2e-5 * fabs(a) + 1e-6 + 4e-6 * norm))) r->bad++;
+        if (!cc_float_match(b, a, 2e-5, 1e-6 + 4e-6 * norm)) r->bad++;
         if (err > r->worst) r->worst = err;
       } else {
         r->bad += a != b;

@@ -45,6 +45,10 @@ void cc_kbufs_free(cc_kbuf *bufs, size_t count); /* frees the data and the array
  * signed ints in [-8, 8), unsigned ints in [0, 16), bool 0/1. */
 void cc_fill_buffer(void *data, uop_dtype dt, int64_t nelems, uint64_t seed);
 
+/* The float rule of every check against the interpreter (docs/FORMATS.md, checks): NaN matches any NaN, an
+ * infinity only the same infinity, -0 matches +0, finite values when |got - want| <= rel |want| + abs. */
+bool cc_float_match(double got, double want, double rel, double abs);
+
 /* float16 / bfloat16 conversions (round to nearest even). */
 uint16_t cc_f32_to_f16(float f);
 float cc_f16_to_f32(uint16_t h);

@@ -187,3 +187,10 @@ void cc_kbufs_free(cc_kbuf *bufs, size_t count) {
   for (size_t i = 0; i < count; i++) free(bufs[i].data);
   free(bufs);
 }
+
+bool cc_float_match(double got, double want, double rel, double abs) {
+  if (isnan(got) || isnan(want)) return isnan(got) && isnan(want);
+  if (got == want) return true; /* equal infinities, -0 == +0 */
+  if (isinf(got) || isinf(want)) return false;
+  return fabs(got - want) <= rel * fabs(want) + abs;
+}

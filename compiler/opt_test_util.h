@@ -48,12 +48,7 @@ static inline hcq_status otu_opt(uop_ctx *ctx, const uop *sink, const cc_target 
 
 /* Whether two float results agree: NaN matches NaN (any payload), equal values match (equal infinities, -0 and +0),
  * an infinity matches nothing else, finite values within 1e-4 relative + 1e-5 absolute. */
-static inline bool otu_float_same(double x, double y) {
-  if (isnan(x) || isnan(y)) return isnan(x) && isnan(y);
-  if (x == y) return true;
-  if (isinf(x) || isinf(y)) return false;
-  return fabs(x - y) <= 1e-4 * fabs(x) + 1e-5;
-}
+static inline bool otu_float_same(double x, double y) { return cc_float_match(y, x, 1e-4, 1e-5); }
 
 /* Set by a test: otu_diff compares floats bit for bit (a NaN still matches any NaN; -0 and +0 differ). */
 static bool otu_bit_exact;

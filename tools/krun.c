@@ -237,16 +237,11 @@ void krun_compare(const void *got, const void *want, uop_dtype dt, int64_t nelem
     bool bad;
     if (is_float) {
       double g = elem_f(got, dt, i), w = elem_f(want, dt, i);
-      /* docs/FORMATS.md (checks): NaN matches NaN (any payload), an infinity only the same infinity, -0 == +0 */
-      if (isnan(g) || isnan(w)) {
-        bad = isnan(g) != isnan(w);
-      } else if (isinf(g) || isinf(w)) {
-        bad = g != w;
-      } else {
+      bad = !cc_float_match(g, w, rel, abs + rel / 10 * norm);
+      if (isfinite(g) && isfinite(w)) {
         double e = fabs(g - w), r = w != 0 ? e / fabs(w) : (e != 0 ? INFINITY : 0);
         if (e > acc->max_abs) acc->max_abs = e;
         if (r > acc->max_rel && isfinite(r)) acc->max_rel = r;
-        bad = !(e <= rel * fabs(w) + abs + rel / 10 * norm);
       }
     } else {
       bad = memcmp((const uint8_t *)got + (size_t)i * item, (const uint8_t *)want + (size_t)i * item, item) != 0;

@@ -20,7 +20,7 @@ BM_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g -ffreestanding -fno-builtin
   -fno-stack-protector -fno-asynchronous-unwind-tables $(BM_CPU) -I. -D_GNU_SOURCE
 BM_KFLAGS := -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-stack-protector -fno-asynchronous-unwind-tables \
   -fno-ident $(BM_CPU)
-BM_CANDIDATES := $(filter-out %_test.c,$(wildcard cpu/*.c hcq/*.c))
+BM_CANDIDATES := $(filter-out %_test.c,$(wildcard base/*.c cpu/*.c hcq/*.c))
 BM_CORE_OBJS := $(patsubst %.c,$(BM_DIR)/obj/%.o,$(BM_CANDIDATES))
 BM_CORE := $(BM_DIR)/libcore.a
 BM_START := $(addprefix baremetal/,start.S bm_libc.c bm_sync.c bm_main.c bm_images.S)
@@ -28,7 +28,7 @@ BM_ELF := $(BM_DIR)/hcq-baremetal.elf
 BM_SPEC_saxpy := --buf float32:1048576:rw --buf float32:1048576:r --var n --global 1
 BM_SPEC_sum := --buf float32:1:w --buf float32:65536:r --global 1
 
-$(BM_DIR)/mkimage: baremetal/mkimage.c cpu/cpu_image.c cpu/cpu_image_write.c hcq/status.c
+$(BM_DIR)/mkimage: baremetal/mkimage.c cpu/cpu_image.c cpu/cpu_image_write.c base/status.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -I. -D_GNU_SOURCE $^ -o $@
 

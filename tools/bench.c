@@ -17,6 +17,8 @@
 #include "hcq/graph.h"
 #include "tools/cli_args.h"
 #include "tools/bench_base.h"
+#include "tools/bench_machine.h"
+#include "tools/bench_simd.h"
 #include "tools/krun.h"
 #include "tools/verbs.h"
 
@@ -26,6 +28,7 @@ typedef struct bres {
   double value;
   const char *baseline; /* NULL: none */
   double baseline_value;
+  char baseline_config[256]; /* what the baseline ran (ISA, library and core, stores), printed with the result */
   bool verified;
   char opts[160];
   double compile_ms, run_ms;
@@ -37,6 +40,7 @@ typedef struct bench {
   int threads;
   bool quick, json;
   double budget_s; /* time per kernel for repetitions */
+  char machine[512]; /* bench_machine_line */
   bres *res;
   size_t nres, cap;
   int failures;
@@ -160,6 +164,9 @@ static hcq_status stream_baseline(bench *b, bres *r, float *c, const float *x, c
   HCQ_TRY(bench_stream(cpu_device_pool(b->dev), b->threads, c, x, y, n, true, 3, &nt));
   bool nt_wins = nt < plain;
   r->baseline = y ? (nt_wins ? "stream_add_nt" : "stream_add") : (nt_wins ? "stream_copy_nt" : "stream_copy");
+  snprintf(r->baseline_config, sizeof r->baseline_config,
+           "STREAM %s loop, best of plain (%.2f GB/s) and non-temporal stores (%.2f GB/s), %d threads",
+           y ? "add" : "copy", bytes / plain / 1e9, bytes / nt / 1e9, b->threads);
   r->baseline_value = bytes / (nt_wins ? nt : plain) / 1e9;
   return HCQ_OK;
 }
@@ -241,7 +248,9 @@ static hcq_status bench_sum(bench *b, long n) {
     double s = 0, got = 0;
     st = bench_base_sum(cpu_device_pool(b->dev), b->threads, f32(&k, 1), (size_t)n, 5, &s, &got);
     if (!st) {
-      r->baseline = "c_sum";
+      r->baseline = "c_sum_simd";
+      snprintf(r->baseline_config, sizeof r->baseline_config, "C loop, %s vector accumulators, %d threads",
+               bench_simd_sum_isa(), b->threads);
       r->baseline_value = 4.0 * (double)n / s / 1e9;
       double mag = 0; /* two float sums of rounding values differ by up to their rounding: scale by sum |x| */
       for (long i = 0; i < n; i++) mag += fabs(f32(&k, 1)[i]);
@@ -285,7 +294,9 @@ static hcq_status bench_softmax(bench *b, long rows, long cols) {
   if (!st)
     st = bench_base_softmax(cpu_device_pool(b->dev), b->threads, o2, f32(&k, 1), (size_t)rows, (size_t)cols, 3, &s);
   if (!st) {
-    r->baseline = "c_softmax_expf";
+    r->baseline = "c_softmax_simd";
+    snprintf(r->baseline_config, sizeof r->baseline_config, "C loop, %s, %d threads", bench_simd_softmax_isa(),
+             b->threads);
     r->baseline_value = 8.0 * (double)(rows * cols) / s / 1e9;
     size_t bad = 0;
     for (long i = 0; i < rows * cols; i += 101) bad += !close_to(o2[i], f32(&k, 0)[i], 1e-4, 1e-7);
@@ -334,6 +345,8 @@ static hcq_status bench_matmul(bench *b, const char *name, long n) {
     if (!st) st = bench_openblas_sgemm(b->threads, (int)n, f32(&k, 1), f32(&k, 2), c2, n >= 2048 ? 1 : 3, &have, &s);
     if (!st && have) {
       r->baseline = "openblas_sgemm";
+      snprintf(r->baseline_config, sizeof r->baseline_config, "%s, %d threads", bench_openblas_describe(),
+               b->threads);
       r->baseline_value = flop / s / 1e9;
       size_t bad = 0;
       for (long e = 0; e < n * n; e += 97) {
@@ -408,6 +421,7 @@ static hcq_status bench_launch(bench *b) {
     r->run_ms = r->value / 1e3;
     st = bench_pool_roundtrip(cpu_device_pool(b->dev), 1, reps, &r->baseline_value);
     r->baseline = "pool_roundtrip";
+    snprintf(r->baseline_config, sizeof r->baseline_config, "the worker pool's own empty-task round trip");
   }
   free(t);
   krun_free(&k);
@@ -512,11 +526,25 @@ static hcq_status bench_compile(bench *b) {
 
 /* ------------------------------------------------------------------------------------------------ output */
 
+static void json_string(const char *str) {
+  putchar('"');
+  for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
+    if (*p == '"' || *p == '\\') printf("\\%c", *p);
+    else if (*p < 0x20) printf("\\u%04x", *p);
+    else putchar(*p);
+  }
+  putchar('"');
+}
+
 static void print_json(const bench *b, const bres *r) {
   printf("{\"name\":\"%s\",\"metric\":\"%s\",\"value\":%.6g,\"baseline\":", r->name, r->metric, r->value);
   if (r->baseline) printf("\"%s\",\"baseline_value\":%.6g,\"ratio\":%.4g", r->baseline, r->baseline_value,
                           r->baseline_value > 0 ? r->value / r->baseline_value : 0.0);
   else printf("null,\"baseline_value\":null,\"ratio\":null");
+  printf(",\"baseline_config\":");
+  json_string(r->baseline_config);
+  printf(",\"machine\":");
+  json_string(b->machine);
   printf(",\"verified\":%s,\"threads\":%d,\"size\":\"%s\",\"opts\":\"%s\",\"compile_ms\":%.3f,\"run_ms\":%.4f,"
          "\"quick\":%s,\"note\":\"%s\"}\n",
          r->verified ? "true" : "false", b->threads, r->size, r->opts, r->compile_ms, r->run_ms,
@@ -526,6 +554,7 @@ static void print_json(const bench *b, const bres *r) {
 
 static void print_table(const bench *b) {
   printf("hcq bench on CPU:0, %d threads%s\n", b->threads, b->quick ? " (quick sizes)" : "");
+  printf("machine: %s\n", b->machine);
   printf("%-17s %-11s %-34s %9s %10s %10s %-8s %-15s %9s %6s %s\n", "kernel", "size", "opts", "compile", "run ms",
          "value", "metric", "baseline", "base", "ratio", "ok");
   for (size_t i = 0; i < b->nres; i++) {
@@ -539,6 +568,9 @@ static void print_table(const bench *b) {
            r->compile_ms, r->run_ms, r->value, r->metric, r->baseline ? r->baseline : "null", base, ratio,
            r->verified ? "yes" : "NO", r->note[0] ? "  " : "", r->note);
   }
+  printf("baselines (measured in this run):\n");
+  for (size_t i = 0; i < b->nres; i++)
+    if (b->res[i].baseline) printf("  %-17s %-15s %s\n", b->res[i].name, b->res[i].baseline, b->res[i].baseline_config);
 }
 
 static bool wanted(const char *only, const char *name) {
@@ -592,6 +624,7 @@ int hcq_verb_bench(int argc, char **argv) {
     return 1;
   }
   b.threads = cpu_device_threads(b.dev);
+  bench_machine_line(b.machine, sizeof b.machine);
   b.budget_s = b.quick ? 0.02 : 0.4;
   bool q = b.quick;
   struct step {

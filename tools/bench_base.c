@@ -1,8 +1,12 @@
 /* Baselines of `hcq bench`: see bench_base.h. */
 #include "tools/bench_base.h"
 
+#include "tools/bench_machine.h"
+#include "tools/bench_simd.h"
+
 #include <dlfcn.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,31 +81,16 @@ typedef struct sum_job {
   double partial[64];
 } sum_job;
 
-/* GNU vector types: the loop adds 16 floats per step in every build (no -ffast-math needed). */
-typedef float bench_v4 __attribute__((vector_size(16)));
-
 static void sum_task(void *ctx, int core_id) {
   sum_job *j = ctx;
   size_t per = (j->n + (size_t)j->parts - 1) / (size_t)j->parts;
   size_t lo = (size_t)core_id * per, hi = lo + per < j->n ? lo + per : j->n;
-  /* four named accumulators (an array would live on the stack at -O2) */
-  bench_v4 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, v0, v1, v2, v3;
-  size_t i = lo;
-  for (; i + 16 <= hi; i += 16) {
-    memcpy(&v0, j->x + i, sizeof v0);
-    memcpy(&v1, j->x + i + 4, sizeof v1);
-    memcpy(&v2, j->x + i + 8, sizeof v2);
-    memcpy(&v3, j->x + i + 12, sizeof v3);
-    a0 += v0, a1 += v1, a2 += v2, a3 += v3;
-  }
-  float s = 0;
-  for (; i < hi; i++) s += j->x[i];
-  bench_v4 t = (a0 + a1) + (a2 + a3);
-  j->partial[core_id] = (double)(s + ((t[0] + t[1]) + (t[2] + t[3])));
+  j->partial[core_id] = lo < hi ? (double)bench_simd_sum(j->x + lo, hi - lo) : 0.0;
 }
 
 hcq_status bench_base_sum(cpu_pool *pool, int threads, const float *x, size_t n, int reps, double *out_s,
                           double *out_sum) {
+  bench_simd_choose();
   sum_job j = {.x = x, .n = n, .parts = threads < 1 ? 1 : threads > 64 ? 64 : threads};
   double best = 0;
   for (int r = 0; r < reps; r++) {
@@ -127,19 +116,12 @@ static void softmax_task(void *ctx, int core_id) {
   const softmax_job *j = ctx;
   size_t per = (j->rows + (size_t)j->parts - 1) / (size_t)j->parts;
   size_t lo = (size_t)core_id * per, hi = lo + per < j->rows ? lo + per : j->rows;
-  for (size_t row = lo; row < hi; row++) {
-    const float *xr = j->x + row * j->cols;
-    float *o = j->out + row * j->cols;
-    float mx = -INFINITY, s = 0;
-    for (size_t c = 0; c < j->cols; c++) mx = xr[c] > mx ? xr[c] : mx;
-    for (size_t c = 0; c < j->cols; c++) s += (o[c] = expf(xr[c] - mx));
-    float inv = 1.0f / s;
-    for (size_t c = 0; c < j->cols; c++) o[c] *= inv;
-  }
+  for (size_t row = lo; row < hi; row++) bench_simd_softmax_row(j->out + row * j->cols, j->x + row * j->cols, j->cols);
 }
 
 hcq_status bench_base_softmax(cpu_pool *pool, int threads, float *out, const float *x, size_t rows, size_t cols,
                               int reps, double *out_s) {
+  bench_simd_choose();
   softmax_job j = {out, x, rows, cols, threads < 1 ? 1 : threads};
   double best = 0;
   for (int r = 0; r < reps; r++) {
@@ -178,10 +160,38 @@ typedef void (*sgemm_fn)(int order, int ta, int tb, int m, int n, int k, float a
                          const float *b, int ldb, float beta, float *c, int ldc);
 typedef void (*set_threads_fn)(int);
 
+static char openblas_desc[256] = "libopenblas.so.0 not loaded";
+
+/* Load OpenBLAS once, with the core type the CPU supports best unless the user set OPENBLAS_CORETYPE (it is read
+ * when the library initializes, so it must be in the environment before dlopen). */
+static void *openblas_load(void) {
+  static void *lib;
+  static bool tried;
+  if (tried) return lib;
+  tried = true;
+  const char *user = getenv("OPENBLAS_CORETYPE"), *pick = user ? NULL : bench_openblas_best_coretype();
+  if (pick) setenv("OPENBLAS_CORETYPE", pick, 0);
+  lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    snprintf(openblas_desc, sizeof openblas_desc, "libopenblas.so.0 not found (apt-get install libopenblas0)");
+    return NULL;
+  }
+  char *(*corename)(void), *(*config)(void);
+  *(void **)&corename = dlsym(lib, "openblas_get_corename");
+  *(void **)&config = dlsym(lib, "openblas_get_config");
+  snprintf(openblas_desc, sizeof openblas_desc, "%s, core %s (%s)", config ? config() : "OpenBLAS",
+           corename ? corename() : "?",
+           user ? "OPENBLAS_CORETYPE set by the user" : pick ? "OPENBLAS_CORETYPE chosen from the CPU features"
+                                                             : "OpenBLAS's own detection");
+  return lib;
+}
+
+const char *bench_openblas_describe(void) { return openblas_desc; }
+
 hcq_status bench_openblas_sgemm(int threads, int n, const float *a, const float *b, float *c, int reps,
                                 bool *out_available, double *out_s) {
   *out_available = false;
-  void *lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+  void *lib = openblas_load();
   if (!lib) return HCQ_OK;
   sgemm_fn sgemm;
   set_threads_fn set_threads;

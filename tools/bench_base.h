@@ -1,5 +1,6 @@
 /* Baselines for `hcq bench`, measured in the same run on the same worker threads: STREAM-style add and copy loops
- * (plain stores and non-temporal stores) and OpenBLAS sgemm loaded at run time with dlopen (never linked). */
+ * (plain stores and non-temporal stores), vectorized threaded sum and softmax loops, and OpenBLAS sgemm loaded at run
+ * time with dlopen (never linked). */
 #ifndef HCQ_TOOLS_BENCH_BASE_H
 #define HCQ_TOOLS_BENCH_BASE_H
 
@@ -13,19 +14,23 @@
  * Best of `reps` runs, in seconds; nt selects non-temporal stores (x86_64; plain stores elsewhere). */
 hcq_status bench_stream(cpu_pool *pool, int threads, float *c, const float *a, const float *b, size_t n, bool nt,
                         int reps, double *out_s);
-/* Plain C sum of n floats over `threads` core_ids (16 partial sums per thread in 4 vectors, then combined).
+/* Vectorized C sum of n floats over `threads` core_ids (four vector accumulators per thread in the widest ISA the
+ * CPU has: bench_simd.h), partial sums combined.
  * Best of reps, in seconds; *out_sum receives the total. */
 hcq_status bench_base_sum(cpu_pool *pool, int threads, const float *x, size_t n, int reps, double *out_s,
                           double *out_sum);
-/* Plain C row softmax out = exp(x - max) / sum (libm expf), rows split over `threads` core_ids. Best of reps, s. */
+/* Vectorized C row softmax out = exp(x - max) / sum (libmvec expf where the ISA has it: bench_simd.h), rows split
+ * over `threads` core_ids. Best of reps, s. */
 hcq_status bench_base_softmax(cpu_pool *pool, int threads, float *out, const float *x, size_t rows, size_t cols,
                               int reps, double *out_s);
 /* The pool's own round trip: one empty EXEC with `threads` ids, submit to completion, median of reps, in us. */
 hcq_status bench_pool_roundtrip(cpu_pool *pool, int threads, int reps, double *out_us);
 
-/* OpenBLAS: c = a * b, row-major n x n float32. *out_available false (and no error) when libopenblas.so.0 or its
+/* OpenBLAS: c = a * b (loaded once with the best core type for this CPU: bench_machine.h), row-major n x n float32. *out_available false (and no error) when libopenblas.so.0 or its
  * cblas_sgemm cannot be loaded. Best of reps, in seconds, with openblas_set_num_threads(threads) when present. */
 hcq_status bench_openblas_sgemm(int threads, int n, const float *a, const float *b, float *c, int reps,
                                 bool *out_available, double *out_s);
+/* Which OpenBLAS ran and with which core ("OpenBLAS 0.3.21 ... , core Cooperlake (chosen from the CPU features)"). */
+const char *bench_openblas_describe(void);
 
 #endif

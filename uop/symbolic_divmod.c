@@ -212,8 +212,8 @@ static const uop *r_nonneg(uop_rewrite_ctx *rc, const uop *n, const uop_bindings
     }
   }
 
-  /* 4. (y//c1 + a)//c -> (y + a*c1)//(c1*c) with y >= 0 and a >= 0. */
-  if (is_div && s.n >= 2) {
+  /* 4. (y//c1 + a)//c -> (y + a*c1)//(c1*c) with y >= 0 and a >= 0 (a may be a constant alone). */
+  if (is_div && (s.n >= 2 || s.k > 0)) {
     for (int i = 0; i < s.n; i++) {
       const uop *d = s.t[i].base;
       int64_t c1, yl, yh, al, ah, cc;
@@ -235,6 +235,59 @@ static const uop *r_nonneg(uop_rewrite_ctx *rc, const uop *n, const uop_bindings
     }
   }
   return NULL;
+}
+
+/* Tree size of n, counted up to cap (a cheap "is it smaller" measure). */
+static int tree_size(const uop *n, int cap) {
+  int size = 1;
+  for (uint32_t i = 0; i < n->nsrc && size < cap; i++) size += tree_size(n->src[i], cap - size);
+  return size;
+}
+
+/* x//c with x >= 0: nest the division by the smallest factor f of c among the terms' coefficients, x//c ->
+ * (x//f)//(c/f), when x//f simplifies to something smaller than x. Sound for truncation as x >= 0 (the reference's
+ * nest_div_by_smallest_factor). */
+static const uop *r_nest_factor(uop_rewrite_ctx *rc, const uop *n, const uop_bindings *b) {
+  (void)b;
+  uop_ctx *ctx = rc->uctx;
+  int64_t c, xl, xh;
+  sym_sum s;
+  const uop *x = n->src[0];
+  if (!const_divisor(n, &c) || c < 4 || !sym_bounds(x, &xl, &xh) || xl < 0 || !sym_decompose(x, &s)) return NULL;
+  int64_t f = c;
+  for (int i = 0; i < s.n; i++) {
+    int64_t a = s.t[i].coeff < 0 ? -s.t[i].coeff : s.t[i].coeff;
+    if (a > 1 && a < f && c % a == 0) f = a;
+  }
+  if (f == c) return NULL;
+  const uop *inner = uop_alu2(ctx, UOP_IDIV, x, uop_index_const(ctx, f)), *simp;
+  if (!inner) return NULL;
+  hcq_status st = uop_simplify(ctx, inner, &simp);
+  if (st) {
+    hcq_status_free(st);
+    return NULL;
+  }
+  int cap = 64, sx = tree_size(x, cap);
+  if (simp == inner || sx >= cap || tree_size(simp, cap) >= sx) return NULL;
+  return uop_alu2(ctx, UOP_IDIV, simp, uop_index_const(ctx, c / f));
+}
+
+/* (P + k)//c with c > 0, P <= 0 and P + k >= 0: with k = q*c + r (floor), the quotient is q - (-P + c-1-r)//c,
+ * whose numerator is >= 0 (truncation == floor on both sides). Negative-coefficient numerators become positive. */
+static const uop *r_neg_numerator(uop_rewrite_ctx *rc, const uop *n, const uop_bindings *b) {
+  (void)b;
+  uop_ctx *ctx = rc->uctx;
+  int64_t c, pl, ph;
+  sym_sum s;
+  if (!const_divisor(n, &c) || c < 2 || !sym_decompose(n->src[0], &s) || s.n == 0) return NULL;
+  int64_t k = s.k;
+  s.k = 0;
+  if (!sym_sum_bounds(&s, &pl, &ph) || ph > 0 || pl + k < 0) return NULL;
+  for (int i = 0; i < s.n; i++) s.t[i].coeff = -s.t[i].coeff; /* no overflow: bounds were finite */
+  int64_t q = uop_floordiv(k, c), r = uop_floormod(k, c);
+  s.k = c - 1 - r;
+  const uop *d = uop_alu2(ctx, UOP_IDIV, sym_build(ctx, &s), n->src[1]);
+  return d ? sym_lin(ctx, d, -1, q) : NULL;
 }
 
 /* RANGE(end) % end -> RANGE, RANGE(end) // end -> 0 (the divisor is the range's own end node). */
@@ -261,5 +314,7 @@ const uop_rule sym_rules_divmod[] = {
     {"(IDIV|MOD:index@n _ #c)", r_gcd, "divmod_gcd"},
     {"(IDIV|MOD:index@n (IDIV|MOD _ #c1) #c)", r_nested, "divmod_nested"},
     {"(IDIV|MOD:index@n _ #c)", r_nonneg, "divmod_nonneg"},
+    {"(IDIV:index@n _ #c)", r_nest_factor, "div_nest_factor"},
+    {"(IDIV:index@n _ #c)", r_neg_numerator, "div_neg_numerator"},
 };
 const size_t sym_rules_divmod_count = sizeof sym_rules_divmod / sizeof *sym_rules_divmod;

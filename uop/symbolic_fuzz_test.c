@@ -1,6 +1,7 @@
 /* Differential fuzzer for the symbolic simplifier: random typed expression trees over small-range variables
  * (negative ranges too) using + * // % < != & | ^ max << >> where, casts between index/int8/int16/int32/uint8/bool
- * and gates (where with AND-ed comparisons). Each tree is simplified; then on EVERY assignment of the variables the
+ * and gates (where with AND-ed comparisons), plus the shapes of the division families (unrolled arange sums, nested
+ * constant divisions, negative-coefficient numerators). Each tree is simplified; then on EVERY assignment of the variables the
  * original tree is evaluated by the small evaluator below (independent of uop_sym_infer; assignments where the
  * original divides by zero are skipped) and compared with the simplified tree, and each value is checked to lie in
  * both roots' [vmin, vmax]. Fixed seed unless HCQ_FUZZ_SEED; HCQ_FUZZ_SECONDS sets the time budget (default 3 s). */
@@ -141,11 +142,46 @@ static const uop *gen_leaf(uop_ctx *ctx, uop_scalar s) {
   return uop_const_int(ctx, dt, consts[rnd(sizeof consts / sizeof *consts)]);
 }
 
+static const uop *gen(uop_ctx *ctx, uop_scalar s, int depth);
+
+static const uop *idx_bin(uop_ctx *ctx, uop_op op, const uop *a, int64_t c) {
+  return uop_alu2(ctx, op, a, uop_index_const(ctx, c));
+}
+
+/* Index shapes of the division families: unrolled arange sums f*((e+j)//d) over j = j0..j0+d-1 (some terms left
+ * out), nested constant divisions ((e//c1) + k)//c2, and numerators with negative coefficients k - c1*e1 - c2*e2. */
+static const uop *gen_div_family(uop_ctx *ctx, int depth) {
+  static const int64_t fs[] = {1, 1, 2, -1, 3}, cs[] = {2, 3, 4, -2, -3, 5, 8};
+  const uop *e = gen(ctx, UOP_INDEX, depth - 2);
+  switch (rnd(3)) {
+  case 0: {
+    int64_t d = 2 + rnd(3), j0 = (int64_t)rnd(9) - 4, f = fs[rnd(5)];
+    const uop *acc = idx_bin(ctx, UOP_MUL, e, (int64_t)rnd(3) - 1);
+    for (int64_t i = 0; i < d; i++)
+      if (rnd(6)) acc = uop_alu2(ctx, UOP_ADD, acc, idx_bin(ctx, UOP_MUL, idx_bin(ctx, UOP_IDIV, idx_bin(ctx, UOP_ADD, e, j0 + i), d), f));
+    return acc;
+  }
+  case 1: {
+    const uop *in = idx_bin(ctx, UOP_IDIV, e, cs[rnd(7)]);
+    return idx_bin(ctx, UOP_IDIV, idx_bin(ctx, UOP_ADD, in, (int64_t)rnd(9) - 4), cs[rnd(7)]);
+  }
+  default: {
+    const uop *e2 = gen(ctx, UOP_INDEX, depth - 2);
+    const uop *num = idx_bin(ctx, UOP_ADD, uop_alu2(ctx, UOP_ADD, idx_bin(ctx, UOP_MUL, e, -(int64_t)(1 + rnd(8))),
+                                                        idx_bin(ctx, UOP_MUL, e2, -(int64_t)rnd(4))),
+                             (int64_t)rnd(40) - 4);
+    return idx_bin(ctx, UOP_IDIV, num, cs[rnd(7)]);
+  }
+  }
+}
+
 static const uop *gen(uop_ctx *ctx, uop_scalar s, int depth) {
   if (s == UOP_BOOL) return gen_bool(ctx, depth);
   uop_dtype dt = uop_dt(s);
   if (depth <= 0 || rnd(6) == 0) return gen_leaf(ctx, s);
-  int k = (int)rnd(24);
+  int k = (int)rnd(27);
+  if (k >= 24 && s == UOP_INDEX) return gen_div_family(ctx, depth);
+  if (k >= 24) k = (int)rnd(24);
   if (k >= 20 && s == UOP_INDEX) {
     /* kernel-style index math: c1*t1 + c2*t2 + k, then // or % by a constant */
     static const int64_t cs[] = {1, 2, 3, 4, 6, 8, -1, -2, -3, 5, 12};
@@ -246,7 +282,8 @@ int main(void) {
     if (!ctx) break;
     for (int iter = 0; iter < 50 && failures < 5; iter++) {
       uop_scalar s = rnd(5) == 0 ? UOP_BOOL : INT_DTS[rnd(8)];
-      const uop *orig = gen(ctx, s, 1 + (int)rnd(4)), *simp = NULL;
+      /* a quarter of the roots are division-family shapes, so their rules see many cases in a short budget */
+      const uop *orig = rnd(4) ? gen(ctx, s, 1 + (int)rnd(4)) : gen_div_family(ctx, 2 + (int)rnd(3)), *simp = NULL;
       hcq_status st = uop_simplify(ctx, orig, &simp);
       if (st) {
         fprintf(stderr, "uop_simplify failed: %s\n", hcq_status_message(st));

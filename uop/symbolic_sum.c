@@ -105,6 +105,29 @@ static bool fold_arange(sym_sum *s) {
   return false;
 }
 
+/* where(c, t, f) + where(c, tt, ff) -> where(c, t+tt, f+ff) (both coefficient 1) when one pair of arms is two
+ * constants. Returns true if s changed. */
+static bool merge_wheres(uop_ctx *ctx, sym_sum *s) {
+  for (int i = 0; i < s->n; i++) {
+    const uop *w = s->t[i].base;
+    if (s->t[i].coeff != 1 || w->op != UOP_WHERE) continue;
+    for (int j = i + 1; j < s->n; j++) {
+      const uop *v = s->t[j].base;
+      if (s->t[j].coeff != 1 || v->op != UOP_WHERE || v->src[0] != w->src[0]) continue;
+      if (!((w->src[1]->op == UOP_CONST && v->src[1]->op == UOP_CONST) ||
+            (w->src[2]->op == UOP_CONST && v->src[2]->op == UOP_CONST)))
+        continue;
+      const uop *m = uop_where(ctx, w->src[0], uop_alu2(ctx, UOP_ADD, w->src[1], v->src[1]),
+                               uop_alu2(ctx, UOP_ADD, w->src[2], v->src[2]));
+      if (!m) return false;
+      s->t[i].coeff = 0;
+      s->t[j].coeff = 0;
+      return sym_sum_add(s, m, 1);
+    }
+  }
+  return false;
+}
+
 /* Is c the node uop_index_const(ctx, v) would return (interned consts carry the canonical index dtype)? */
 static bool is_index_const(const uop *c, int64_t v) {
   return c->op == UOP_CONST && sym_is_index(c) && c->dtype.addrspace == UOP_AS_NONE && c->arg.kind == UOP_ARG_INT &&
@@ -161,6 +184,7 @@ static const uop *r_add_norm(uop_rewrite_ctx *rc, const uop *n, const uop_bindin
   bool changed = false;
   for (int guard = 0; guard < 8 && recombine(&s); guard++) changed = true;
   for (int guard = 0; guard < 8 && fold_arange(&s); guard++) changed = true;
+  for (int guard = 0; guard < 8 && merge_wheres(rc->uctx, &s); guard++) changed = true;
   if (!changed && sum_is_built(n, &s)) return NULL;
   return sym_build(rc->uctx, &s);
 }

@@ -104,6 +104,13 @@ static const uop *r_nested(uop_rewrite_ctx *rc, const uop *n, const uop_bindings
   return uop_alu2(ctx, UOP_MOD, x->src[0], n->src[1]);
 }
 
+/* Tree size of n, counted up to cap (a cheap "is it smaller" measure). */
+static int tree_size(const uop *n, int cap) {
+  int size = 1;
+  for (uint32_t i = 0; i < n->nsrc && size < cap; i++) size += tree_size(n->src[i], cap - size);
+  return size;
+}
+
 /* Non-negative numerators (truncation == floor). */
 static const uop *r_nonneg(uop_rewrite_ctx *rc, const uop *n, const uop_bindings *b) {
   (void)b;
@@ -231,17 +238,11 @@ static const uop *r_nonneg(uop_rewrite_ctx *rc, const uop *n, const uop_bindings
       }
       int64_t kk;
       if (!ok || __builtin_mul_overflow(a.k, c1, &kk) || __builtin_add_overflow(y.k, kk, &y.k)) continue;
-      return uop_alu2(ctx, UOP_IDIV, sym_build(ctx, &y), uop_index_const(ctx, cc));
+      const uop *r = uop_alu2(ctx, UOP_IDIV, sym_build(ctx, &y), uop_index_const(ctx, cc));
+      if (r && tree_size(r, 64) < tree_size(n, 64)) return r; /* only when it shrinks the expression */
     }
   }
   return NULL;
-}
-
-/* Tree size of n, counted up to cap (a cheap "is it smaller" measure). */
-static int tree_size(const uop *n, int cap) {
-  int size = 1;
-  for (uint32_t i = 0; i < n->nsrc && size < cap; i++) size += tree_size(n->src[i], cap - size);
-  return size;
 }
 
 /* x//c with x >= 0: nest the division by the smallest factor f of c among the terms' coefficients, x//c ->

@@ -149,11 +149,29 @@ static const uop *idx_bin(uop_ctx *ctx, uop_op op, const uop *a, int64_t c) {
 }
 
 /* Index shapes of the division families: unrolled arange sums f*((e+j)//d) over j = j0..j0+d-1 (some terms left
- * out), nested constant divisions ((e//c1) + k)//c2, and numerators with negative coefficients k - c1*e1 - c2*e2. */
+ * out), nested constant divisions ((e//c1) + k)//c2, numerators with negative coefficients k - c1*e1 - c2*e2, and
+ * divisions under a simplex gate c1*u + c2*v >= 1. */
 static const uop *gen_div_family(uop_ctx *ctx, int depth) {
   static const int64_t fs[] = {1, 1, 2, -1, 3}, cs[] = {2, 3, 4, -2, -3, 5, 8};
   const uop *e = gen(ctx, UOP_INDEX, depth - 2);
-  switch (rnd(3)) {
+  switch (rnd(4)) {
+  case 3: {
+    /* simplex gate: where(c1*u + c2*v >= 1, (c3*u + c4*v + k)//d + e, e) with u, v >= 0 */
+    static const char *nn[] = {"b", "d", "ridx0"};
+    const uop *uv[2];
+    for (int i = 0; i < 2; i++) {
+      int w = (int)rnd(3);
+      uv[i] = w == 2 ? uop_range(ctx, uop_index_const(ctx, RANGE_END), 0, UOP_AXIS_LOOP)
+                     : uop_var(ctx, nn[w], 0, w ? 1 : 4, uop_dt(UOP_INDEX)); /* as in VARS */
+    }
+    const uop *x = uop_alu2(ctx, UOP_ADD, idx_bin(ctx, UOP_MUL, uv[0], 1 + rnd(3)), idx_bin(ctx, UOP_MUL, uv[1], 1 + rnd(3)));
+    const uop *gate = uop_alu2(ctx, UOP_CMPNE, idx_bin(ctx, UOP_CMPLT, x, 1), uop_const_bool(ctx, true));
+    if (rnd(2)) gate = uop_alu2(ctx, UOP_AND, gate, gen_bool(ctx, 1));
+    const uop *num = uop_alu2(ctx, UOP_ADD, idx_bin(ctx, UOP_MUL, uv[0], (int64_t)rnd(5) - 1),
+                              idx_bin(ctx, UOP_MUL, uv[1], (int64_t)rnd(5) - 1));
+    const uop *t = uop_alu2(ctx, UOP_ADD, idx_bin(ctx, UOP_IDIV, idx_bin(ctx, UOP_ADD, num, (int64_t)rnd(9) - 2), 2 + rnd(4)), e);
+    return uop_where(ctx, gate, t, e);
+  }
   case 0: {
     int64_t d = 2 + rnd(3), j0 = (int64_t)rnd(9) - 4, f = fs[rnd(5)];
     const uop *acc = idx_bin(ctx, UOP_MUL, e, (int64_t)rnd(3) - 1);

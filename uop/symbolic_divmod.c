@@ -245,12 +245,12 @@ static const uop *r_nonneg(uop_rewrite_ctx *rc, const uop *n, const uop_bindings
   return NULL;
 }
 
-/* x//c with x >= 0: nest the division by the smallest factor f of c among the terms' coefficients, x//c ->
- * (x//f)//(c/f), when x//f simplifies to something smaller than x. Sound for truncation as x >= 0 (the reference's
- * nest_div_by_smallest_factor). */
+/* x//c with x >= 0 and f | c, f > 1 the smallest such coefficient: x = f*A + B (B: the terms whose coefficient f
+ * does not divide, and the constant). When B stays inside one block [t*f, (t+1)*f), x//f = A + t, so
+ * x//c = (x//f)//(c/f) = (A + t)//(c/f): the terms of B drop out (the reference's nest_div_by_smallest_factor, with
+ * the inner division folded directly instead of by a nested simplify). Truncation == floor as x >= 0. */
 static const uop *r_nest_factor(uop_rewrite_ctx *rc, const uop *n, const uop_bindings *b) {
   (void)b;
-  uop_ctx *ctx = rc->uctx;
   int64_t c, xl, xh;
   sym_sum s;
   const uop *x = n->src[0];
@@ -261,16 +261,19 @@ static const uop *r_nest_factor(uop_rewrite_ctx *rc, const uop *n, const uop_bin
     if (a > 1 && a < f && c % a == 0) f = a;
   }
   if (f == c) return NULL;
-  const uop *inner = uop_alu2(ctx, UOP_IDIV, x, uop_index_const(ctx, f)), *simp;
-  if (!inner) return NULL;
-  hcq_status st = uop_simplify(ctx, inner, &simp);
-  if (st) {
-    hcq_status_free(st);
-    return NULL;
+  sym_sum a = s, rest = s;
+  bool any_rest = false;
+  for (int i = 0; i < s.n; i++) {
+    bool div = s.t[i].coeff % f == 0;
+    a.t[i].coeff = div ? s.t[i].coeff / f : 0;
+    rest.t[i].coeff = div ? 0 : s.t[i].coeff;
+    any_rest |= !div;
   }
-  int cap = 64, sx = tree_size(x, cap);
-  if (simp == inner || sx >= cap || tree_size(simp, cap) >= sx) return NULL;
-  return uop_alu2(ctx, UOP_IDIV, simp, uop_index_const(ctx, c / f));
+  a.k = 0;
+  int64_t rl, rh;
+  if (!any_rest || !sym_sum_bounds(&rest, &rl, &rh) || uop_floordiv(rl, f) != uop_floordiv(rh, f)) return NULL;
+  a.k = uop_floordiv(rl, f);
+  return uop_alu2(rc->uctx, UOP_IDIV, sym_build(rc->uctx, &a), uop_index_const(rc->uctx, c / f));
 }
 
 /* (P + k)//c with c > 0, P <= 0 and P + k >= 0: with k = q*c + r (floor), the quotient is q - (-P + c-1-r)//c,

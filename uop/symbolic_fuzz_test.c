@@ -149,8 +149,8 @@ static const uop *idx_bin(uop_ctx *ctx, uop_op op, const uop *a, int64_t c) {
 }
 
 /* Index shapes of the division families: unrolled arange sums f*((e+j)//d) over j = j0..j0+d-1 (some terms left
- * out), nested constant divisions ((e//c1) + k)//c2, numerators with negative coefficients k - c1*e1 - c2*e2, and
- * divisions under a simplex gate c1*u + c2*v >= 1. */
+ * out), nested constant divisions ((e//c1) + k)//c2, numerators with negative (or mixed) coefficients k - c1*e1 - c2*e2,
+ * and divisions under a simplex gate c1*u + c2*v >= 1. */
 static const uop *gen_div_family(uop_ctx *ctx, int depth) {
   static const int64_t fs[] = {1, 1, 2, -1, 3}, cs[] = {2, 3, 4, -2, -3, 5, 8};
   const uop *e = gen(ctx, UOP_INDEX, depth - 2);
@@ -184,10 +184,14 @@ static const uop *gen_div_family(uop_ctx *ctx, int depth) {
     return idx_bin(ctx, UOP_IDIV, idx_bin(ctx, UOP_ADD, in, (int64_t)rnd(9) - 4), cs[rnd(7)]);
   }
   default: {
-    const uop *e2 = gen(ctx, UOP_INDEX, depth - 2);
-    const uop *num = idx_bin(ctx, UOP_ADD, uop_alu2(ctx, UOP_ADD, idx_bin(ctx, UOP_MUL, e, -(int64_t)(1 + rnd(8))),
-                                                        idx_bin(ctx, UOP_MUL, e2, -(int64_t)rnd(4))),
-                             (int64_t)rnd(40) - 4);
+    /* half the time plain variables (a and c take both signs), so the numerator's sign cases come up often */
+    const uop *e1 = rnd(2) ? e : uop_var(ctx, VARS[0].name, VARS[0].lo, VARS[0].hi, uop_dt(UOP_INDEX));
+    const uop *e2 = rnd(2) ? gen(ctx, UOP_INDEX, depth - 2) : uop_var(ctx, VARS[3].name, VARS[3].lo, VARS[3].hi, uop_dt(UOP_INDEX));
+    int64_t s1 = rnd(3) ? -1 : 1, s2 = rnd(3) ? -1 : 1; /* mostly negative coefficients, sometimes mixed signs */
+    int64_t m1 = rnd(2) ? 1 + rnd(8) : 2 * (1 + rnd(2)); /* 2 or 4 often: a factor of the divisor */
+    const uop *num = idx_bin(ctx, UOP_ADD, uop_alu2(ctx, UOP_ADD, idx_bin(ctx, UOP_MUL, e1, s1 * m1),
+                                                        idx_bin(ctx, UOP_MUL, e2, s2 * (int64_t)rnd(4))),
+                             (int64_t)rnd(rnd(2) ? 40 : 8) - 4);
     return idx_bin(ctx, UOP_IDIV, num, cs[rnd(7)]);
   }
   }

@@ -1,7 +1,8 @@
 /* symbolic family: index division and modulo, sound under C truncation.
  * Order: bounds (the quotient is the same over the whole range), binary numerator (two-point interpolation), sign
  * normalization, gcd, nested div/mod, then, for non-negative numerators only (where truncation equals floor):
- * congruence, remainder splitting, nested mod removal and (x//c + a)//d merging. */
+ * congruence, remainder splitting, nested mod removal and (x//c + a)//d merging (when it shrinks), nesting by the
+ * smallest coefficient factor; last, numerators P + k with P <= 0 <= P + k become -((-P + k')//c) + q. */
 #include "uop/symbolic_rules.h"
 
 static int64_t tdiv(int64_t a, int64_t b) { return a / b; }

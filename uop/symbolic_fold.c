@@ -1,5 +1,6 @@
 /* symbolic families: constant folding (wrapping to the dtype width), folding by bounds (vmin == vmax), self and zero
- * folding, commutative operand order, boolean algebra, WHERE, MAX and cast folding. */
+ * folding, commutative operand order, boolean algebra, WHERE (incl. merging two WHEREs on one condition), MAX and
+ * cast folding (incl. (T)x op (T)y -> (T)(x op y) when nothing wraps). */
 #include "uop/symbolic_rules.h"
 
 static bool scalar_intlike(const uop *n) {

@@ -1,6 +1,7 @@
 /* Gate (valid) simplification (reference tinygrad/uop/symbolic.py): uop_given_valid simplifies an expression under the
- * assumption that a bool gate holds; uop_simplify_valid drops gate clauses implied by the others. The symbolic
- * rule set uses both: on WHERE (each arm under its condition) and on bool AND chains. */
+ * assumption that a bool gate holds (a bounded expression is replaced by a variable of the narrowed range; a
+ * simplex clause X >= 1 is also split into the branches x_i >= 1); uop_simplify_valid drops gate clauses implied by
+ * the others. The symbolic rule set uses both: on WHERE (each arm under its condition) and on bool AND chains. */
 #include <stdio.h>
 
 #include "uop/symbolic_rules.h"

@@ -1,7 +1,10 @@
 /* Corpus test: uop/testdata/symbolic_corpus.txt holds `INPUT<TAB>EXPECTED` lines (s-expressions; `;` comments,
  * `;; family` headers). For each case: parse both, simplify the input, and require pointer equality with the parsed
  * expected form. Independently, the input and the expected form are evaluated with uop_sym_infer on a grid of
- * variable assignments (every value for small ranges), so a wrong expectation cannot slip in. */
+ * variable assignments (every value for small ranges), so a wrong expectation cannot slip in.
+ * Then uop/testdata/symbolic_reference.txt (the reference's own simplifier tests with its results): our result must
+ * equal the input everywhere and be no bigger (in nodes) than the reference's; the count of bigger ones may only
+ * go down (REF_BIGGER_MAX). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,12 +13,15 @@
 #include "uop/text.h"
 
 #define CORPUS "uop/testdata/symbolic_corpus.txt"
+#define REFERENCE "uop/testdata/symbolic_reference.txt"
+#define REF_BIGGER_MAX 0 /* ratchet: cases where our result is bigger than the reference's */
 #define MAXV 8
 
 typedef struct cvar {
   const char *name;
   int64_t pts[24];
   int npts;
+  const uop *end; /* a range's end (its values are 0..end-1 at each point), else NULL */
 } cvar;
 
 static void add_vars(uop_ctx *ctx, const uop *root, cvar *vs, int *nv) {
@@ -49,6 +55,7 @@ static void add_vars(uop_ctx *ctx, const uop *root, cvar *vs, int *nv) {
     cvar *v = &vs[(*nv)++];
     v->name = name;
     v->npts = 0;
+    v->end = u->op == UOP_RANGE && u->nsrc > 0 ? u->src[0] : NULL;
     if (hi - lo < 24) {
       for (int64_t x = lo; x <= hi; x++) v->pts[v->npts++] = x;
     } else { /* ends, a spread, and points around 0 */
@@ -71,7 +78,14 @@ static int equivalent(uop_ctx *ctx, const uop *a, const uop *b, int line) {
   for (;;) {
     for (int i = 0; i < nv; i++) vals[i] = (uop_var_val){vs[i].name, vs[i].pts[idx[i]]};
     int64_t va, vb;
-    hcq_status sa = uop_sym_infer(a, vals, nv, &va);
+    bool outside = false; /* a range beyond its (symbolic) end at this point */
+    for (int i = 0; i < nv && !outside; i++) {
+      int64_t e;
+      hcq_status se = vs[i].end ? uop_sym_infer(vs[i].end, vals, nv, &e) : HCQ_OK;
+      outside = vs[i].end && (se || vals[i].value >= e);
+      hcq_status_free(se);
+    }
+    hcq_status sa = outside ? hcq_status_make(HCQ_CODE_INVALID, "outside") : uop_sym_infer(a, vals, nv, &va);
     if (!sa) {
       hcq_status sb = uop_sym_infer(b, vals, nv, &vb);
       if (sb || va != vb) {
@@ -102,38 +116,47 @@ static void show(const char *what, const uop *n) {
   free(s);
 }
 
-int main(void) {
-  FILE *f = fopen(CORPUS, "r");
-  if (!f) {
-    fprintf(stderr, "cannot open %s (run from the repository root)\n", CORPUS);
+static size_t node_count(uop_ctx *ctx, const uop *root) {
+  const uop **nodes;
+  size_t n = 0;
+  hcq_status st = uop_toposort(ctx, root, &nodes, &n);
+  hcq_status_free(st);
+  return n;
+}
+
+/* One `INPUT<TAB>EXPECTED` line: parse both, simplify the input. 0 = parsed, -1 = comment/blank, 1 = error. */
+static int read_case(uop_ctx *ctx, char *line, int lineno, const uop **in, const uop **want) {
+  char *p = line;
+  while (*p == ' ') p++;
+  if (*p == ';' || *p == '\n' || *p == 0) return -1;
+  char *tab = strchr(p, '\t');
+  if (!tab) {
+    fprintf(stderr, "line %d: no TAB between input and expected\n", lineno);
     return 1;
   }
-  uop_ctx *ctx;
-  CHECK_OK(uop_ctx_create(&ctx));
+  hcq_status st = uop_parse_at(ctx, p, (size_t)(tab - p), lineno, in);
+  if (!st) st = uop_parse_at(ctx, tab + 1, strlen(tab + 1), lineno, want);
+  if (st) {
+    fprintf(stderr, "line %d: %s\n", lineno, hcq_status_message(st));
+    hcq_status_free(st);
+    return 1;
+  }
+  return 0;
+}
+
+/* Our own corpus: the simplified form must be the expected node itself. */
+static void run_corpus(uop_ctx *ctx, FILE *f) {
   char line[4096];
   int lineno = 0, cases = 0, families = 0, passed = 0;
   while (fgets(line, sizeof line, f)) {
     lineno++;
     if (!strncmp(line, ";;", 2)) families++;
-    char *p = line;
-    while (*p == ' ') p++;
-    if (*p == ';' || *p == '\n' || *p == 0) continue;
-    char *tab = strchr(p, '\t');
-    if (!tab) {
-      fprintf(stderr, "line %d: no TAB between input and expected\n", lineno);
-      CHECK(false);
-      continue;
-    }
-    cases++;
     const uop *in, *want, *got = NULL;
-    hcq_status st = uop_parse_at(ctx, p, (size_t)(tab - p), lineno, &in);
-    if (!st) st = uop_parse_at(ctx, tab + 1, strlen(tab + 1), lineno, &want);
-    if (st) {
-      fprintf(stderr, "line %d: %s\n", lineno, hcq_status_message(st));
-      hcq_status_free(st);
-      CHECK(false);
-      continue;
-    }
+    int r = read_case(ctx, line, lineno, &in, &want);
+    if (r < 0) continue;
+    cases++;
+    CHECK(r == 0);
+    if (r) continue;
     CHECK_OK(uop_simplify(ctx, in, &got));
     int bad = equivalent(ctx, in, want, lineno);
     CHECK(bad == 0);
@@ -147,9 +170,65 @@ int main(void) {
       passed++;
     }
   }
-  fclose(f);
-  uop_ctx_destroy(ctx);
   printf("symbolic_corpus: %d of %d cases passed, %d families\n", passed, cases, families);
   CHECK(cases >= 150);
+}
+
+/* The reference's tests: our result must equal the input everywhere and have no more nodes than the reference's
+ * result. HCQ_SYM_SHOW=1 prints every case where ours is bigger. */
+static void run_reference(uop_ctx *ctx, FILE *f) {
+  char line[4096];
+  int lineno = 0, cases = 0, bigger = 0, smaller = 0, unsound = 0;
+  const char *env = getenv("HCQ_SYM_SHOW");
+  bool verbose = env && *env == '1';
+  while (fgets(line, sizeof line, f)) {
+    lineno++;
+    const uop *in, *ref, *got = NULL;
+    int r = read_case(ctx, line, lineno, &in, &ref);
+    if (r < 0) continue;
+    cases++;
+    CHECK(r == 0);
+    if (r) continue;
+    CHECK_OK(uop_simplify(ctx, in, &got));
+    if (!got) continue;
+    CHECK(equivalent(ctx, in, got, lineno) == 0);
+    if (equivalent(ctx, in, ref, lineno)) { /* the reference folded under floor semantics: nothing to compare */
+      unsound++;
+      continue;
+    }
+    size_t ng = node_count(ctx, got), nr = node_count(ctx, ref);
+    smaller += ng < nr;
+    if (ng > nr) {
+      bigger++;
+      if (verbose) {
+        fprintf(stderr, "reference line %d: %zu nodes, the reference has %zu\n", lineno, ng, nr);
+        show("input    ", in);
+        show("reference", ref);
+        show("got      ", got);
+      }
+    }
+  }
+  printf("symbolic_reference: %d cases, %d bigger than the reference's result, %d smaller, %d where the reference's "
+         "result differs from its input (printed above)\n", cases, bigger, smaller, unsound);
+  CHECK(cases >= 200);
+  CHECK(bigger <= REF_BIGGER_MAX);
+}
+
+int main(void) {
+  uop_ctx *ctx;
+  CHECK_OK(uop_ctx_create(&ctx));
+  const char *paths[] = {CORPUS, REFERENCE};
+  for (int i = 0; i < 2; i++) {
+    FILE *f = fopen(paths[i], "r");
+    if (!f) {
+      fprintf(stderr, "cannot open %s (run from the repository root)\n", paths[i]);
+      CHECK(false);
+      continue;
+    }
+    if (i == 0) run_corpus(ctx, f);
+    else run_reference(ctx, f);
+    fclose(f);
+  }
+  uop_ctx_destroy(ctx);
   return testing_summary("symbolic_corpus_test");
 }

@@ -1,7 +1,8 @@
 /* symbolic family: index division and modulo, sound under C truncation.
  * Order: bounds (the quotient is the same over the whole range), binary numerator (two-point interpolation), sign
  * normalization, gcd, nested div/mod, then, for non-negative numerators only (where truncation equals floor):
- * congruence, remainder splitting, nested mod removal and (x//c + a)//d merging. */
+ * congruence, remainder splitting, nested mod removal and (x//c + a)//d merging (when it shrinks), nesting by the
+ * smallest coefficient factor; last, numerators P + k with P <= 0 <= P + k become -((-P + k')//c) + q. */
 #include "uop/symbolic_rules.h"
 
 static int64_t tdiv(int64_t a, int64_t b) { return a / b; }
@@ -102,6 +103,13 @@ static const uop *r_nested(uop_rewrite_ctx *rc, const uop *n, const uop_bindings
   }
   if (c1 % c != 0) return NULL;
   return uop_alu2(ctx, UOP_MOD, x->src[0], n->src[1]);
+}
+
+/* Tree size of n, counted up to cap (a cheap "is it smaller" measure). */
+static int tree_size(const uop *n, int cap) {
+  int size = 1;
+  for (uint32_t i = 0; i < n->nsrc && size < cap; i++) size += tree_size(n->src[i], cap - size);
+  return size;
 }
 
 /* Non-negative numerators (truncation == floor). */
@@ -212,8 +220,8 @@ static const uop *r_nonneg(uop_rewrite_ctx *rc, const uop *n, const uop_bindings
     }
   }
 
-  /* 4. (y//c1 + a)//c -> (y + a*c1)//(c1*c) with y >= 0 and a >= 0. */
-  if (is_div && s.n >= 2) {
+  /* 4. (y//c1 + a)//c -> (y + a*c1)//(c1*c) with y >= 0 and a >= 0 (a may be a constant alone). */
+  if (is_div && (s.n >= 2 || s.k > 0)) {
     for (int i = 0; i < s.n; i++) {
       const uop *d = s.t[i].base;
       int64_t c1, yl, yh, al, ah, cc;
@@ -231,10 +239,60 @@ static const uop *r_nonneg(uop_rewrite_ctx *rc, const uop *n, const uop_bindings
       }
       int64_t kk;
       if (!ok || __builtin_mul_overflow(a.k, c1, &kk) || __builtin_add_overflow(y.k, kk, &y.k)) continue;
-      return uop_alu2(ctx, UOP_IDIV, sym_build(ctx, &y), uop_index_const(ctx, cc));
+      const uop *r = uop_alu2(ctx, UOP_IDIV, sym_build(ctx, &y), uop_index_const(ctx, cc));
+      if (r && tree_size(r, 64) < tree_size(n, 64)) return r; /* only when it shrinks the expression */
     }
   }
   return NULL;
+}
+
+/* x//c with x >= 0 and f | c, f > 1 the smallest such coefficient: x = f*A + B (B: the terms whose coefficient f
+ * does not divide, and the constant). When B stays inside one block [t*f, (t+1)*f), x//f = A + t, so
+ * x//c = (x//f)//(c/f) = (A + t)//(c/f): the terms of B drop out (the reference's nest_div_by_smallest_factor, with
+ * the inner division folded directly instead of by a nested simplify). Truncation == floor as x >= 0. */
+static const uop *r_nest_factor(uop_rewrite_ctx *rc, const uop *n, const uop_bindings *b) {
+  (void)b;
+  int64_t c, xl, xh;
+  sym_sum s;
+  const uop *x = n->src[0];
+  if (!const_divisor(n, &c) || c < 4 || !sym_bounds(x, &xl, &xh) || xl < 0 || !sym_decompose(x, &s)) return NULL;
+  int64_t f = c;
+  for (int i = 0; i < s.n; i++) {
+    int64_t a = s.t[i].coeff < 0 ? -s.t[i].coeff : s.t[i].coeff;
+    if (a > 1 && a < f && c % a == 0) f = a;
+  }
+  if (f == c) return NULL;
+  sym_sum a = s, rest = s;
+  bool any_rest = false;
+  for (int i = 0; i < s.n; i++) {
+    bool div = s.t[i].coeff % f == 0;
+    a.t[i].coeff = div ? s.t[i].coeff / f : 0;
+    rest.t[i].coeff = div ? 0 : s.t[i].coeff;
+    any_rest |= !div;
+  }
+  a.k = 0;
+  int64_t rl, rh;
+  if (!any_rest || !sym_sum_bounds(&rest, &rl, &rh) || uop_floordiv(rl, f) != uop_floordiv(rh, f)) return NULL;
+  a.k = uop_floordiv(rl, f);
+  return uop_alu2(rc->uctx, UOP_IDIV, sym_build(rc->uctx, &a), uop_index_const(rc->uctx, c / f));
+}
+
+/* (P + k)//c with c > 0, P <= 0 and P + k >= 0: with k = q*c + r (floor), the quotient is q - (-P + c-1-r)//c,
+ * whose numerator is >= 0 (truncation == floor on both sides). Negative-coefficient numerators become positive. */
+static const uop *r_neg_numerator(uop_rewrite_ctx *rc, const uop *n, const uop_bindings *b) {
+  (void)b;
+  uop_ctx *ctx = rc->uctx;
+  int64_t c, pl, ph;
+  sym_sum s;
+  if (!const_divisor(n, &c) || c < 2 || !sym_decompose(n->src[0], &s) || s.n == 0) return NULL;
+  int64_t k = s.k;
+  s.k = 0;
+  if (!sym_sum_bounds(&s, &pl, &ph) || ph > 0 || pl + k < 0) return NULL;
+  for (int i = 0; i < s.n; i++) s.t[i].coeff = -s.t[i].coeff; /* no overflow: bounds were finite */
+  int64_t q = uop_floordiv(k, c), r = uop_floormod(k, c);
+  s.k = c - 1 - r;
+  const uop *d = uop_alu2(ctx, UOP_IDIV, sym_build(ctx, &s), n->src[1]);
+  return d ? sym_lin(ctx, d, -1, q) : NULL;
 }
 
 /* RANGE(end) % end -> RANGE, RANGE(end) // end -> 0 (the divisor is the range's own end node). */
@@ -261,5 +319,7 @@ const uop_rule sym_rules_divmod[] = {
     {"(IDIV|MOD:index@n _ #c)", r_gcd, "divmod_gcd"},
     {"(IDIV|MOD:index@n (IDIV|MOD _ #c1) #c)", r_nested, "divmod_nested"},
     {"(IDIV|MOD:index@n _ #c)", r_nonneg, "divmod_nonneg"},
+    {"(IDIV:index@n _ #c)", r_nest_factor, "div_nest_factor"},
+    {"(IDIV:index@n _ #c)", r_neg_numerator, "div_neg_numerator"},
 };
 const size_t sym_rules_divmod_count = sizeof sym_rules_divmod / sizeof *sym_rules_divmod;

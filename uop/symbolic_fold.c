@@ -1,5 +1,6 @@
 /* symbolic families: constant folding (wrapping to the dtype width), folding by bounds (vmin == vmax), self and zero
- * folding, commutative operand order, boolean algebra, WHERE, MAX and cast folding. */
+ * folding, commutative operand order, boolean algebra, WHERE (incl. merging two WHEREs on one condition), MAX and
+ * cast folding (incl. (T)x op (T)y -> (T)(x op y) when nothing wraps). */
 #include "uop/symbolic_rules.h"
 
 static bool scalar_intlike(const uop *n) {
@@ -123,10 +124,12 @@ static const uop *r_and_ones(uop_rewrite_ctx *rc, const uop *n, const uop_bindin
   return uop_b(b, "x");
 }
 
-/* Non-index int chains: (x op c1) op c2 -> x op (c1 op c2) for ADD MUL AND OR XOR MAX (wrapping ring ops). */
+/* Non-index int chains: (x op c1) op c2 -> x op (c1 op c2) for ADD MUL AND OR XOR MAX (wrapping ring ops); MAX on
+ * index too. */
 static const uop *r_assoc_const(uop_rewrite_ctx *rc, const uop *n, const uop_bindings *b) {
   const uop *inner = uop_b(b, "inner"), *c1 = uop_b(b, "c1"), *c2 = uop_b(b, "c2");
-  if (inner->op != n->op || sym_is_index(n) || sym_is_bool(n) || !scalar_intlike(n)) return NULL;
+  /* index ADD/MUL chains have their own normalizers; index MAX has none */
+  if (inner->op != n->op || (sym_is_index(n) && n->op != UOP_MAX) || sym_is_bool(n) || !scalar_intlike(n)) return NULL;
   int64_t v[2], r;
   if (!uop_const_value(c1, &v[0]) || !uop_const_value(c2, &v[1])) return NULL;
   if (!fold_eval((uop_op)n->op, n->dtype, v, &r)) return NULL;
@@ -288,6 +291,19 @@ static const uop *r_where_nest_t(uop_rewrite_ctx *rc, const uop *n, const uop_bi
   return uop_where(ctx, uop_alu2(ctx, UOP_OR, uop_b(b, "a"), uop_b(b, "c")), uop_b(b, "x"), uop_b(b, "y"));
 }
 
+/* op(where(c, t, f), where(c, tt, ff)) -> where(c, op(t, tt), op(f, ff)) when one pair of arms is two constants (it
+ * folds, so the ALU count does not grow). Index ADD chains do the same in the sum normalizer. */
+static const uop *r_where_merge(uop_rewrite_ctx *rc, const uop *n, const uop_bindings *b) {
+  uop_ctx *ctx = rc->uctx;
+  const uop *w1 = uop_b(b, "w1"), *w2 = uop_b(b, "w2");
+  if (!scalar_intlike(n) || sym_is_bool(n) || (sym_is_index(n) && n->op != UOP_MAX)) return NULL;
+  if (!((w1->src[1]->op == UOP_CONST && w2->src[1]->op == UOP_CONST) ||
+        (w1->src[2]->op == UOP_CONST && w2->src[2]->op == UOP_CONST)))
+    return NULL;
+  return uop_where(ctx, w1->src[0], uop_alu2(ctx, (uop_op)n->op, w1->src[1], w2->src[1]),
+                   uop_alu2(ctx, (uop_op)n->op, w1->src[2], w2->src[2]));
+}
+
 /* ------------------------------------------------------------------------------------------------ MAX */
 
 static const uop *r_max_bounds(uop_rewrite_ctx *rc, const uop *n, const uop_bindings *b) {
@@ -321,6 +337,36 @@ static const uop *r_cast(uop_rewrite_ctx *rc, const uop *n, const uop_bindings *
   if (x->op == UOP_WHERE && (x->src[1]->op == UOP_CONST || x->src[2]->op == UOP_CONST))
     return uop_where(ctx, x->src[0], uop_cast(ctx, n->dtype, x->src[1]), uop_cast(ctx, n->dtype, x->src[2]));
   return NULL;
+}
+
+static bool in_dt(uop_dtype dt, int64_t lo, int64_t hi) { return lo >= uop_dt_min(dt) && hi <= uop_dt_max(dt); }
+
+/* (T)x op (T)y -> (T)(x op y) for ADD/MUL on signed ints when x, y and x op y fit both dtypes (no cast and no
+ * operation wraps, so both sides are the exact value): the math happens in the operands' dtype, one cast. */
+static const uop *r_cast_hoist(uop_rewrite_ctx *rc, const uop *n, const uop_bindings *b) {
+  const uop *x = uop_b(b, "x"), *y = uop_b(b, "y");
+  uop_dtype t = n->dtype, s = x->dtype;
+  if (!scalar_intlike(n) || sym_is_bool(n) || sym_is_index(n) || uop_dt_is_unsigned(t) || !uop_dt_eq(s, y->dtype) ||
+      !scalar_intlike(x) || sym_is_bool(x) || uop_dt_is_unsigned(s))
+    return NULL;
+  int64_t xl, xh, yl, yh, lo, hi;
+  if (!sym_bounds(x, &xl, &xh) || !sym_bounds(y, &yl, &yh)) return NULL;
+  if (n->op == UOP_ADD) {
+    lo = xl + yl; /* bounds are within 2^61: no overflow */
+    hi = xh + yh;
+  } else {
+    int64_t p[4];
+    if (__builtin_mul_overflow(xl, yl, &p[0]) || __builtin_mul_overflow(xl, yh, &p[1]) ||
+        __builtin_mul_overflow(xh, yl, &p[2]) || __builtin_mul_overflow(xh, yh, &p[3]))
+      return NULL;
+    lo = hi = p[0];
+    for (int i = 1; i < 4; i++) {
+      lo = p[i] < lo ? p[i] : lo;
+      hi = p[i] > hi ? p[i] : hi;
+    }
+  }
+  if (!in_dt(t, xl, xh) || !in_dt(t, yl, yh) || !in_dt(t, lo, hi) || !in_dt(s, lo, hi)) return NULL;
+  return uop_cast(rc->uctx, t, uop_alu2(rc->uctx, (uop_op)n->op, x, y));
 }
 
 const uop_rule sym_rules_fold[] = {
@@ -364,9 +410,11 @@ const uop_rule sym_rules_fold[] = {
     {"(WHERE c #t #f)", r_where_bool, "where_bool"},
     {"(WHERE a (WHERE c x y) y)", r_where_nest_f, "where_nest_f"},
     {"(WHERE a x (WHERE c x y))", r_where_nest_t, "where_nest_t"},
+    {"(ADD|MUL|MAX@n (WHERE@w1 c _ _) (WHERE@w2 c _ _))", r_where_merge, "where_merge"},
     /* max */
     {"(MAX@n _ _)", r_max_bounds, "max_bounds"},
     /* casts */
     {"(CAST@n _)", r_cast, "cast"},
+    {"(ADD|MUL@n (CAST x) (CAST y))", r_cast_hoist, "cast_hoist"},
 };
 const size_t sym_rules_fold_count = sizeof sym_rules_fold / sizeof *sym_rules_fold;

@@ -1,6 +1,7 @@
 /* Differential fuzzer for the symbolic simplifier: random typed expression trees over small-range variables
  * (negative ranges too) using + * // % < != & | ^ max << >> where, casts between index/int8/int16/int32/uint8/bool
- * and gates (where with AND-ed comparisons). Each tree is simplified; then on EVERY assignment of the variables the
+ * and gates (where with AND-ed comparisons), plus the shapes of the division families (unrolled arange sums, nested
+ * constant divisions, negative-coefficient numerators). Each tree is simplified; then on EVERY assignment of the variables the
  * original tree is evaluated by the small evaluator below (independent of uop_sym_infer; assignments where the
  * original divides by zero are skipped) and compared with the simplified tree, and each value is checked to lie in
  * both roots' [vmin, vmax]. Fixed seed unless HCQ_FUZZ_SEED; HCQ_FUZZ_SECONDS sets the time budget (default 3 s). */
@@ -141,11 +142,68 @@ static const uop *gen_leaf(uop_ctx *ctx, uop_scalar s) {
   return uop_const_int(ctx, dt, consts[rnd(sizeof consts / sizeof *consts)]);
 }
 
+static const uop *gen(uop_ctx *ctx, uop_scalar s, int depth);
+
+static const uop *idx_bin(uop_ctx *ctx, uop_op op, const uop *a, int64_t c) {
+  return uop_alu2(ctx, op, a, uop_index_const(ctx, c));
+}
+
+/* Index shapes of the division families: unrolled arange sums f*((e+j)//d) over j = j0..j0+d-1 (some terms left
+ * out), nested constant divisions ((e//c1) + k)//c2, numerators with negative (or mixed) coefficients k - c1*e1 - c2*e2,
+ * and divisions under a simplex gate c1*u + c2*v >= 1. */
+static const uop *gen_div_family(uop_ctx *ctx, int depth) {
+  static const int64_t fs[] = {1, 1, 2, -1, 3}, cs[] = {2, 3, 4, -2, -3, 5, 8};
+  const uop *e = gen(ctx, UOP_INDEX, depth - 2);
+  switch (rnd(4)) {
+  case 3: {
+    /* simplex gate: where(c1*u + c2*v >= 1, (c3*u + c4*v + k)//d + e, e) with u, v >= 0 */
+    static const char *nn[] = {"b", "d", "ridx0"};
+    const uop *uv[2];
+    for (int i = 0; i < 2; i++) {
+      int w = (int)rnd(3);
+      uv[i] = w == 2 ? uop_range(ctx, uop_index_const(ctx, RANGE_END), 0, UOP_AXIS_LOOP)
+                     : uop_var(ctx, nn[w], 0, w ? 1 : 4, uop_dt(UOP_INDEX)); /* as in VARS */
+    }
+    const uop *x = uop_alu2(ctx, UOP_ADD, idx_bin(ctx, UOP_MUL, uv[0], 1 + rnd(3)), idx_bin(ctx, UOP_MUL, uv[1], 1 + rnd(3)));
+    const uop *gate = uop_alu2(ctx, UOP_CMPNE, idx_bin(ctx, UOP_CMPLT, x, 1), uop_const_bool(ctx, true));
+    if (rnd(2)) gate = uop_alu2(ctx, UOP_AND, gate, gen_bool(ctx, 1));
+    const uop *num = uop_alu2(ctx, UOP_ADD, idx_bin(ctx, UOP_MUL, uv[0], (int64_t)rnd(5) - 1),
+                              idx_bin(ctx, UOP_MUL, uv[1], (int64_t)rnd(5) - 1));
+    const uop *t = uop_alu2(ctx, UOP_ADD, idx_bin(ctx, UOP_IDIV, idx_bin(ctx, UOP_ADD, num, (int64_t)rnd(9) - 2), 2 + rnd(4)), e);
+    return uop_where(ctx, gate, t, e);
+  }
+  case 0: {
+    int64_t d = 2 + rnd(3), j0 = (int64_t)rnd(9) - 4, f = fs[rnd(5)];
+    const uop *acc = idx_bin(ctx, UOP_MUL, e, (int64_t)rnd(3) - 1);
+    for (int64_t i = 0; i < d; i++)
+      if (rnd(6)) acc = uop_alu2(ctx, UOP_ADD, acc, idx_bin(ctx, UOP_MUL, idx_bin(ctx, UOP_IDIV, idx_bin(ctx, UOP_ADD, e, j0 + i), d), f));
+    return acc;
+  }
+  case 1: {
+    const uop *in = idx_bin(ctx, UOP_IDIV, e, cs[rnd(7)]);
+    return idx_bin(ctx, UOP_IDIV, idx_bin(ctx, UOP_ADD, in, (int64_t)rnd(9) - 4), cs[rnd(7)]);
+  }
+  default: {
+    /* half the time plain variables (a and c take both signs), so the numerator's sign cases come up often */
+    const uop *e1 = rnd(2) ? e : uop_var(ctx, VARS[0].name, VARS[0].lo, VARS[0].hi, uop_dt(UOP_INDEX));
+    const uop *e2 = rnd(2) ? gen(ctx, UOP_INDEX, depth - 2) : uop_var(ctx, VARS[3].name, VARS[3].lo, VARS[3].hi, uop_dt(UOP_INDEX));
+    int64_t s1 = rnd(3) ? -1 : 1, s2 = rnd(3) ? -1 : 1; /* mostly negative coefficients, sometimes mixed signs */
+    int64_t m1 = rnd(2) ? 1 + rnd(8) : 2 * (1 + rnd(2)); /* 2 or 4 often: a factor of the divisor */
+    const uop *num = idx_bin(ctx, UOP_ADD, uop_alu2(ctx, UOP_ADD, idx_bin(ctx, UOP_MUL, e1, s1 * m1),
+                                                        idx_bin(ctx, UOP_MUL, e2, s2 * (int64_t)rnd(4))),
+                             (int64_t)rnd(rnd(2) ? 40 : 8) - 4);
+    return idx_bin(ctx, UOP_IDIV, num, cs[rnd(7)]);
+  }
+  }
+}
+
 static const uop *gen(uop_ctx *ctx, uop_scalar s, int depth) {
   if (s == UOP_BOOL) return gen_bool(ctx, depth);
   uop_dtype dt = uop_dt(s);
   if (depth <= 0 || rnd(6) == 0) return gen_leaf(ctx, s);
-  int k = (int)rnd(24);
+  int k = (int)rnd(27);
+  if (k >= 24 && s == UOP_INDEX) return gen_div_family(ctx, depth);
+  if (k >= 24) k = (int)rnd(24);
   if (k >= 20 && s == UOP_INDEX) {
     /* kernel-style index math: c1*t1 + c2*t2 + k, then // or % by a constant */
     static const int64_t cs[] = {1, 2, 3, 4, 6, 8, -1, -2, -3, 5, 12};
@@ -246,7 +304,8 @@ int main(void) {
     if (!ctx) break;
     for (int iter = 0; iter < 50 && failures < 5; iter++) {
       uop_scalar s = rnd(5) == 0 ? UOP_BOOL : INT_DTS[rnd(8)];
-      const uop *orig = gen(ctx, s, 1 + (int)rnd(4)), *simp = NULL;
+      /* a quarter of the roots are division-family shapes, so their rules see many cases in a short budget */
+      const uop *orig = rnd(4) ? gen(ctx, s, 1 + (int)rnd(4)) : gen_div_family(ctx, 2 + (int)rnd(3)), *simp = NULL;
       hcq_status st = uop_simplify(ctx, orig, &simp);
       if (st) {
         fprintf(stderr, "uop_simplify failed: %s\n", hcq_status_message(st));

@@ -1,5 +1,6 @@
 /* symbolic families on index sums and products: combining like terms, canonical term order (uop_struct_cmp,
- * constants last), distributing constants over sums, the division identity (x//c)*c + x%c -> x. */
+ * constants last), distributing constants over sums, the division identity (x//c)*c + x%c -> x, unrolled aranges
+ * (z//d + (z+1)//d + ... + (z+d-1)//d -> z). */
 #include "uop/symbolic_rules.h"
 
 /* In s, find pairs f*(x%c) and (f*c)*(x//c) (c a constant, any x) and replace each pair by f*x. Returns true if
@@ -29,6 +30,99 @@ static bool recombine(sym_sum *s) {
       int64_t kk;
       if (__builtin_mul_overflow(x.k, f, &kk) || __builtin_add_overflow(s->k, kk, &s->k)) return false;
       return true;
+    }
+  }
+  return false;
+}
+
+/* Split a division's numerator into its non-constant part z and constant j (canonical sums end in the constant). */
+static void split_const(const uop *num, const uop **z, int64_t *j) {
+  int64_t c;
+  if (num->op == UOP_ADD && sym_is_index(num) && num->src[1]->op == UOP_CONST && uop_const_value(num->src[1], &c)) {
+    *z = num->src[0];
+    *j = c;
+  } else {
+    *z = num;
+    *j = 0;
+  }
+}
+
+/* Unrolled aranges: f*((z+j0)//d) + f*((z+j0+1)//d) + ... + f*((z+j0+d-1)//d) == f*(z+j0) when z+j0 >= 0 (Hermite's
+ * identity; all numerators are >= 0, so truncation is floor). Terms that were already folded to 0 may be missing:
+ * a missing (z+j)//d must be 0 over z's whole range (0 <= z+j < d). Returns true if s changed. */
+static bool fold_arange(sym_sum *s) {
+  for (int i = 0; i < s->n; i++) {
+    const uop *dv = s->t[i].base, *z;
+    int64_t d, j, zl, zh;
+    if (s->t[i].coeff == 0 || dv->op != UOP_IDIV || !sym_is_index(dv) || dv->src[1]->op != UOP_CONST ||
+        !uop_const_value(dv->src[1], &d) || d < 2 || d > 64)
+      continue;
+    split_const(dv->src[0], &z, &j);
+    if (!sym_bounds(z, &zl, &zh)) continue;
+    /* the group: terms coeff*((z+j')//d) with the same z, d and coefficient */
+    int idx[64], ng = 0;
+    int64_t js[64], jmin = j, jmax = j;
+    for (int t = i; t < s->n && ng < 64; t++) {
+      const uop *u = s->t[t].base, *zt;
+      int64_t jt;
+      if (s->t[t].coeff != s->t[i].coeff || u->op != UOP_IDIV || u->src[1] != dv->src[1]) continue;
+      split_const(u->src[0], &zt, &jt);
+      if (zt != z) continue;
+      idx[ng] = t;
+      js[ng++] = jt;
+      if (jt < jmin) jmin = jt;
+      if (jt > jmax) jmax = jt;
+    }
+    if (jmax - jmin >= d) continue;
+    /* windows j0..j0+d-1 that hold every present j */
+    for (int64_t j0 = jmax - (d - 1); j0 <= jmin; j0++) {
+      if (zl + j0 < 0) continue;
+      bool ok = true;
+      for (int64_t jj = j0; jj < j0 + d && ok; jj++) {
+        bool present = false;
+        for (int g = 0; g < ng; g++) present |= js[g] == jj;
+        ok = present || zh + jj < d; /* missing: (z+jj)//d is 0 (z+jj >= z+j0 >= 0) */
+      }
+      if (!ok) continue;
+      int64_t f = s->t[i].coeff, kk;
+      for (int g = 0; g < ng; g++) s->t[idx[g]].coeff = 0;
+      sym_sum zs;
+      if (!sym_decompose(z, &zs)) {
+        zs.n = 1;
+        zs.k = 0;
+        zs.t[0] = (sym_term){z, 1};
+      }
+      for (int t = 0; t < zs.n; t++) {
+        int64_t cf;
+        if (__builtin_mul_overflow(zs.t[t].coeff, f, &cf) || !sym_sum_add(s, zs.t[t].base, cf)) return false;
+      }
+      if (__builtin_add_overflow(zs.k, j0, &kk) || __builtin_mul_overflow(kk, f, &kk) ||
+          __builtin_add_overflow(s->k, kk, &s->k))
+        return false;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* where(c, t, f) + where(c, tt, ff) -> where(c, t+tt, f+ff) (both coefficient 1) when one pair of arms is two
+ * constants. Returns true if s changed. */
+static bool merge_wheres(uop_ctx *ctx, sym_sum *s) {
+  for (int i = 0; i < s->n; i++) {
+    const uop *w = s->t[i].base;
+    if (s->t[i].coeff != 1 || w->op != UOP_WHERE) continue;
+    for (int j = i + 1; j < s->n; j++) {
+      const uop *v = s->t[j].base;
+      if (s->t[j].coeff != 1 || v->op != UOP_WHERE || v->src[0] != w->src[0]) continue;
+      if (!((w->src[1]->op == UOP_CONST && v->src[1]->op == UOP_CONST) ||
+            (w->src[2]->op == UOP_CONST && v->src[2]->op == UOP_CONST)))
+        continue;
+      const uop *m = uop_where(ctx, w->src[0], uop_alu2(ctx, UOP_ADD, w->src[1], v->src[1]),
+                               uop_alu2(ctx, UOP_ADD, w->src[2], v->src[2]));
+      if (!m) return false;
+      s->t[i].coeff = 0;
+      s->t[j].coeff = 0;
+      return sym_sum_add(s, m, 1);
     }
   }
   return false;
@@ -89,6 +183,8 @@ static const uop *r_add_norm(uop_rewrite_ctx *rc, const uop *n, const uop_bindin
   if (!sym_decompose(n, &s)) return NULL;
   bool changed = false;
   for (int guard = 0; guard < 8 && recombine(&s); guard++) changed = true;
+  for (int guard = 0; guard < 8 && fold_arange(&s); guard++) changed = true;
+  for (int guard = 0; guard < 8 && merge_wheres(rc->uctx, &s); guard++) changed = true;
   if (!changed && sum_is_built(n, &s)) return NULL;
   return sym_build(rc->uctx, &s);
 }

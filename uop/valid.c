@@ -1,6 +1,7 @@
 /* Gate (valid) simplification (reference tinygrad/uop/symbolic.py): uop_given_valid simplifies an expression under the
- * assumption that a bool gate holds; uop_simplify_valid drops gate clauses implied by the others. The symbolic
- * rule set uses both: on WHERE (each arm under its condition) and on bool AND chains. */
+ * assumption that a bool gate holds (a bounded expression is replaced by a variable of the narrowed range; a
+ * simplex clause X >= 1 is also split into the branches x_i >= 1); uop_simplify_valid drops gate clauses implied by
+ * the others. The symbolic rule set uses both: on WHERE (each arm under its condition) and on bool AND chains. */
 #include <stdio.h>
 
 #include "uop/symbolic_rules.h"
@@ -71,6 +72,36 @@ static hcq_status subst1(uop_ctx *ctx, const uop *root, const uop *from, const u
   return uop_substitute(ctx, root, &from, &to, 1, out);
 }
 
+/* Simplex candidates (the reference's uop_given_valid): the gate says X >= 1 with X = c_0*x_0 + c_1*x_1 + ... (all
+ * c_i > 0, no constant), so at every point some x_i >= 1 (if all were <= 0, X would be <= 0). If u simplifies to
+ * one and the same node N in every branch "x_i in [max(1, vmin), vmax]" (and N differs from u), N equals u wherever
+ * the gate holds. Branches that cannot happen (vmax < 1) are skipped. */
+static hcq_status simplex_step(uop_ctx *ctx, const uop *x, const uop **cur) {
+  sym_sum s;
+  if (x->op != UOP_ADD || !sym_is_index(x) || !sym_decompose(x, &s) || s.k != 0 || s.n < 2 || s.n > 8) return HCQ_OK;
+  for (int i = 0; i < s.n; i++)
+    if (s.t[i].coeff <= 0) return HCQ_OK;
+  const uop *same = NULL;
+  for (int i = 0; i < s.n; i++) {
+    const uop *xi = s.t[i].base, *sub, *simp, *back;
+    int64_t lo = uop_vmin(xi) < 1 ? 1 : uop_vmin(xi), hi = uop_vmax(xi);
+    if (lo > hi) continue;
+    char name[48];
+    snprintf(name, sizeof name, "simplex.%d.%d", valid_depth, i);
+    const uop *f = uop_var(ctx, name, lo, hi, xi->dtype);
+    if (!f) return uop_ctx_status(ctx);
+    HCQ_TRY(subst1(ctx, *cur, xi, f, &sub));
+    if (sub == *cur) return HCQ_OK; /* u does not use x_i: this branch cannot change it */
+    HCQ_TRY(uop_simplify(ctx, sub, &simp));
+    HCQ_TRY(subst1(ctx, simp, f, xi, &back));
+    HCQ_TRY(uop_simplify(ctx, back, &back));
+    if (back == *cur || (same && back != same)) return HCQ_OK;
+    same = back;
+  }
+  if (same) *cur = same;
+  return HCQ_OK;
+}
+
 hcq_status uop_given_valid(uop_ctx *ctx, const uop *valid, const uop *u, const uop **out) {
   const uop *cl[VALID_MAX_CLAUSES];
   vbound bs[VALID_MAX_CLAUSES];
@@ -118,6 +149,8 @@ hcq_status uop_given_valid(uop_ctx *ctx, const uop *valid, const uop *u, const u
       continue;
     }
     if (sym_is_bool(x)) continue;
+    if (bs[i].lo >= 1) st = simplex_step(ctx, x, &cur);
+    if (st) break;
     char name[48];
     snprintf(name, sizeof name, "valid.%d.%d", valid_depth, i);
     const uop *f = uop_var(ctx, name, bs[i].lo, bs[i].hi, x->dtype);

@@ -42,7 +42,8 @@ static void elf_walk_notes(const uint8_t *data, size_t size, uint64_t align, con
       hcq_status_free(st);
       return;
     }
-    CHECK(elf_walk_inside(buf, n, note.name, note.namesz) && elf_walk_inside(buf, n, note.desc, note.descsz));
+    if (note.namesz) CHECK(elf_walk_inside(buf, n, note.name, note.namesz + 1));
+    CHECK(elf_walk_inside(buf, n, note.desc, note.descsz));
   }
   CHECK(!"note iteration did not end");
 }

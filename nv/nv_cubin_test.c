@@ -216,8 +216,8 @@ static void check_corrupt(const built *bt) {
   b[kp + 4 + 6] = 0xf0; /* the parameter's offset: 0xf0 is beyond 16 parameter bytes */
   CHECK_ERR(nv_cubin_parse(b, n, 0, NULL, &c), HCQ_CODE_INVALID, "lies outside the 16 parameter bytes");
   memcpy(b, obj, n);
-  b[kp + 2] = 8; /* KPARAM_INFO of 8 bytes instead of 12: the record is misread */
-  CHECK(nv_cubin_parse(b, n, 0, NULL, &c) != HCQ_OK);
+  b[kp + 2] = 8; /* KPARAM_INFO of 8 bytes instead of 12 */
+  CHECK_ERR(nv_cubin_parse(b, n, 0, NULL, &c), HCQ_CODE_INVALID, "attribute 0x17 at offset 0x");
   memcpy(b, obj, n);
   b[cb + 4] = 1; /* EIATTR_PARAM_CBANK naming symbol 1 (a section symbol of another section) */
   b[cb + 5] = b[cb + 6] = b[cb + 7] = 0;

@@ -67,7 +67,7 @@ typedef struct elf_note_iter {
 /* Check the file header and where the section and program header tables lie. Any machine and type. */
 hcq_status elf_open(elf_file *f, const void *data, size_t size_B);
 
-/* Section `i` (0 < i < shnum is not required: index 0 is the null section). Errors name the index and the name. */
+/* Section i < shnum (0 is the null section). Errors name the index and the section's name. */
 hcq_status elf_section_get(const elf_file *f, size_t i, elf_section *out);
 /* The first section with this name; HCQ_CODE_NOT_FOUND names it. */
 hcq_status elf_section_find(const elf_file *f, const char *name, elf_section *out);

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hcq/status.h"
+#include "base/status.h"
 
 /* EF_AMDGPU_* and note values the reader uses (AMDGPUUsage.rst, see above; not in the system <elf.h>). */
 #define AMD_ELFOSABI_AMDGPU_HSA 64

@@ -17,8 +17,8 @@
 #include "compiler/kernel_text.h"
 #include "compiler/toolchain.h"
 #include "elf/elf.h"
-#include "hcq/testing.h"
-#include "hcq/fuzz.h"
+#include "base/testing.h"
+#include "base/fuzz.h"
 #include "uop/uop.h"
 
 static char dir[64];

@@ -12,8 +12,8 @@
 
 #include "cpu/cpu_elf_testkernels.h"
 #include "elf/elf.h"
-#include "hcq/testing.h"
-#include "hcq/fuzz.h"
+#include "base/testing.h"
+#include "base/fuzz.h"
 #include "elf/elf_test_walk.h"
 
 #define XCC "arm-linux-gnueabihf-gcc"

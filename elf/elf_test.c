@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "elf/elf.h"
-#include "hcq/testing.h"
-#include "hcq/fuzz.h"
+#include "base/testing.h"
+#include "base/fuzz.h"
 #include "elf/elf_test_walk.h"
 
 static char dir[64];

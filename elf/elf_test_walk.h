@@ -1,4 +1,4 @@
-/* Test helper (include after hcq/testing.h): open a buffer with elf/ and visit every view it offers (sections,
+/* Test helper (include after base/testing.h): open a buffer with elf/ and visit every view it offers (sections,
  * strings, segments, symbol / relocation / dynamic tables, notes), checking that each one lies inside the buffer.
  * Returns whether elf_open accepted the file; errors along the way are freed (they are expected on mutated input). */
 #ifndef HCQ_ELF_TEST_WALK_H

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hcq/status.h"
+#include "base/status.h"
 
 enum {
   NV_EIFMT_NVAL = 1, NV_EIFMT_BVAL = 2, NV_EIFMT_HVAL = 3, NV_EIFMT_SVAL = 4,

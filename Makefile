@@ -26,7 +26,7 @@ LDFLAGS := $(SANFLAGS) $(EXTRA_LDFLAGS)
 LDLIBS := -lpthread -lm -ldl
 
 TEST_EXTRA :=
-LIB_DIRS := base hcq uop compiler cpu amd nv kernel_iface autogen
+LIB_DIRS := base hcq uop compiler elf cpu amd nv kernel_iface autogen
 LIB_SRCS := $(filter-out %_test.c,$(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
 EMU_SRCS := $(filter-out %_test.c,$(wildcard emulator_tests/*.c))
 TOOL_SRCS := $(filter-out %_test.c,$(wildcard tools/*.c))
@@ -89,10 +89,11 @@ test-only: all $(TESTS)
 	@bash tools/run_tests.sh $(TESTS)
 
 # `make fuzz` (nightly-style, not part of `make test`): every fuzzer in the tree (tests named *fuzz*_test, and the
-# ELF loader tests, which fuzz when given a budget) for HCQ_FUZZ_SECONDS (default 120) each, all with one random
-# seed printed first (HCQ_FUZZ_SEED=N reruns a seed); a failing fuzzer is named with the seed to rerun it.
+# ELF reader, loader and GPU program reader tests, which fuzz when given a budget) for HCQ_FUZZ_SECONDS (default 120)
+# each, all with one random seed printed first (HCQ_FUZZ_SEED=N reruns a seed); a failing fuzzer is named with the
+# seed to rerun it.
 FUZZERS := $(foreach t,$(TESTS),$(if $(findstring fuzz,$(notdir $(t))),$(t))) \
-  $(filter %/cpu_elf_test %/cpu_elf32_test,$(TESTS))
+  $(filter %/cpu_elf_test %/cpu_elf32_test %/elf_test %/amd_code_object_test %/nv_cubin_test,$(TESTS))
 fuzz: all $(FUZZERS)
 	@seed=$${HCQ_FUZZ_SEED:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}; secs=$${HCQ_FUZZ_SECONDS:-120}; \
 	echo "make fuzz: seed $$seed, $$secs s per fuzzer: $(notdir $(FUZZERS))"; fail=0; \

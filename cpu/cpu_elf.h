@@ -1,7 +1,7 @@
 /* cpu_elf: hcq's own ELF loader for CPU kernels.
  *
  * Accepts, for the host machine (x86_64, aarch64, or armhf: 32-bit little-endian EM_ARM, Arm or Thumb-2 code,
- * read through a widened 64-bit view, see cpu_elf32.c):
+ * read through elf/elf.h, which widens every entry to its 64-bit form):
  *  - relocatable objects (ET_REL) as produced by
  *      cc -c -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-stack-protector -fno-asynchronous-unwind-tables
  *    All SHF_ALLOC sections are laid out in ONE mapping (so 32-bit and 26-bit PC-relative reach always suffices):

@@ -11,7 +11,7 @@
 
 typedef struct image {
   const cpu_elf_file *f;
-  const Elf64_Phdr *ph;
+  Elf64_Phdr *ph;    /* owned: the program headers, widened and checked by elf_segment_get */
   size_t phnum;
   uint64_t lo, hi;  /* page-aligned vaddr span */
   uint8_t *base;
@@ -19,17 +19,13 @@ typedef struct image {
 } image;
 
 static hcq_status check_segments(image *im) {
-  const Elf64_Ehdr *eh = im->f->eh;
+  const elf_file *ef = &im->f->ef;
   size_t ps = cpu_page_size();
-  if (eh->e_phoff == 0 || eh->e_phnum == 0)
-    return hcq_status_make(HCQ_CODE_INVALID, "linked image without program headers");
-  if (eh->e_phentsize != sizeof(Elf64_Phdr))
-    return hcq_status_make(HCQ_CODE_INVALID, "bad e_phentsize %u (expected %zu)", eh->e_phentsize, sizeof(Elf64_Phdr));
-  if (eh->e_phoff % 8 || !cpu_elf_in_file(im->f, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr)))
-    return hcq_status_make(HCQ_CODE_INVALID, "program headers at 0x%llx (%u entries) lie outside the file (%zu bytes)",
-                           (unsigned long long)eh->e_phoff, eh->e_phnum, im->f->size_B);
-  im->ph = (const Elf64_Phdr *)(im->f->data + eh->e_phoff);
-  im->phnum = eh->e_phnum;
+  if (ef->phnum == 0) return hcq_status_make(HCQ_CODE_INVALID, "linked image without program headers");
+  im->ph = calloc(ef->phnum, sizeof *im->ph);
+  if (!im->ph) return hcq_status_make(HCQ_CODE_NOMEM, "%zu program headers", ef->phnum);
+  im->phnum = ef->phnum;
+  for (size_t i = 0; i < im->phnum; i++) HCQ_TRY(elf_segment_get(ef, i, &im->ph[i], NULL));
   im->lo = UINT64_MAX;
   im->hi = 0;
   for (size_t i = 0; i < im->phnum; i++) {
@@ -39,10 +35,6 @@ static hcq_status check_segments(image *im) {
     if (p->p_type != PT_LOAD) continue;
     if ((p->p_flags & PF_W) && (p->p_flags & PF_X))
       return hcq_status_make(HCQ_CODE_UNSUPPORTED, "segment %zu is writable and executable (W^X)", i);
-    if (p->p_filesz > p->p_memsz || !cpu_elf_in_file(im->f, p->p_offset, p->p_filesz))
-      return hcq_status_make(HCQ_CODE_INVALID, "segment %zu: file bytes [0x%llx, +0x%llx) (memsz 0x%llx) lie outside the file",
-                             i, (unsigned long long)p->p_offset, (unsigned long long)p->p_filesz,
-                             (unsigned long long)p->p_memsz);
     if (p->p_memsz > CPU_ELF_MAX_IMAGE_B || p->p_vaddr > UINT64_MAX - CPU_ELF_MAX_IMAGE_B ||
         p->p_align > CPU_ELF_MAX_ALIGN_B)
       return hcq_status_make(HCQ_CODE_INVALID, "segment %zu: absurd vaddr 0x%llx / size 0x%llx / align 0x%llx", i,
@@ -104,29 +96,29 @@ static hcq_status apply_dynamic(image *im) {
   for (size_t i = 0; i < im->phnum; i++) {
     const Elf64_Phdr *p = &im->ph[i];
     if (p->p_type != PT_DYNAMIC) continue;
-    if (p->p_offset % 8 || !cpu_elf_in_file(im->f, p->p_offset, p->p_filesz))
-      return hcq_status_make(HCQ_CODE_INVALID, "PT_DYNAMIC at 0x%llx is misaligned or outside the file",
-                             (unsigned long long)p->p_offset);
-    const Elf64_Dyn *d = (const Elf64_Dyn *)(im->f->data + p->p_offset);
-    size_t n = p->p_filesz / sizeof *d;
+    elf_table dyn;
+    HCQ_TRY(elf_table_dynamic(&im->f->ef, p, &dyn));
     uint64_t rela = 0, relasz = 0, relaent = sizeof(Elf64_Rela), rel = 0, relsz = 0, relent = sizeof(Elf32_Rel);
-    for (size_t k = 0; k < n && d[k].d_tag != DT_NULL; k++) {
-      switch (d[k].d_tag) {
-      case DT_RELA: rela = d[k].d_un.d_ptr; break;
-      case DT_RELASZ: relasz = d[k].d_un.d_val; break;
-      case DT_RELAENT: relaent = d[k].d_un.d_val; break;
+    for (size_t k = 0; k < dyn.count; k++) {
+      Elf64_Dyn d;
+      elf_dyn_at(&dyn, k, &d);
+      if (d.d_tag == DT_NULL) break;
+      switch (d.d_tag) {
+      case DT_RELA: rela = d.d_un.d_ptr; break;
+      case DT_RELASZ: relasz = d.d_un.d_val; break;
+      case DT_RELAENT: relaent = d.d_un.d_val; break;
       case DT_NEEDED: return hcq_status_make(HCQ_CODE_UNSUPPORTED, "image needs a shared library (DT_NEEDED): kernels must not import");
       case DT_REL:
       case DT_RELSZ:
       case DT_RELENT:
         if (machine != EM_ARM)
           return hcq_status_make(HCQ_CODE_UNSUPPORTED, "image has DT_REL relocations (not supported for %s)", cpu_machine_name(machine));
-        if (d[k].d_tag == DT_REL) rel = d[k].d_un.d_ptr;
-        else if (d[k].d_tag == DT_RELSZ) relsz = d[k].d_un.d_val;
-        else relent = d[k].d_un.d_val;
+        if (d.d_tag == DT_REL) rel = d.d_un.d_ptr;
+        else if (d.d_tag == DT_RELSZ) relsz = d.d_un.d_val;
+        else relent = d.d_un.d_val;
         break;
       case DT_PLTRELSZ:
-        if (d[k].d_un.d_val) return hcq_status_make(HCQ_CODE_UNSUPPORTED, "image has PLT relocations: it imports functions");
+        if (d.d_un.d_val) return hcq_status_make(HCQ_CODE_UNSUPPORTED, "image has PLT relocations: it imports functions");
         break;
       default: break;
       }
@@ -179,38 +171,46 @@ static bool image_addr(void *ctx, size_t index, const Elf64_Sym *s, uint64_t *ou
   return true;
 }
 
-hcq_status cpu_elf_load_image(const cpu_elf_file *f, cpu_program *prog) {
-  image im = {.f = f};
-  HCQ_TRY(check_segments(&im));
+static hcq_status load(image *im, cpu_program *prog) {
+  const cpu_elf_file *f = im->f;
+  HCQ_TRY(check_segments(im));
   uint64_t align = cpu_page_size();
-  for (size_t i = 0; i < im.phnum; i++)
-    if (im.ph[i].p_type == PT_LOAD && im.ph[i].p_align > align) align = im.ph[i].p_align;
+  for (size_t i = 0; i < im->phnum; i++)
+    if (im->ph[i].p_type == PT_LOAD && im->ph[i].p_align > align) align = im->ph[i].p_align;
   if (align & (align - 1)) return hcq_status_make(HCQ_CODE_INVALID, "segment alignment 0x%llx is not a power of two",
                                                   (unsigned long long)align);
   void *base;
-  HCQ_TRY(cpu_alloc(im.hi - im.lo, align, &base));
-  im.base = base;
+  HCQ_TRY(cpu_alloc(im->hi - im->lo, align, &base));
+  im->base = base;
   prog->base = base;
-  prog->size_B = im.hi - im.lo;
-  im.bias = (uint64_t)(uintptr_t)base - im.lo;
-  for (size_t i = 0; i < im.phnum; i++) {
-    const Elf64_Phdr *p = &im.ph[i];
-    if (p->p_type == PT_LOAD && p->p_filesz) memcpy(im.base + (p->p_vaddr - im.lo), f->data + p->p_offset, p->p_filesz);
+  prog->size_B = im->hi - im->lo;
+  im->bias = (uint64_t)(uintptr_t)base - im->lo;
+  for (size_t i = 0; i < im->phnum; i++) {
+    const Elf64_Phdr *p = &im->ph[i];
+    if (p->p_type == PT_LOAD && p->p_filesz) memcpy(im->base + (p->p_vaddr - im->lo), f->ef.data + p->p_offset, p->p_filesz);
   }
-  HCQ_TRY(apply_dynamic(&im));
-  HCQ_TRY(protect(&im));
+  HCQ_TRY(apply_dynamic(im));
+  HCQ_TRY(protect(im));
   if (f->eh->e_entry) {
-    if (!in_span(&im, f->eh->e_entry, 1))
+    if (!in_span(im, f->eh->e_entry, 1))
       return hcq_status_make(HCQ_CODE_INVALID, "entry point 0x%llx is outside the image", (unsigned long long)f->eh->e_entry);
-    prog->entry = (void *)(uintptr_t)(f->eh->e_entry + im.bias);
+    prog->entry = (void *)(uintptr_t)(f->eh->e_entry + im->bias);
   }
   /* Symbols: the full symbol table when present, else the dynamic one. */
   size_t symsec = 0;
   for (size_t i = 0; i < f->shnum; i++)
     if (f->sh[i].sh_type == SHT_SYMTAB || (f->sh[i].sh_type == SHT_DYNSYM && !symsec)) symsec = i;
   if (symsec) {
-    HCQ_TRY(cpu_elf_check_table(f, symsec, sizeof(Elf64_Sym)));
-    HCQ_TRY(cpu_elf_collect_symbols(prog, f, symsec, image_addr, &im));
+    elf_table t;
+    HCQ_TRY(elf_table_open(&f->ef, symsec, &t));
+    HCQ_TRY(cpu_elf_collect_symbols(prog, &t, image_addr, im));
   }
   return HCQ_OK;
+}
+
+hcq_status cpu_elf_load_image(const cpu_elf_file *f, cpu_program *prog) {
+  image im = {.f = f};
+  hcq_status st = load(&im, prog);
+  free(im.ph);
+  return st;
 }

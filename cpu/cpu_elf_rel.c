@@ -42,7 +42,8 @@ typedef struct rel_loader {
   const cpu_elf_file *f;
   uint16_t machine;
   size_t symsec, nsyms;
-  const Elf64_Sym *syms;          /* in the file (validated) */
+  elf_table symtab;
+  Elf64_Sym *syms;                /* owned: the symbol table, widened (names checked in plan_symbols) */
   int *sec_region;                /* per section: region, or -1 when not loaded */
   uint64_t *sec_off;              /* per section: offset inside its region */
   uint64_t *sym_extra;            /* per symbol: offset of its trampoline (text) or COMMON slot (data), or ~0 */
@@ -76,7 +77,7 @@ static hcq_status reserve(rel_loader *L, int region, uint64_t size, uint64_t ali
 }
 
 static const char *sym_name(const rel_loader *L, size_t i) {
-  const char *n = cpu_elf_str(L->f, L->f->sh[L->symsec].sh_link, L->syms[i].st_name);
+  const char *n = elf_string(&L->f->ef, L->symtab.strsec, L->syms[i].st_name);
   return n ? n : "?";
 }
 
@@ -84,11 +85,7 @@ static hcq_status layout_sections(rel_loader *L) {
   const cpu_elf_file *f = L->f;
   for (size_t i = 0; i < f->shnum; i++) {
     const Elf64_Shdr *s = &f->sh[i];
-    L->sec_region[i] = -1;
-    if (s->sh_type != SHT_NOBITS && s->sh_type != SHT_NULL && !cpu_elf_in_file(f, s->sh_offset, s->sh_size))
-      return hcq_status_make(HCQ_CODE_INVALID, "section %zu (%s): contents [0x%llx, +0x%llx) lie outside the file (%zu bytes)",
-                             i, cpu_elf_section_name(f, i), (unsigned long long)s->sh_offset,
-                             (unsigned long long)s->sh_size, f->size_B);
+    L->sec_region[i] = -1; /* contents inside the file: checked when the file was opened */
     if (!(s->sh_flags & SHF_ALLOC) || s->sh_type == SHT_NULL) continue;
     if (s->sh_flags & SHF_TLS)
       return hcq_status_make(HCQ_CODE_UNSUPPORTED, "section %s: thread-local storage is not supported in kernels",
@@ -109,13 +106,12 @@ static hcq_status find_symtab(rel_loader *L) {
   const cpu_elf_file *f = L->f;
   for (size_t i = 0; i < f->shnum; i++)
     if (f->sh[i].sh_type == SHT_SYMTAB) {
-      HCQ_TRY(cpu_elf_check_table(f, i, sizeof(Elf64_Sym)));
-      size_t link = f->sh[i].sh_link;
-      if (link == 0 || link >= f->shnum || f->sh[link].sh_type != SHT_STRTAB)
-        return hcq_status_make(HCQ_CODE_INVALID, "symbol table's string table index %zu is not a string table", link);
+      HCQ_TRY(elf_table_open(&f->ef, i, &L->symtab));
       L->symsec = i;
-      L->nsyms = f->sh[i].sh_size / sizeof(Elf64_Sym);
-      L->syms = (const Elf64_Sym *)(f->data + f->sh[i].sh_offset);
+      L->nsyms = L->symtab.count;
+      L->syms = malloc((L->nsyms ? L->nsyms : 1) * sizeof *L->syms);
+      if (!L->syms) return hcq_status_make(HCQ_CODE_NOMEM, "symbol table of %zu entries", L->nsyms);
+      for (size_t k = 0; k < L->nsyms; k++) elf_sym_at(&L->symtab, k, &L->syms[k]);
       return HCQ_OK;
     }
   return HCQ_OK; /* no symbols: allowed for an object without relocations */
@@ -126,7 +122,7 @@ static hcq_status plan_symbols(rel_loader *L) {
   const cpu_elf_file *f = L->f;
   for (size_t i = 1; i < L->nsyms; i++) {
     const Elf64_Sym *s = &L->syms[i];
-    if (!cpu_elf_str(f, f->sh[L->symsec].sh_link, s->st_name))
+    if (!elf_string(&f->ef, L->symtab.strsec, s->st_name))
       return hcq_status_make(HCQ_CODE_INVALID, "symbol %zu: name index %u out of range", i, s->st_name);
     if (ELF64_ST_TYPE(s->st_info) == STT_TLS)
       return hcq_status_make(HCQ_CODE_UNSUPPORTED, "symbol '%s' is thread-local (not supported in kernels)",
@@ -159,20 +155,21 @@ static hcq_status plan_symbols(rel_loader *L) {
   return HCQ_OK;
 }
 
-/* Is section i a relocation table for a loaded section? Validates it either way. */
-static hcq_status rela_target(rel_loader *L, size_t i, bool *out_applies) {
+/* Is section i a relocation table for a loaded section? Validates it either way; *out_table is its view. 32-bit
+ * Arm objects carry SHT_REL (implicit addends, read from the place by cpu_reloc_apply_arm: A is 0 here). */
+static hcq_status rela_target(rel_loader *L, size_t i, bool *out_applies, elf_table *out_table) {
   const cpu_elf_file *f = L->f;
   const Elf64_Shdr *s = &f->sh[i];
   *out_applies = false;
-  if (s->sh_type == SHT_REL)
+  if (s->sh_type == SHT_REL && L->machine != EM_ARM)
     return hcq_status_make(HCQ_CODE_UNSUPPORTED, "section %s: SHT_REL relocations are not supported for %s",
                            cpu_elf_section_name(f, i), cpu_machine_name(L->machine));
-  if (s->sh_type != SHT_RELA) return HCQ_OK;
+  if (s->sh_type != SHT_RELA && s->sh_type != SHT_REL) return HCQ_OK;
   if (s->sh_info >= f->shnum)
     return hcq_status_make(HCQ_CODE_INVALID, "section %s: target section %u out of range", cpu_elf_section_name(f, i),
                            s->sh_info);
   if (L->sec_region[s->sh_info] < 0) return HCQ_OK; /* e.g. relocations of debug info */
-  HCQ_TRY(cpu_elf_check_table(f, i, sizeof(Elf64_Rela)));
+  HCQ_TRY(elf_table_open(&f->ef, i, out_table));
   if (s->sh_size && (s->sh_link != L->symsec || L->nsyms == 0))
     return hcq_status_make(HCQ_CODE_INVALID, "section %s: links section %u, not the symbol table",
                            cpu_elf_section_name(f, i), s->sh_link);
@@ -186,16 +183,17 @@ static hcq_status plan_got(rel_loader *L) {
   L->got_base = cpu_elf_align_up(L->region_size[REGION_RODATA], 8);
   for (size_t i = 0; i < f->shnum; i++) {
     bool applies;
-    HCQ_TRY(rela_target(L, i, &applies));
+    elf_table t;
+    HCQ_TRY(rela_target(L, i, &applies, &t));
     if (!applies) continue;
-    const Elf64_Rela *r = (const Elf64_Rela *)(f->data + f->sh[i].sh_offset);
-    size_t n = f->sh[i].sh_size / sizeof *r;
-    for (size_t k = 0; k < n; k++) {
-      uint64_t sym = ELF64_R_SYM(r[k].r_info);
+    for (size_t k = 0; k < t.count; k++) {
+      Elf64_Rela r;
+      elf_rela_at(&t, k, &r);
+      uint64_t sym = ELF64_R_SYM(r.r_info);
       if (sym >= L->nsyms)
         return hcq_status_make(HCQ_CODE_INVALID, "section %s: relocation %zu names symbol %llu of %zu",
                                cpu_elf_section_name(f, i), k, (unsigned long long)sym, L->nsyms);
-      if (cpu_reloc_uses_got(L->machine, (uint32_t)ELF64_R_TYPE(r[k].r_info)) && L->got_off[sym] == NONE_OFF)
+      if (cpu_reloc_uses_got(L->machine, (uint32_t)ELF64_R_TYPE(r.r_info)) && L->got_off[sym] == NONE_OFF)
         HCQ_TRY(reserve(L, REGION_RODATA, 8, 8, &L->got_off[sym]));
     }
   }
@@ -243,7 +241,7 @@ static hcq_status fill_and_relocate(rel_loader *L) {
   const cpu_elf_file *f = L->f;
   for (size_t i = 0; i < f->shnum; i++)
     if (L->sec_region[i] >= 0 && f->sh[i].sh_type != SHT_NOBITS && f->sh[i].sh_size)
-      memcpy(L->base + L->region_start[L->sec_region[i]] + L->sec_off[i], f->data + f->sh[i].sh_offset,
+      memcpy(L->base + L->region_start[L->sec_region[i]] + L->sec_off[i], f->ef.data + f->sh[i].sh_offset,
              f->sh[i].sh_size);
   for (size_t i = 1; i < L->nsyms; i++) {
     if (L->builtin[i])
@@ -258,7 +256,8 @@ static hcq_status fill_and_relocate(rel_loader *L) {
     }
   for (size_t i = 0; i < f->shnum; i++) {
     bool applies;
-    HCQ_TRY(rela_target(L, i, &applies));
+    elf_table tab;
+    HCQ_TRY(rela_target(L, i, &applies, &tab));
     if (!applies) continue;
     size_t t = f->sh[i].sh_info;
     const Elf64_Shdr *ts = &f->sh[t];
@@ -266,20 +265,20 @@ static hcq_status fill_and_relocate(rel_loader *L) {
       return hcq_status_make(HCQ_CODE_INVALID, "section %s relocates %s, which has no contents",
                              cpu_elf_section_name(f, i), cpu_elf_section_name(f, t));
     int region = L->sec_region[t];
-    const Elf64_Rela *r = (const Elf64_Rela *)(f->data + f->sh[i].sh_offset);
-    size_t n = f->sh[i].sh_size / sizeof *r;
-    for (size_t k = 0; k < n; k++) {
-      uint32_t type = (uint32_t)ELF64_R_TYPE(r[k].r_info);
-      size_t sym = (size_t)ELF64_R_SYM(r[k].r_info);
-      if (r[k].r_offset >= ts->sh_size)
+    for (size_t k = 0; k < tab.count; k++) {
+      Elf64_Rela r;
+      elf_rela_at(&tab, k, &r);
+      uint32_t type = (uint32_t)ELF64_R_TYPE(r.r_info);
+      size_t sym = (size_t)ELF64_R_SYM(r.r_info);
+      if (r.r_offset >= ts->sh_size)
         return hcq_status_make(HCQ_CODE_INVALID, "section %s: relocation %zu at offset 0x%llx is outside %s (0x%llx bytes)",
-                               cpu_elf_section_name(f, i), k, (unsigned long long)r[k].r_offset,
+                               cpu_elf_section_name(f, i), k, (unsigned long long)r.r_offset,
                                cpu_elf_section_name(f, t), (unsigned long long)ts->sh_size);
       cpu_reloc rel = {.type = type,
-                       .loc = L->base + L->region_start[region] + L->sec_off[t] + r[k].r_offset,
-                       .avail_B = ts->sh_size - r[k].r_offset,
-                       .P = addr_in(L, region, L->sec_off[t] + r[k].r_offset),
-                       .A = r[k].r_addend,
+                       .loc = L->base + L->region_start[region] + L->sec_off[t] + r.r_offset,
+                       .avail_B = ts->sh_size - r.r_offset,
+                       .P = addr_in(L, region, L->sec_off[t] + r.r_offset),
+                       .A = r.r_addend,
                        .G = L->got_off[sym] != NONE_OFF ? addr_in(L, REGION_RODATA, L->got_off[sym]) : 0,
                        .GOT = addr_in(L, REGION_RODATA, L->got_base),
                        .tramp = L->builtin[sym] != NULL};
@@ -345,8 +344,9 @@ hcq_status cpu_elf_load_rel(const cpu_elf_file *f, cpu_program *prog) {
   prog->base = base;
   prog->size_B = total;
   if ((st = fill_and_relocate(&L)) || (st = protect(&L))) goto out;
-  if (L.nsyms) st = cpu_elf_collect_symbols(prog, f, L.symsec, collect_addr, &L);
+  if (L.nsyms) st = cpu_elf_collect_symbols(prog, &L.symtab, collect_addr, &L);
 out:
+  free(L.syms);
   free(L.sec_region);
   free(L.sec_off);
   free(L.sym_extra);

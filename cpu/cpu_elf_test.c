@@ -167,7 +167,7 @@ static void test_errors(void) {
   /* bad e_shentsize (the other class's size) */
   memcpy(bad, obj, n);
   set16(bad, offsetof(T_Ehdr, e_shentsize), sizeof(T_Shdr) == 64 ? 40 : 64);
-  CHECK_ERR(cpu_program_load(bad, n, &p), HCQ_CODE_INVALID, sizeof(T_Shdr) == 64 ? "e_shentsize 40" : "x 64 bytes");
+  CHECK_ERR(cpu_program_load(bad, n, &p), HCQ_CODE_INVALID, sizeof(T_Shdr) == 64 ? "e_shentsize 40" : "e_shentsize 64");
   /* section headers beyond the end */
   CHECK_ERR(cpu_program_load(obj, n - 10, &p), HCQ_CODE_INVALID, "outside the file");
   CHECK_ERR(cpu_program_load(obj, 10, &p), HCQ_CODE_INVALID, "ELF");

@@ -3,7 +3,7 @@
  * Kept apart from ELF parsing so the encodings can be unit-tested on any host (an aarch64 CALL26 is patched
  * into a plain buffer on x86_64). The loader computes the addresses; these functions only check range and
  * write bits. 32-bit Arm (EM_ARM) relocations come from SHT_REL tables: their addend is implicit (read from the
- * patched field) and added to A, which the loader sets to 0 when it widens REL entries. */
+ * patched field) and added to A, which elf/ reads as 0 from REL entries. */
 #ifndef HCQ_CPU_RELOC_H
 #define HCQ_CPU_RELOC_H
 

@@ -1,7 +1,8 @@
 /* nv/: GPU virtual addresses and memory. CPU and GPU share each address (UVM external ranges at the VA the CPU
  * mapping uses). Two bump windows, never reused: a low one below 2^40 for CPU-visible memory (GPFIFO entries
  * and QMDs must sit below 2^40) and a high one for the rest. Both are reserved PROT_NONE at open so nothing else
- * lands there; where the usual windows are taken (e.g. ASan's shadow gap covers 0x1000000000) fallbacks are used.
+ * lands there; where the usual windows are taken (ASan: its shadow gap covers 0x1000000000, its allocator
+ * 0x600000000000) fallbacks are used.
  * Page size: 4 KiB for host/uncached/small, 2 MiB for device allocations of 8 MiB and more (reference 6.3). */
 #include <errno.h>
 #include <string.h>
@@ -11,7 +12,7 @@
 
 static const nv_va_window nv_low_windows[] = {{0x1000000000ull, 0x1000000000ull, 0}, {0x40000000ull, 0x3f000000ull, 0}};
 static const nv_va_window nv_high_windows[] = {{0x2000000000ull, 0x10000000000ull, 0},
-                                                {0x600000000000ull, 0x10000000000ull, 0}};
+                                                {0x520000000000ull, 0x10000000000ull, 0}};
 
 static bool nv_reserve_one(nv_dev *d, const nv_va_window *choices, size_t n, nv_va_window *out) {
   for (size_t i = 0; i < n; i++) {

@@ -59,7 +59,7 @@ static void nvm_release(nvm_obj *o) {
 }
 
 /* Frees handle and every object below it. */
-static void nvm_free_tree(nv_mock *m, uint32_t handle) {
+void nvm_free_tree(nv_mock *m, uint32_t handle) {
   for (int i = 0; i < m->nobjs; i++)
     if (m->objs[i].parent == handle && m->objs[i].handle != handle) {
       nvm_free_tree(m, m->objs[i].handle);
@@ -134,11 +134,13 @@ static uint32_t nvm_alloc_channel(nv_mock *m, nvm_obj *o, const NV_CHANNEL_ALLOC
 }
 
 /* NV_ESC_RM_ALLOC */
-static uint32_t nvm_rm_alloc(nv_mock *m, NVOS21_PARAMETERS *p) {
+static uint32_t nvm_rm_alloc(nv_mock *m, const nvm_file *f, NVOS21_PARAMETERS *p) {
   if (p->hClass == NV01_ROOT_CLIENT || p->hClass == NV01_ROOT) {
     uint32_t h = nvm_new_handle(m, p->hObjectNew);
     if (!h) return NV_ERR_INSERT_DUPLICATE_NAME;
-    if (!nvm_add(m, h, h, p->hClass, NVM_CLIENT)) return NV_ERR_NO_MEMORY;
+    nvm_obj *c = nvm_add(m, h, h, p->hClass, NVM_CLIENT);
+    if (!c) return NV_ERR_NO_MEMORY;
+    c->owner = f;
     p->hObjectNew = h;
     return NV_OK;
   }
@@ -255,9 +257,9 @@ static int nvm_card_info(nv_mock *m, nv_ioctl_card_info_t *cards) {
 static int nvm_ioctl(kif_backend *b, kif_file *file, unsigned long request, void *arg, char *detail) {
   nv_mock *m = (nv_mock *)b;
   nvm_file *f = file->data;
-  if (f->kind == NVM_FILE_UVM) return nvm_uvm_ioctl(m, request, arg, detail);
+  if (f->kind == NVM_FILE_UVM) return nvm_uvm_ioctl(m, f, request, arg, detail);
   switch (request) {
-  case NV_ESC_RM_ALLOC: ((NVOS21_PARAMETERS *)arg)->status = nvm_rm_alloc(m, arg); return 0;
+  case NV_ESC_RM_ALLOC: ((NVOS21_PARAMETERS *)arg)->status = nvm_rm_alloc(m, f, arg); return 0;
   case NV_ESC_RM_FREE: ((NVOS00_PARAMETERS *)arg)->status = nvm_rm_free(m, arg); return 0;
   case NV_ESC_RM_CONTROL: ((NVOS54_PARAMETERS *)arg)->status = nvm_control(m, arg); return 0;
   case NV_ESC_RM_ALLOC_MEMORY: {
@@ -320,7 +322,11 @@ static int nvm_open(kif_backend *b, kif_file *file, char *detail) {
 }
 
 static int nvm_close(kif_backend *b, kif_file *file) {
-  (void)b;
+  nv_mock *m = (nv_mock *)b;
+  /* as the kernel driver does: a closing control file frees its clients, a closing UVM file its VA space */
+  for (int i = 0; i < m->nobjs; i++)
+    if (m->objs[i].kind == NVM_CLIENT && m->objs[i].owner == file->data) nvm_free_tree(m, m->objs[i].handle), i = -1;
+  nvm_uvm_close(m, file->data);
   for (size_t i = 0; i < sizeof nvm_fds / sizeof nvm_fds[0]; i++)
     if (nvm_fds[i].f == file->data) free(nvm_fds[i].f), nvm_fds[i].f = NULL;
   return 0;

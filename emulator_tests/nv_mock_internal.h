@@ -34,9 +34,15 @@ typedef struct nvm_obj {
   int memfd;           /* memory: backing, -1 for OS descriptors (the driver's own pages) */
   bool cpu_mapped;
   nvm_channel *chan;
+  const struct nvm_file *owner; /* clients: the control file that made them (freed when it closes) */
 } nvm_obj;
 
-typedef struct nvm_range { uint64_t base, length; uint32_t hmem; bool mapped; } nvm_range;
+typedef struct nvm_range {
+  uint64_t base, length;
+  uint32_t hmem;
+  bool mapped;
+  const struct nvm_file *owner; /* the UVM file (its VA space goes when it closes) */
+} nvm_range;
 
 typedef enum { NVM_FILE_CTL, NVM_FILE_GPU, NVM_FILE_UVM } nvm_file_kind;
 typedef struct nvm_file {
@@ -72,8 +78,11 @@ const uint32_t *nvm_classes(const nv_mock *m, int *count);
 bool nvm_offers_class(const nv_mock *m, uint32_t cls);
 /* RM controls (nv_mock_ctrl.c): returns an NV status for NVOS54 */
 uint32_t nvm_control(nv_mock *m, NVOS54_PARAMETERS *p);
+/* frees an object and everything below it */
+void nvm_free_tree(nv_mock *m, uint32_t handle);
 /* UVM (nv_mock_uvm.c): returns 0 or an errno (the RM status goes into the struct) */
-int nvm_uvm_ioctl(nv_mock *m, unsigned long request, void *arg, char *detail);
+int nvm_uvm_ioctl(nv_mock *m, const nvm_file *f, unsigned long request, void *arg, char *detail);
+void nvm_uvm_close(nv_mock *m, const nvm_file *f);
 int nvm_map_memory(nv_mock *m, nvm_obj *o, uint64_t va, char *detail);
 /* GPFIFO processor (nv_mock_gpfifo.c) */
 int nvm_doorbell(nv_mock *m, uint32_t token, char *detail);

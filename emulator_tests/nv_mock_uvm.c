@@ -32,7 +32,7 @@ static nvm_range *nvm_range_at(nv_mock *m, uint64_t base) {
   return NULL;
 }
 
-static uint32_t nvm_create_range(nv_mock *m, uint64_t base, uint64_t length) {
+static uint32_t nvm_create_range(nv_mock *m, const nvm_file *f, uint64_t base, uint64_t length) {
   if (!length || (base & 0xfff) || (length & 0xfff) || base + length < base) return NV_ERR_INVALID_ADDRESS;
   for (int i = 0; i < m->nranges; i++)
     if (base < m->ranges[i].base + m->ranges[i].length && m->ranges[i].base < base + length)
@@ -43,7 +43,7 @@ static uint32_t nvm_create_range(nv_mock *m, uint64_t base, uint64_t length) {
     if (!r) return NV_ERR_NO_MEMORY;
     m->ranges = r, m->cap_ranges = cap;
   }
-  m->ranges[m->nranges++] = (nvm_range){base, length, 0, false};
+  m->ranges[m->nranges++] = (nvm_range){base, length, 0, false, f};
   return NV_OK;
 }
 
@@ -71,7 +71,12 @@ static uint32_t nvm_free_range(nv_mock *m, uint64_t base) {
   return NV_OK;
 }
 
-int nvm_uvm_ioctl(nv_mock *m, unsigned long request, void *arg, char *detail) {
+void nvm_uvm_close(nv_mock *m, const nvm_file *f) {
+  for (int i = m->nranges - 1; i >= 0; i--)
+    if (m->ranges[i].owner == f) m->ranges[i] = m->ranges[--m->nranges];
+}
+
+int nvm_uvm_ioctl(nv_mock *m, const nvm_file *f, unsigned long request, void *arg, char *detail) {
   uint32_t st = NV_OK, *status;
   switch (request) {
   case UVM_INITIALIZE: status = &((UVM_INITIALIZE_PARAMS *)arg)->rmStatus; break;
@@ -100,7 +105,7 @@ int nvm_uvm_ioctl(nv_mock *m, unsigned long request, void *arg, char *detail) {
   case UVM_CREATE_EXTERNAL_RANGE: {
     UVM_CREATE_EXTERNAL_RANGE_PARAMS *p = arg;
     status = &p->rmStatus;
-    st = nvm_create_range(m, p->base, p->length);
+    st = nvm_create_range(m, f, p->base, p->length);
     break;
   }
   case UVM_MAP_EXTERNAL_ALLOCATION: {

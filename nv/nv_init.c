@@ -76,10 +76,13 @@ static hcq_status nv_version(nv_dev *d) {
 }
 
 static hcq_status nv_open_root(nv_dev *d) {
-  HCQ_TRY(kif_open(d->k, "/dev/nvidiactl", O_RDWR | O_CLOEXEC, &d->fd_ctl));
-  HCQ_TRY(kif_open(d->k, "/dev/nvidia-uvm", O_RDWR | O_CLOEXEC, &d->fd_uvm));
-  HCQ_TRY(kif_open(d->k, "/dev/nvidia-uvm", O_RDWR | O_CLOEXEC, &d->fd_uvm2));
+  HCQ_TRY(hcq_status_annotate(kif_open(d->k, "/dev/nvidiactl", O_RDWR | O_CLOEXEC, &d->fd_ctl), "NV open"));
+  HCQ_TRY(hcq_status_annotate(kif_open(d->k, "/dev/nvidia-uvm", O_RDWR | O_CLOEXEC, &d->fd_uvm), "NV open"));
+  HCQ_TRY(hcq_status_annotate(kif_open(d->k, "/dev/nvidia-uvm", O_RDWR | O_CLOEXEC, &d->fd_uvm2), "NV open"));
+  /* names and decoded arguments in errors and HCQ_TRACE=1 traces; UVM's table is the branch's */
+  HCQ_TRY(kif_register_decoder(d->k, &nv_rm_ioctl_table));
   HCQ_TRY(nv_version(d));
+  HCQ_TRY(kif_register_decoder(d->k, d->layout->uvm_ioctls));
   d->root = 0;
   HCQ_TRY(nv_rm_alloc(d, 0, NV01_ROOT_CLIENT, NULL, 0, &d->root, "root client"));
   /* the build version must agree with the version string the layout came from */

@@ -14,30 +14,33 @@ static const nv_va_window nv_low_windows[] = {{0x1000000000ull, 0x1000000000ull,
 static const nv_va_window nv_high_windows[] = {{0x2000000000ull, 0x10000000000ull, 0},
                                                 {0x520000000000ull, 0x10000000000ull, 0}};
 
-static bool nv_reserve_one(nv_dev *d, const nv_va_window *choices, size_t n, nv_va_window *out) {
+/* Reserves the first free window of `choices`; the error names every address tried and the last failure. */
+static hcq_status nv_reserve_one(nv_dev *d, const nv_va_window *choices, size_t n, nv_va_window *out, bool *done,
+                                 const char *what) {
+  hcq_status last = HCQ_OK;
   for (size_t i = 0; i < n; i++) {
     void *p = NULL;
-    hcq_status st = kif_mmap(d->k, (void *)(uintptr_t)choices[i].base, choices[i].size_B, PROT_NONE,
-                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0, &p);
-    if (!st && p == (void *)(uintptr_t)choices[i].base) {
+    hcq_status_free(last);
+    last = kif_mmap(d->k, (void *)(uintptr_t)choices[i].base, choices[i].size_B, PROT_NONE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0, &p);
+    if (!last && p == (void *)(uintptr_t)choices[i].base) {
       *out = choices[i];
       out->next = out->base;
-      return true;
+      *done = true;
+      return HCQ_OK;
     }
-    if (!st) hcq_status_free(kif_munmap(d->k, p, choices[i].size_B)); /* kernel ignored the hint */
-    hcq_status_free(st);
+    if (!last) { /* an old kernel took the address as a hint */
+      hcq_status_free(kif_munmap(d->k, p, choices[i].size_B));
+      last = hcq_status_make(HCQ_CODE_NOMEM, "placed at %p instead", p);
+    }
   }
-  return false;
+  return hcq_status_annotate(last, "NV: cannot reserve the %s GPU VA window (tried 0x%llx and 0x%llx)", what,
+                             (unsigned long long)choices[0].base, (unsigned long long)choices[n - 1].base);
 }
 
 hcq_status nv_va_reserve(nv_dev *d) {
-  if (!(d->low_reserved = nv_reserve_one(d, nv_low_windows, 2, &d->low)))
-    return hcq_status_make(HCQ_CODE_NOMEM, "NV: cannot reserve a GPU VA window below 2^40 (tried 0x%llx and 0x%llx)",
-                           (unsigned long long)nv_low_windows[0].base, (unsigned long long)nv_low_windows[1].base);
-  if (!(d->high_reserved = nv_reserve_one(d, nv_high_windows, 2, &d->high)))
-    return hcq_status_make(HCQ_CODE_NOMEM, "NV: cannot reserve the high GPU VA window (tried 0x%llx and 0x%llx)",
-                           (unsigned long long)nv_high_windows[0].base, (unsigned long long)nv_high_windows[1].base);
-  return HCQ_OK;
+  HCQ_TRY(nv_reserve_one(d, nv_low_windows, 2, &d->low, &d->low_reserved, "low (below 2^40)"));
+  return nv_reserve_one(d, nv_high_windows, 2, &d->high, &d->high_reserved, "high");
 }
 
 void nv_va_release(nv_dev *d) {
@@ -142,13 +145,12 @@ hcq_status nv_mem_alloc(nv_dev *d, uint64_t size_B, unsigned kind, nv_mem *out) 
   out->size_B = (size_B + page_B - 1) & ~(page_B - 1);
   out->kind = kind;
   HCQ_TRY(nv_va_alloc(kind & NV_MEM_CPU ? &d->low : &d->high, out->size_B, page_B, &out->va));
-  HCQ_TRY(kind & NV_MEM_HOST ? nv_alloc_host(d, out) : nv_alloc_device(d, out, page_B));
-  hcq_status st = nv_uvm_map(d, out->va, out->size_B, out->handle);
-  if (st) {
-    hcq_status_free(nv_mem_free(d, out));
-    return st;
-  }
-  return HCQ_OK;
+  hcq_status st = kind & NV_MEM_HOST ? nv_alloc_host(d, out) : nv_alloc_device(d, out, page_B);
+  if (!st && (st = nv_uvm_map(d, out->va, out->size_B, out->handle))) hcq_status_free(nv_mem_free(d, out));
+  if (st) memset(out, 0, sizeof *out);
+  return hcq_status_annotate(st, "NV alloc of 0x%llx bytes (%s%s%s)", (unsigned long long)size_B,
+                             kind & NV_MEM_HOST ? "host" : "device", kind & NV_MEM_CPU ? ", CPU-mapped" : "",
+                             kind & NV_MEM_UNCACHED ? ", uncached" : "");
 }
 
 hcq_status nv_mem_free(nv_dev *d, nv_mem *m) {

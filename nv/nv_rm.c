@@ -63,7 +63,7 @@ hcq_status nv_open_gpu_fd(nv_dev *d, int *out_fd) {
   char path[32];
   snprintf(path, sizeof path, "/dev/nvidia%d", d->minor);
   int fd;
-  HCQ_TRY(kif_open(d->k, path, O_RDWR | O_CLOEXEC, &fd));
+  HCQ_TRY(hcq_status_annotate(kif_open(d->k, path, O_RDWR | O_CLOEXEC, &fd), "NV open"));
   nv_ioctl_register_fd_t r = {.ctl_fd = d->fd_ctl};
   hcq_status st = kif_ioctl(d->k, fd, NV_ESC_REGISTER_FD, &r);
   if (st) {
@@ -78,7 +78,7 @@ hcq_status nv_map_to_cpu(nv_dev *d, uint32_t handle, uint64_t size_B, uint64_t v
                          void **out) {
   int fd;
   /* RM maps through a fresh fd: a GPU fd for video memory, a control fd for system memory */
-  if (system) HCQ_TRY(kif_open(d->k, "/dev/nvidiactl", O_RDWR | O_CLOEXEC, &fd));
+  if (system) HCQ_TRY(hcq_status_annotate(kif_open(d->k, "/dev/nvidiactl", O_RDWR | O_CLOEXEC, &fd), "NV open"));
   else HCQ_TRY(nv_open_gpu_fd(d, &fd));
   nv_ioctl_nvos33_parameters_with_fd p = {
       .params = {.hClient = d->root, .hDevice = d->device, .hMemory = handle, .length = size_B, .flags = flags},
@@ -87,8 +87,9 @@ hcq_status nv_map_to_cpu(nv_dev *d, uint32_t handle, uint64_t size_B, uint64_t v
   if (st) st = hcq_status_annotate(st, "NV RM_MAP_MEMORY of 0x%x", handle);
   else if (p.params.status) st = nv_rm_status(p.params.status, "NV RM_MAP_MEMORY of 0x%x", handle);
   if (!st)
-    st = kif_mmap(d->k, (void *)(uintptr_t)va, size_B, PROT_READ | PROT_WRITE, MAP_SHARED | (va ? MAP_FIXED : 0), fd,
-                  0, out);
+    st = hcq_status_annotate(kif_mmap(d->k, (void *)(uintptr_t)va, size_B, PROT_READ | PROT_WRITE,
+                                      MAP_SHARED | (va ? MAP_FIXED : 0), fd, 0, out),
+                             "NV CPU mapping of 0x%x", handle);
   hcq_status_free(kif_close(d->k, fd)); /* the mapping keeps the file */
   return st;
 }

@@ -56,10 +56,10 @@ static void one_round(const char *version, kif_op op, uint64_t nth, int *failure
   kif_destroy(k);
 }
 
-static void bad_calls(void) {
+static void bad_calls(const char *version) {
   kif *k;
   nv_mock *m;
-  nv_mock_config c = {.version = "580.65.06"};
+  nv_mock_config c = {.version = version};
   CHECK_OK(kif_create(&k));
   CHECK_OK(nv_mock_create(&c, &m));
   CHECK_OK(nv_mock_attach(m, k));
@@ -67,10 +67,13 @@ static void bad_calls(void) {
   CHECK_OK(nv_dev_open(k, 0, &d));
   if (d) {
     CHECK_ERR(nv_rm_free(d, d->device, 0xdead0001u), HCQ_CODE_IO, "NV_ERR_INVALID_OBJECT_HANDLE (0x33)");
-    /* the r570 size of a struct that grew at 575: RM refuses it on 580 */
+    /* the other branch's size of a struct that grew at 575: RM refuses it */
     NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_r575 s = {.bEnable = 1};
-    CHECK_ERR(nv_rm_control(d, d->chgroup, NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, &s, 2, "GPFIFO_SCHEDULE"), HCQ_CODE_IO,
-              "NV_ERR_INVALID_PARAM_STRUCT");
+    CHECK_ERR(nv_rm_control(d, d->chgroup, NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, &s,
+                            d->layout->NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_size_B == 2 ? 3 : 2, "GPFIFO_SCHEDULE"),
+              HCQ_CODE_IO, "NV_ERR_INVALID_PARAM_STRUCT");
+    /* a UVM error must be read from where this branch puts rmStatus (590 moved it) */
+    CHECK_ERR(nv_uvm_free(d, 0x12345000, 0x1000), HCQ_CODE_IO, "UVM_FREE: RM status NV_ERR_INVALID_ADDRESS");
     CHECK_ERR(nv_rm_alloc(d, d->device, 0xc9c1, NULL, 0, &(uint32_t){0}, "bogus"), HCQ_CODE_UNSUPPORTED,
               "NV_ERR_INVALID_CLASS (0x22)");
     CHECK_ERR(nv_rm_alloc(d, d->subdevice, KEPLER_CHANNEL_GROUP_A, NULL, 0, &(uint32_t){0}, "misplaced group"),
@@ -86,7 +89,8 @@ static void bad_calls(void) {
 }
 
 int main(void) {
-  bad_calls();
+  static const char *const all[] = {"570.211.01", "575.64.05", "580.65.06", "590.48.01", "595.45.04"};
+  for (int i = 0; i < 5; i++) bad_calls(all[i]);
   /* every ioctl (RM escapes, controls, UVM), open and mmap of init and allocation; two branches */
   static const char *const versions[] = {"575.51.02", "590.44.01"};
   static const kif_op ops[] = {KIF_OP_IOCTL, KIF_OP_OPEN, KIF_OP_MMAP};

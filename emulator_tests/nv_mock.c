@@ -158,6 +158,12 @@ static uint32_t nvm_rm_alloc(nv_mock *m, const nvm_file *f, NVOS21_PARAMETERS *p
   }
   if ((kind == NVM_CHANNEL || kind == NVM_VASPACE || kind == NVM_DEVICE || kind == NVM_CTXSHARE) && !params)
     return NV_ERR_INVALID_ARGUMENT;
+  if (kind == NVM_VASPACE) {
+    /* RM copies in the class's parameter struct at this branch's size (paramsSize is not used): a driver that
+     * passes an older branch's shorter struct is over-read here, which ASan reports */
+    unsigned char copy[64];
+    memcpy(copy, params, m->layout->NV_VASPACE_ALLOCATION_PARAMETERS_size_B);
+  }
   if (kind == NVM_DEVICE && ((const NV0080_ALLOC_PARAMETERS *)params)->deviceId >= (uint32_t)m->gpu_count)
     return NV_ERR_INVALID_ARGUMENT;
   if (kind == NVM_CTXSHARE) {

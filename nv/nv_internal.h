@@ -47,6 +47,8 @@ hcq_status nv_open_gpu_fd(nv_dev *d, int *out_fd);
 /* Maps RM object `handle` (memory or usermode) for the CPU: at va (0: anywhere) */
 hcq_status nv_map_to_cpu(nv_dev *d, uint32_t handle, uint64_t size_B, uint64_t va, uint32_t flags, bool system,
                          void **out);
+/* UVM_FREE with the branch's layout (590 dropped `length`, moving the status) */
+hcq_status nv_uvm_free(nv_dev *d, uint64_t va, uint64_t size_B);
 hcq_status nv_va_reserve(nv_dev *d);
 void nv_va_release(nv_dev *d);
 hcq_status nv_chan_create(nv_dev *d, nv_chan *c, uint64_t offset_B, uint32_t engine_cls, const char *name);

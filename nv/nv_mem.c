@@ -72,7 +72,7 @@ static hcq_status nv_uvm_map(nv_dev *d, uint64_t va, uint64_t size_B, uint32_t h
   return nv_uvm(d, d->fd_uvm, UVM_MAP_EXTERNAL_ALLOCATION, &m, &m.rmStatus, "UVM_MAP_EXTERNAL_ALLOCATION");
 }
 
-static hcq_status nv_uvm_free(nv_dev *d, uint64_t va, uint64_t size_B) {
+hcq_status nv_uvm_free(nv_dev *d, uint64_t va, uint64_t size_B) {
   /* 590 removed `length`: both layouts start with base */
   union { UVM_FREE_PARAMS_r570 a; UVM_FREE_PARAMS_r590 b; } u;
   memset(&u, 0, sizeof u);

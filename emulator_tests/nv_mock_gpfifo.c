@@ -79,9 +79,8 @@ static int nvm_sem_execute(nvm_run *r, uint32_t subch, uint32_t v) {
   if (wide) payload |= (uint64_t)REG(subch, NV_AMPERE_CHANNEL_GPFIFO_A_SEM_PAYLOAD_HI) << 32;
   uint32_t op = (uint32_t)FIELD(v, NV_SEM_EXECUTE_OPERATION);
   bool ts = FIELD(v, NV_SEM_EXECUTE_RELEASE_TIMESTAMP) == NV_SEM_EXECUTE_RELEASE_TIMESTAMP_EN;
-  if (nvm_access(r, addr, op == NV_SEM_EXECUTE_OPERATION_RELEASE && ts ? 16 : wide ? 8 : 4,
-                 op == NV_SEM_EXECUTE_OPERATION_RELEASE))
-    return EFAULT;
+  bool writes = op == NV_SEM_EXECUTE_OPERATION_RELEASE || op == NV_SEM_EXECUTE_OPERATION_REDUCTION;
+  if (nvm_access(r, addr, writes && ts ? 16 : wide ? 8 : 4, writes)) return EFAULT;
   void *p = (void *)(uintptr_t)addr;
   uint64_t cur = wide ? __atomic_load_n((uint64_t *)p, __ATOMIC_ACQUIRE) : __atomic_load_n((uint32_t *)p, __ATOMIC_ACQUIRE);
   switch (op) {
@@ -89,6 +88,13 @@ static int nvm_sem_execute(nvm_run *r, uint32_t subch, uint32_t v) {
     if (ts) __atomic_store_n((uint64_t *)p + 1, nvm_now_ns(), __ATOMIC_RELAXED);
     if (wide) __atomic_store_n((uint64_t *)p, payload, __ATOMIC_RELEASE);
     else __atomic_store_n((uint32_t *)p, (uint32_t)payload, __ATOMIC_RELEASE);
+    return 0;
+  case NV_SEM_EXECUTE_OPERATION_REDUCTION:
+    if (FIELD(v, NV_SEM_EXECUTE_REDUCTION) != NV_SEM_EXECUTE_REDUCTION_IADD)
+      return nvm_fail(r, ENOTSUP, "SEM_EXECUTE reduction %u not emulated", subch, 0x6c, (uint32_t)FIELD(v, NV_SEM_EXECUTE_REDUCTION));
+    if (ts) __atomic_store_n((uint64_t *)p + 1, nvm_now_ns(), __ATOMIC_RELAXED);
+    if (wide) __atomic_fetch_add((uint64_t *)p, payload, __ATOMIC_ACQ_REL);
+    else __atomic_fetch_add((uint32_t *)p, (uint32_t)payload, __ATOMIC_ACQ_REL);
     return 0;
   case NV_SEM_EXECUTE_OPERATION_ACQUIRE: return cur == payload ? 0 : EAGAIN;
   case NV_SEM_EXECUTE_OPERATION_ACQ_STRICT_GEQ: return cur >= payload ? 0 : EAGAIN;

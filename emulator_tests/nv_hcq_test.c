@@ -1,14 +1,102 @@
 /* The NV hcq device on the mock: queues of push-buffer methods (signal, wait across the compute and copy
- * channels, copy, timestamp, barrier), symbolic values patched between submits, and the clear refusals of what is
- * not wired yet (exec, copies on the compute queue, symbolic copy addresses). */
+ * channels, copy, timestamp, barrier), symbolic values patched between submits, the clear refusals of what is
+ * not wired yet (copies on the compute queue, symbolic copy addresses), and kernel launches through QMDs. */
 #include <string.h>
 
 #include "emulator_tests/nv_mock.h"
+#include "hcq/args.h"
 #include "hcq/queue.h"
 #include "hcq/signal.h"
 #include "hcq/testing.h"
 #include "nv/nv_hcq.h"
+#include "nv/nv_program.h"
 #include "uop/uop.h"
+
+typedef struct {
+  int n;
+  nv_mock_launch last;
+  uint64_t arg_buf;
+  uint32_t arg_val;
+} launches;
+
+/* Stands in for the PTX interpreter: records the decoded launch and reads the kernel's arguments where the
+ * kernel would (constant bank 0 after the 0x160-byte header), through the mock's access check. */
+static int hook(void *ctx, nv_mock *m, const nv_mock_launch *l, char *detail) {
+  launches *h = ctx;
+  int err = nv_mock_check_access(m, l->cbank0_va, 0x160 + 12, false, detail);
+  if (err) return err;
+  h->n++, h->last = *l;
+  memcpy(&h->arg_buf, (const uint8_t *)(uintptr_t)l->cbank0_va + 0x160, 8);
+  memcpy(&h->arg_val, (const uint8_t *)(uintptr_t)l->cbank0_va + 0x168, 4);
+  return 0;
+}
+
+/* exec: program image + QMD template, the QMD in the argument memory as a region; grid, block and argument values
+ * symbolic and patched per submit (graph replay patches QMD fields and argument words only) */
+static void check_exec(hcq_device *dev, nv_mock *m, hcq_signal *s, uop_ctx *ctx) {
+  nv_dev *d = nv_hcq_dev(dev);
+  uint8_t image[0x300];
+  for (int i = 0; i < 0x300; i++) image[i] = (uint8_t)i;
+  nv_program_info info = {.text_offset_B = 0x100, .text_size_B = 0x80, .regs = 32, .shared_B = 0x400, .cbuf0_size_B = 0x160};
+  nv_program *p;
+  CHECK_OK(nv_program_load(d, image, sizeof image, &info, &p));
+  if (!p) return;
+  CHECK(memcmp((const uint8_t *)(uintptr_t)p->prog_va, image + 0x100, 0x80) == 0);
+  hcq_mem am;
+  CHECK_OK(dev->ops->mem_alloc(dev, 0x1000, HCQ_MEM_KERNARG, &am));
+  hcq_args a;
+  CHECK_OK(hcq_args_init(&a, am.host, am.va, am.size_B, 0x160 / 4, 1, 1));
+  launches h = {0};
+  nv_mock_set_launch_hook(m, hook, &h);
+  const uop *gx = uop_var(ctx, "gx", 1, 1 << 20, uop_dt(UOP_INDEX)), *ly = uop_var(ctx, "ly", 1, 64, uop_dt(UOP_INDEX));
+  const uop *v = uop_var(ctx, "val", 0, 1 << 30, uop_dt(UOP_INDEX));
+  hcq_queue *q;
+  CHECK_OK(hcq_queue_create(dev, HCQ_QUEUE_COMPUTE, &q));
+  uint32_t prefix[0x160 / 4] = {0};
+  hcq_val bufs[1] = {hcq_imm(0x123456789000ull)}, vals[1] = {hcq_sym(v)};
+  CHECK_OK(hcq_args_bind(&a, q, prefix, bufs, vals));
+  hcq_val g[3] = {hcq_sym(gx), hcq_imm(65535), hcq_imm(3)}, l[3] = {hcq_imm(32), hcq_sym(ly), hcq_imm(2)};
+  CHECK_OK(hcq_queue_exec(q, hcq_imm((uintptr_t)p), &a, g, l));
+  CHECK_OK(hcq_queue_signal(q, hcq_imm(s->va), hcq_imm(1)));
+  uop_var_val vv[3] = {{"gx", 3}, {"ly", 4}, {"val", 7}};
+  CHECK_OK(hcq_queue_submit(q, dev, vv, 3));
+  CHECK_EQ_INT(h.n, 1);
+  CHECK_EQ_INT(h.last.grid[0], 3);
+  CHECK_EQ_INT(h.last.grid[1], 65535);
+  CHECK_EQ_INT(h.last.grid[2], 3);
+  CHECK_EQ_INT(h.last.block[0], 32);
+  CHECK_EQ_INT(h.last.block[1], 4);
+  CHECK_EQ_INT(h.last.block[2], 2);
+  CHECK(h.last.program_va == p->prog_va && h.last.cbank0_va == am.va);
+  CHECK_EQ_INT(h.last.cbank0_size_B, 0x160);
+  CHECK_EQ_INT(h.last.shared_size_B, 0x400);
+  CHECK(h.arg_buf == 0x123456789000ull);
+  CHECK_EQ_INT(h.arg_val, 7);
+  CHECK(hcq_signal_value(s) == 1);
+  vv[0].value = 5, vv[1].value = 2, vv[2].value = 8;
+  CHECK_OK(hcq_queue_submit(q, dev, vv, 3));
+  CHECK_EQ_INT(h.n, 2);
+  CHECK_EQ_INT(h.last.grid[0], 5);
+  CHECK_EQ_INT(h.last.block[1], 2);
+  CHECK_EQ_INT(h.arg_val, 8);
+  /* 32 x 64 x 2 threads: over 1024 */
+  hcq_queue *qx;
+  CHECK_OK(hcq_queue_create(dev, HCQ_QUEUE_COMPUTE, &qx));
+  hcq_val big[3] = {hcq_imm(32), hcq_imm(64), hcq_imm(2)};
+  CHECK_ERR(hcq_queue_exec(qx, hcq_imm((uintptr_t)p), &a, g, big), HCQ_CODE_INVALID, "threads per block");
+  hcq_queue_destroy(qx);
+  /* grid y is a 16-bit QMD field: 65536 does not fit */
+  CHECK_OK(hcq_queue_create(dev, HCQ_QUEUE_COMPUTE, &qx));
+  hcq_val tall[3] = {hcq_imm(1), hcq_imm(65536), hcq_imm(1)};
+  CHECK_ERR(hcq_queue_exec(qx, hcq_imm((uintptr_t)p), &a, tall, l), HCQ_CODE_INVALID, "does not fit the 16-bit field");
+  hcq_queue_destroy(qx);
+  CHECK_OK(hcq_queue_create(dev, HCQ_QUEUE_COPY, &qx));
+  CHECK_ERR(hcq_queue_exec(qx, hcq_imm((uintptr_t)p), &a, g, l), HCQ_CODE_UNSUPPORTED, "compute queue");
+  hcq_queue_destroy(qx);
+  hcq_queue_destroy(q);
+  dev->ops->mem_free(dev, &am);
+  nv_program_free(d, p);
+}
 
 int main(void) {
   kif *k;
@@ -72,10 +160,7 @@ int main(void) {
   CHECK_OK(hcq_queue_create(dev, HCQ_QUEUE_COPY, &qx));
   CHECK_ERR(hcq_queue_copy(qx, hcq_sym(a), hcq_imm(src.va), hcq_imm(16)), HCQ_CODE_UNSUPPORTED, "symbolic");
   hcq_queue_destroy(qx);
-  CHECK_OK(hcq_queue_create(dev, HCQ_QUEUE_COMPUTE, &qx));
-  hcq_val g[3] = {hcq_imm(1), hcq_imm(1), hcq_imm(1)};
-  CHECK_ERR(hcq_queue_exec(qx, hcq_imm(0), NULL, g, g), HCQ_CODE_UNSUPPORTED, "NV exec");
-  hcq_queue_destroy(qx);
+  check_exec(dev, m, s4, ctx);
   CHECK_OK(hcq_device_synchronize(dev, 1000));
 
   hcq_queue_destroy(qs);

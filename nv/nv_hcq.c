@@ -1,13 +1,14 @@
 /* nv/: the hcq device ops and encoder for NV. Signals and waits are host semaphore methods (they work on every
  * channel, so both queue kinds use them), copies are copy-engine LAUNCH_DMA on the copy queue. A timestamp is a
  * semaphore REDUCTION IADD of 0 with RELEASE_TIMESTAMP: it writes the time at +8 and leaves the value alone, as
- * hcq requires (a plain release would also overwrite the value). Kernel launch (QMD) is not wired yet. */
+ * hcq requires (a plain release would also overwrite the value). Kernel launch: nv_program.c. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "hcq/queue.h"
 #include "nv/nv_hcq.h"
 #include "nv/nv_internal.h"
+#include "nv/nv_program.h"
 
 #define NV_FIELD(name, v) ((uint32_t)(v) << name##_SHIFT)
 
@@ -93,12 +94,6 @@ static hcq_status nv_enc_barrier(hcq_queue *q) {
   w[1] = NV_FIELD(NV_INVALIDATE_SHADER_CACHES_NO_WFI_INSTRUCTION, 1) | NV_FIELD(NV_INVALIDATE_SHADER_CACHES_NO_WFI_GLOBAL_DATA, 1) |
          NV_FIELD(NV_INVALIDATE_SHADER_CACHES_NO_WFI_CONSTANT, 1);
   return HCQ_OK;
-}
-
-static hcq_status nv_enc_exec(hcq_queue *q, hcq_val prog, const hcq_args *args, const hcq_val g[3], const hcq_val l[3]) {
-  (void)q, (void)prog, (void)args, (void)g, (void)l;
-  return hcq_status_make(HCQ_CODE_UNSUPPORTED, "NV exec: program loading (cubin, QMD template) is not wired to the "
-                                               "device yet");
 }
 
 static const hcq_encoder nv_encoder = {nv_enc_exec, nv_enc_copy, nv_enc_signal, nv_enc_wait, nv_enc_timestamp, nv_enc_barrier};

@@ -8,6 +8,7 @@
 #include "emulator_tests/nv_mock.h"
 #include "hcq/testing.h"
 #include "nv/nv_internal.h"
+#include "nv/nv_program.h"
 
 typedef struct {
   kif *k;
@@ -54,6 +55,13 @@ static void check_words(void) {
       fprintf(stderr, "  word %u: 0x%08x, want 0x%08x\n", i, w[i], want[i]);
       CHECK(0);
     }
+  /* the compute channel's setup push buffer as the reference emits it (runtime.md 6.2, class aside) */
+  static const uint32_t setup[] = {0x20012000, 0xcbc0, 0x200221ec, 0x7293, 0, 0x200220a8, 0x7294, 0};
+  CHECK(memcmp(nv_dev_compute(r.d)->cmd.cpu, setup, sizeof setup) == 0);
+  uint32_t cb[0x58];
+  CHECK_OK(nv_program_cbuf0_prefix(r.d, cb, 0x58));
+  CHECK(cb[6] == 0 && cb[7] == 0x7294 && cb[8] == 0 && cb[9] == 0x7293 && cb[10] == 0xfffdc0 && cb[11] == 0 && cb[0] == 0);
+  CHECK_ERR(nv_program_cbuf0_prefix(r.d, cb, 11), HCQ_CODE_INVALID, "12 words");
   /* immediate: 13-bit value in the header (SEC_OP 4) */
   nv_push_init(&p, w, 64);
   nv_push_immd(&p, 1, 0x1698, 0x1011);

@@ -5,6 +5,11 @@
 #include "autogen/nv_abi.h"
 #include "nv/nv_dev.h"
 
+/* Where shared and local memory appear in a kernel's generic address space: addresses in the VA hole, the
+ * reference's choice (tinygrad/runtime/ops_nv.py), not a hardware constant. */
+#define NV_SHARED_WINDOW 0x729400000000ull
+#define NV_LOCAL_WINDOW 0x729300000000ull
+
 typedef struct nv_va_window { uint64_t base, size_B, next; } nv_va_window;
 
 struct nv_chan {

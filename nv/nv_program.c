@@ -60,6 +60,16 @@ hcq_status nv_program_load(nv_dev *d, const void *image, uint64_t size_B, const 
   return HCQ_OK;
 }
 
+hcq_status nv_program_cbuf0_prefix(const nv_dev *d, uint32_t *words, uint32_t nwords) {
+  if (d->cls_compute >= BLACKWELL_COMPUTE_A)
+    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "NV: the Blackwell constant bank 0 header is not written yet");
+  if (nwords < 12) return hcq_status_make(HCQ_CODE_INVALID, "NV: constant bank 0 header needs 12 words, got %u", nwords);
+  memset(words, 0, nwords * 4u);
+  const uint64_t v[3] = {NV_SHARED_WINDOW, NV_LOCAL_WINDOW, 0xfffdc0};
+  for (int i = 0; i < 3; i++) words[6 + 2 * i] = (uint32_t)v[i], words[7 + 2 * i] = (uint32_t)(v[i] >> 32);
+  return HCQ_OK;
+}
+
 void nv_program_free(nv_dev *d, nv_program *p) {
   if (!p) return;
   hcq_status_free(nv_mem_free(d, &p->mem));

@@ -27,6 +27,10 @@ typedef struct nv_program {
 hcq_status nv_program_load(nv_dev *d, const void *image, uint64_t size_B, const nv_program_info *info,
                            nv_program **out);
 void nv_program_free(nv_dev *d, nv_program *p); /* NULL is fine */
+/* Constant bank 0's driver header (the argument prefix, hcq_args prefix_words = cbuf0_size_B / 4): words 6..11
+ * hold the shared window, the local window and the local-memory limit 0xfffdc0, each lo then hi, as the
+ * reference fills them for Ampere..Hopper (runtime.md 6.7); the rest is zero. words must hold at least 12. */
+hcq_status nv_program_cbuf0_prefix(const nv_dev *d, uint32_t *words, uint32_t nwords);
 /* The exec encoder (hcq_encoder.exec): prog = hcq_imm((uintptr_t)program). The QMD goes into the argument
  * memory after the arguments (256-aligned) as a queue region; grid and block are patched with
  * hcq_queue_patch_region_bits, so graphs replay by patching QMD fields only. */

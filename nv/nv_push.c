@@ -186,11 +186,17 @@ hcq_status nv_chan_create(nv_dev *d, nv_chan *c, uint64_t offset_B, uint32_t eng
   c->ring = (uint64_t *)((uint8_t *)d->gpfifo_area.cpu + offset_B);
   c->userd = (volatile AmpereAControlGPFifo *)((uint8_t *)d->gpfifo_area.cpu + a.userdOffset[0]);
   HCQ_TRY(nv_mem_alloc(d, 0x200000, NV_MEM_CPU, &c->cmd));
-  /* bind the engine class on its subchannel */
-  uint32_t w[8];
+  /* bind the engine class on its subchannel; compute also gets its local and shared memory windows */
+  uint32_t w[16];
   nv_push p;
-  nv_push_init(&p, w, 8);
+  nv_push_init(&p, w, 16);
   uint32_t obj = engine_cls;
   nv_push_inc(&p, engine_cls == d->cls_compute ? NV_SUBCH_COMPUTE : NV_SUBCH_COPY, 0, &obj, 1);
+  if (engine_cls == d->cls_compute) {
+    uint32_t local[2] = {(uint32_t)(NV_LOCAL_WINDOW >> 32), (uint32_t)NV_LOCAL_WINDOW};
+    uint32_t shared[2] = {(uint32_t)(NV_SHARED_WINDOW >> 32), (uint32_t)NV_SHARED_WINDOW};
+    nv_push_inc(&p, NV_SUBCH_COMPUTE, NV_HOPPER_COMPUTE_A_SET_SHADER_LOCAL_MEMORY_WINDOW_A, local, 2);
+    nv_push_inc(&p, NV_SUBCH_COMPUTE, NV_HOPPER_COMPUTE_A_SET_SHADER_SHARED_MEMORY_WINDOW_A, shared, 2);
+  }
   return nv_chan_submit(d, c, &p);
 }

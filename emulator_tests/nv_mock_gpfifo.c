@@ -171,7 +171,15 @@ static int nvm_run_qmd(nvm_run *r, uint32_t subch, uint64_t qmd_va, uint64_t *ne
                     (uint32_t)qmd_va);
   r->m->launches++;
   int err = r->m->launch_fn(r->m->launch_ctx, r->m, &l, r->detail);
-  if (err) return err;
+  if (err) { /* name the channel and the kernel (by program address) in front of the hook's reason */
+    char why[KIF_DETAIL_MAX];
+    snprintf(why, sizeof why, "%s", r->detail);
+    int n = snprintf(r->detail, KIF_DETAIL_MAX, "channel 0x%x kernel at 0x%llx: ", r->o->handle,
+                     (unsigned long long)l.program_va);
+    if (n > 0 && n < KIF_DETAIL_MAX) memcpy(r->detail + n, why, strnlen(why, (size_t)(KIF_DETAIL_MAX - 1 - n)) + 1);
+    r->detail[KIF_DETAIL_MAX - 1] = 0;
+    return err;
+  }
   for (unsigned i = 0; i < 2; i++) {
     uint64_t addr, payload;
     bool wide;

@@ -672,6 +672,19 @@ _Static_assert(__builtin_offsetof(NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS
 _Static_assert(__builtin_offsetof(NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS, changelistNumber) == 768, "NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS.changelistNumber offset");
 _Static_assert(__builtin_offsetof(NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS, officialChangelistNumber) == 772, "NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS.officialChangelistNumber offset");
 
+/* source: NVIDIA/open-gpu-kernel-modules src/common/sdk/nvidia/inc/class/cl0000.h (NV0000_ALLOC_PARAMETERS, NV_PROC_NAME_MAX_LENGTH 100) @ 570.86.16; 535.x lacks pOsPidInfo */
+typedef struct NV0000_ALLOC_PARAMETERS {
+  uint32_t hClient;
+  uint32_t processID;
+  uint8_t processName[100];
+  uint64_t pOsPidInfo __attribute__((aligned(8))); /* user pointer */
+} NV0000_ALLOC_PARAMETERS;
+_Static_assert(sizeof(NV0000_ALLOC_PARAMETERS) == 120, "NV0000_ALLOC_PARAMETERS size");
+_Static_assert(__builtin_offsetof(NV0000_ALLOC_PARAMETERS, hClient) == 0, "NV0000_ALLOC_PARAMETERS.hClient offset");
+_Static_assert(__builtin_offsetof(NV0000_ALLOC_PARAMETERS, processID) == 4, "NV0000_ALLOC_PARAMETERS.processID offset");
+_Static_assert(__builtin_offsetof(NV0000_ALLOC_PARAMETERS, processName) == 8, "NV0000_ALLOC_PARAMETERS.processName offset");
+_Static_assert(__builtin_offsetof(NV0000_ALLOC_PARAMETERS, pOsPidInfo) == 112, "NV0000_ALLOC_PARAMETERS.pOsPidInfo offset");
+
 /* source: NVIDIA/open-gpu-kernel-modules src/common/sdk/nvidia/inc/nvtypes.h @ tags 570.86.16 570.211.01 575.51.02 575.64.05 580.65.06 580.142 590.44.01 590.48.01 595.45.04 (offsets measured with offsetof on those headers) */
 typedef struct NvProcessorUuid {
   uint8_t uuid[16];
@@ -1138,6 +1151,7 @@ _Static_assert(__builtin_offsetof(UVM_DISABLE_PEER_ACCESS_PARAMS, rmStatus) == 3
 #define NV_RM_API_VERSION_REPLY_UNRECOGNIZED 0x0u
 #define NV_RM_API_VERSION_REPLY_RECOGNIZED 0x1u
 #define NV_RM_API_VERSION_STRING_LENGTH 0x40u
+#define NV_PROC_NAME_MAX_LENGTH 0x64u
 #define NV_DMA_SEC_OP_GRP0_USE_TERT 0x0u
 #define NV_DMA_SEC_OP_INC_METHOD 0x1u
 #define NV_DMA_SEC_OP_GRP2_USE_TERT 0x2u

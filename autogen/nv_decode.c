@@ -610,6 +610,16 @@ static const nvd_struct nvd_s_NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS = {
 size_t nv_decode_NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS(const void *arg, size_t arg_size_B, char *out, size_t out_size_B) {
   return nvd_decode(&nvd_s_NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS, 1, arg, arg_size_B, out, out_size_B);
 }
+static const nvd_field nvd_f_NV0000_ALLOC_PARAMETERS[] = {
+  {"hClient", NVD_U32, 0, 1, NULL},
+  {"processID", NVD_U32, 4, 1, NULL},
+  {"processName", NVD_U8, 8, 100, NULL},
+  {"pOsPidInfo", NVD_U64, 112, 1, NULL},
+};
+static const nvd_struct nvd_s_NV0000_ALLOC_PARAMETERS = {"NV0000_ALLOC_PARAMETERS", 120, 4, nvd_f_NV0000_ALLOC_PARAMETERS};
+size_t nv_decode_NV0000_ALLOC_PARAMETERS(const void *arg, size_t arg_size_B, char *out, size_t out_size_B) {
+  return nvd_decode(&nvd_s_NV0000_ALLOC_PARAMETERS, 1, arg, arg_size_B, out, out_size_B);
+}
 static const nvd_field nvd_f_NvProcessorUuid[] = {
   {"uuid", NVD_U8, 0, 16, NULL},
 };

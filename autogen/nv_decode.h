@@ -49,6 +49,7 @@ size_t nv_decode_NV2080_CTRL_GR_GET_INFO_PARAMS(const void *arg, size_t arg_size
 size_t nv_decode_NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);
 size_t nv_decode_nv_ioctl_rm_api_version_t(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);
 size_t nv_decode_NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);
+size_t nv_decode_NV0000_ALLOC_PARAMETERS(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);
 size_t nv_decode_NvProcessorUuid(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);
 size_t nv_decode_UvmGpuMappingAttributes(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);
 size_t nv_decode_UVM_INITIALIZE_PARAMS(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);

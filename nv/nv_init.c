@@ -204,10 +204,12 @@ void nv_dev_close(nv_dev *d) {
   if (d->doorbell) hcq_status_free(kif_munmap(d->k, (void *)d->doorbell, 0x10000));
   /* freeing the root client frees every object below it */
   if (d->root) hcq_status_free(nv_rm_free(d, 0, d->root));
-  nv_va_release(d);
+  /* closing the files also frees what a failed RM_FREE/UVM_FREE left (RM and UVM clean up per file); the VA
+   * windows go last so nothing the kernel side unmaps lands outside them */
   int *fds[] = {&d->fd_gpu, &d->fd_uvm2, &d->fd_uvm, &d->fd_ctl};
   for (int i = 0; i < 4; i++)
     if (*fds[i] >= 0) hcq_status_free(kif_close(d->k, *fds[i]));
+  nv_va_release(d);
   free(d);
 }
 

@@ -138,8 +138,10 @@ hcq_status nv_chan_submit(nv_dev *d, nv_chan *c, const nv_push *p) {
   uint32_t e1 = NV_FIELD(NV_GP_ENTRY1_GET_HI, (va >> 32) & NV_GP_ENTRY1_GET_HI_MASK) |
                 NV_FIELD(NV_GP_ENTRY1_LEVEL, NV_GP_ENTRY1_LEVEL_SUBROUTINE) | NV_FIELD(NV_GP_ENTRY1_LENGTH, p->n);
   c->ring[c->put] = (uint64_t)e1 << 32 | e0;
-  /* entry and push buffer visible before GP_PUT, GP_PUT before the doorbell */
-  __atomic_store_n(&c->userd->GPPut, next, __ATOMIC_RELEASE);
+  /* push buffer and entry visible before GP_PUT, GP_PUT before the doorbell. These are write-combined mappings,
+   * whose stores may pass each other: a full fence on each side (mfence drains the WC buffers on x86) */
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  __atomic_store_n(&c->userd->GPPut, next, __ATOMIC_RELAXED);
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
   c->put = next;
   return hcq_status_annotate(

@@ -1,6 +1,6 @@
 /* The NV hcq device on the mock: queues of push-buffer methods (signal, wait across the compute and copy
- * channels, copy, timestamp, barrier), symbolic values patched between submits, the clear refusals of what is
- * not wired yet (copies on the compute queue, symbolic copy addresses), and kernel launches through QMDs. */
+ * channels, copy, timestamp, barrier), symbolic values and copy operands patched between submits, the clear refusals of what is
+ * not wired yet (copies on the compute queue), and kernel launches through QMDs. */
 #include <string.h>
 
 #include "emulator_tests/nv_mock.h"
@@ -157,8 +157,24 @@ int main(void) {
   CHECK_OK(hcq_queue_create(dev, HCQ_QUEUE_COMPUTE, &qx));
   CHECK_ERR(hcq_queue_copy(qx, hcq_imm(dst.va), hcq_imm(src.va), hcq_imm(16)), HCQ_CODE_UNSUPPORTED, "copy queue");
   hcq_queue_destroy(qx);
+  /* symbolic copy: fresh addresses and size per submit (graph replay) */
+  const uop *cs = uop_var(ctx, "cs", 0, INT64_MAX, uop_dt(UOP_INDEX)), *cd = uop_var(ctx, "cd", 0, INT64_MAX, uop_dt(UOP_INDEX));
+  const uop *cn = uop_var(ctx, "cn", 1, 1 << 20, uop_dt(UOP_INDEX));
   CHECK_OK(hcq_queue_create(dev, HCQ_QUEUE_COPY, &qx));
-  CHECK_ERR(hcq_queue_copy(qx, hcq_sym(a), hcq_imm(src.va), hcq_imm(16)), HCQ_CODE_UNSUPPORTED, "symbolic");
+  CHECK_OK(hcq_queue_copy(qx, hcq_sym(cd), hcq_sym(cs), hcq_sym(cn)));
+  memset(dst.host, 0, 0x2000);
+  uop_var_val cv[3] = {{"cs", (int64_t)src.va + 16}, {"cd", (int64_t)dst.va + 0x1000}, {"cn", 100}};
+  CHECK_OK(hcq_queue_submit(qx, dev, cv, 3));
+  cv[0].value = (int64_t)src.va + 0x800, cv[1].value = (int64_t)dst.va + 3, cv[2].value = 7;
+  CHECK_OK(hcq_queue_submit(qx, dev, cv, 3));
+  bad = 0;
+  for (int i = 0; i < 0x2000; i++) {
+    uint8_t want = i >= 0x1000 && i < 0x1000 + 100 ? (uint8_t)((i - 0x1000 + 16) ^ 0x5a)
+                   : i >= 3 && i < 10                 ? (uint8_t)((i - 3 + 0x800) ^ 0x5a)
+                                                      : 0;
+    bad += ((uint8_t *)dst.host)[i] != want;
+  }
+  CHECK_EQ_INT(bad, 0);
   hcq_queue_destroy(qx);
   check_exec(dev, m, s4, ctx);
   CHECK_OK(hcq_device_synchronize(dev, 1000));

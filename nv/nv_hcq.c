@@ -1,5 +1,6 @@
 /* nv/: the hcq device ops and encoder for NV. Signals and waits are host semaphore methods (they work on every
- * channel, so both queue kinds use them), copies are copy-engine LAUNCH_DMA on the copy queue. A timestamp is a
+ * channel, so both queue kinds use them), copies are copy-engine LAUNCH_DMA on the copy queue (symbolic operands
+ * through masked patches). A timestamp is a
  * semaphore REDUCTION IADD of 0 with RELEASE_TIMESTAMP: it writes the time at +8 and leaves the value alone, as
  * hcq requires (a plain release would also overwrite the value). Kernel launch: nv_program.c. */
 #include <stdlib.h>
@@ -67,12 +68,32 @@ static hcq_status nv_enc_timestamp(hcq_queue *q, hcq_val sig) {
                         NV_FIELD(NV_SEM_EXECUTE_RELEASE_TIMESTAMP, NV_SEM_EXECUTE_RELEASE_TIMESTAMP_EN));
 }
 
+/* A copy with symbolic operands, as one LAUNCH_DMA (so at most 4 GiB - 1, the 32-bit LINE_LENGTH_IN patch).
+ * The copy class takes each address upper half first ([hdr][hi src][lo src][hi dst][lo dst]) while a 64-bit
+ * patch writes lo then hi; so each address is two masked 64-bit patches: one over the word pair ending at its
+ * upper slot (keeping only the high half), one over the pair starting at its lower slot (only the low half). */
+static hcq_status nv_enc_copy_sym(hcq_queue *q, hcq_val dst, hcq_val src, hcq_val size_B) {
+  const uint64_t hi = 0xffffffff00000000ull, lo = 0xffffffffull;
+  size_t b = hcq_queue_word_count(q);
+  uint32_t *w;
+  HCQ_TRY(hcq_queue_reserve(q, 9, &w));
+  w[0] = nv_hdr(NV_DMA_SEC_OP_INC_METHOD, 4, NV_SUBCH_COPY, NV_HOPPER_DMA_COPY_A_OFFSET_IN_UPPER);
+  w[5] = nv_hdr(NV_DMA_SEC_OP_INC_METHOD, 1, NV_SUBCH_COPY, NV_HOPPER_DMA_COPY_A_LINE_LENGTH_IN);
+  w[7] = nv_hdr(NV_DMA_SEC_OP_INC_METHOD, 1, NV_SUBCH_COPY, NV_HOPPER_DMA_COPY_A_LAUNCH_DMA);
+  w[8] = NV_FIELD(NV_LAUNCH_DMA_DATA_TRANSFER_TYPE, NV_LAUNCH_DMA_DATA_TRANSFER_TYPE_NON_PIPELINED) |
+         NV_FIELD(NV_LAUNCH_DMA_SRC_MEMORY_LAYOUT, NV_LAUNCH_DMA_MEMORY_LAYOUT_PITCH) |
+         NV_FIELD(NV_LAUNCH_DMA_DST_MEMORY_LAYOUT, NV_LAUNCH_DMA_MEMORY_LAYOUT_PITCH);
+  HCQ_TRY(hcq_queue_patch_word(q, b + 0, src, 64, hi));
+  HCQ_TRY(hcq_queue_patch_word(q, b + 2, src, 64, lo));
+  HCQ_TRY(hcq_queue_patch_word(q, b + 2, dst, 64, hi));
+  HCQ_TRY(hcq_queue_patch_word(q, b + 4, dst, 64, lo));
+  return hcq_queue_patch_word(q, b + 6, size_B, 32, 0);
+}
+
 static hcq_status nv_enc_copy(hcq_queue *q, hcq_val dst, hcq_val src, hcq_val size_B) {
   if (hcq_queue_kind_of(q) != HCQ_QUEUE_COPY)
     return hcq_status_make(HCQ_CODE_UNSUPPORTED, "NV: copies run on the copy queue (the copy class is bound there)");
-  /* OFFSET_*_UPPER precede the lower halves: a symbolic address would need a hi-word patch */
-  if (dst.sym || src.sym || size_B.sym)
-    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "NV copy: symbolic addresses or sizes are not supported yet");
+  if (dst.sym || src.sym || size_B.sym) return nv_enc_copy_sym(q, dst, src, size_B);
   uint32_t w[64];
   nv_push p;
   nv_push_init(&p, w, 64);

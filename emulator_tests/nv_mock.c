@@ -215,23 +215,12 @@ static uint32_t nvm_alloc_os_desc(nv_mock *m, NVOS02_PARAMETERS *p) {
   return NV_OK;
 }
 
-/* fd -> nvm_file registry (the mock owns the nvm_file; kif_file.data points at it). A file closed by the driver
- * lives on while a mapping holds it, so its fd number may be handed out again: the newest open wins. */
-static struct { int fd; unsigned seq; nvm_file *f; } nvm_fds[256];
-static unsigned nvm_fd_seq;
-static nvm_file *nvm_file_lookup(int fd) {
-  nvm_file *best = NULL;
-  unsigned best_seq = 0;
-  for (size_t i = 0; i < sizeof nvm_fds / sizeof nvm_fds[0]; i++)
-    if (nvm_fds[i].f && nvm_fds[i].fd == fd && (!best || nvm_fds[i].seq > best_seq)) best = nvm_fds[i].f, best_seq = nvm_fds[i].seq;
-  return best;
-}
-
+/* The newest open file with that fd (a file a mapping keeps alive after close may share the number). */
 static nvm_file *nvm_file_of_fd(nv_mock *m, int fd) {
-  /* kif knows every fd it opened for us; the mock keeps the data pointer in kif_file.data */
-  const char *path = kif_fd_path(m->k, fd);
-  if (!path || strncmp(path, "/dev/nvidia", 11) != 0) return NULL;
-  return nvm_file_lookup(fd);
+  nvm_file *best = NULL;
+  for (int i = 0; i < m->nfiles; i++)
+    if (m->files[i]->fd == fd && (!best || m->files[i]->seq > best->seq)) best = m->files[i];
+  return best;
 }
 
 static uint32_t nvm_map(nv_mock *m, nv_ioctl_nvos33_parameters_with_fd *w) {
@@ -315,16 +304,19 @@ static int nvm_open(kif_backend *b, kif_file *file, char *detail) {
     }
     nf.kind = NVM_FILE_GPU, nf.gpu = (int)minor;
   }
-  for (size_t i = 0; i < sizeof nvm_fds / sizeof nvm_fds[0]; i++)
-    if (!nvm_fds[i].f) {
-      if (!(nvm_fds[i].f = malloc(sizeof nf))) return ENOMEM;
-      *nvm_fds[i].f = nf;
-      nvm_fds[i].fd = file->fd;
-      nvm_fds[i].seq = ++nvm_fd_seq;
-      file->data = nvm_fds[i].f;
-      return 0;
-    }
-  return EMFILE;
+  if (m->nfiles == m->cap_files) {
+    int cap = m->cap_files ? 2 * m->cap_files : 16;
+    nvm_file **n = realloc(m->files, (size_t)cap * sizeof *n);
+    if (!n) return ENOMEM;
+    m->files = n, m->cap_files = cap;
+  }
+  nvm_file *f = malloc(sizeof *f);
+  if (!f) return ENOMEM;
+  *f = nf;
+  f->fd = file->fd, f->seq = ++m->file_seq;
+  m->files[m->nfiles++] = f;
+  file->data = f;
+  return 0;
 }
 
 static int nvm_close(kif_backend *b, kif_file *file) {
@@ -333,8 +325,12 @@ static int nvm_close(kif_backend *b, kif_file *file) {
   for (int i = 0; i < m->nobjs; i++)
     if (m->objs[i].kind == NVM_CLIENT && m->objs[i].owner == file->data) nvm_free_tree(m, m->objs[i].handle), i = -1;
   nvm_uvm_close(m, file->data);
-  for (size_t i = 0; i < sizeof nvm_fds / sizeof nvm_fds[0]; i++)
-    if (nvm_fds[i].f == file->data) free(nvm_fds[i].f), nvm_fds[i].f = NULL;
+  for (int i = 0; i < m->nfiles; i++)
+    if (m->files[i] == file->data) {
+      free(m->files[i]);
+      m->files[i] = m->files[--m->nfiles];
+      break;
+    }
   return 0;
 }
 
@@ -454,6 +450,8 @@ void nv_mock_destroy(nv_mock *m) {
   while (m->nobjs) nvm_free_tree(m, m->objs[0].handle);
   free(m->objs);
   free(m->ranges);
+  for (int i = 0; i < m->nfiles; i++) free(m->files[i]);
+  free(m->files);
   free(m);
 }
 

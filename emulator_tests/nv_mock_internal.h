@@ -46,6 +46,8 @@ typedef struct nvm_range {
 
 typedef enum { NVM_FILE_CTL, NVM_FILE_GPU, NVM_FILE_UVM } nvm_file_kind;
 typedef struct nvm_file {
+  int fd;       /* the placeholder fd kif handed out */
+  unsigned seq; /* open order: a file a mapping keeps alive after close may share its fd number with a newer one */
   nvm_file_kind kind;
   int gpu;
   uint32_t map_handle; /* set by NV_ESC_RM_MAP_MEMORY naming this fd; consumed by mmap */
@@ -63,6 +65,9 @@ struct nv_mock {
   int nobjs, cap_objs;
   nvm_range *ranges;
   int nranges, cap_ranges;
+  nvm_file **files; /* open files (owned), looked up by fd for NV_ESC_RM_MAP_MEMORY */
+  int nfiles, cap_files;
+  unsigned file_seq;
   uint32_t next_handle, next_token;
   _Alignas(4096) unsigned char doorbell[0x10000];
   nv_mock_launch_fn launch_fn;

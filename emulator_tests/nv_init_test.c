@@ -125,7 +125,8 @@ int main(void) {
   }
   rig_close(&r);
   /* no compute class: fail closed, naming what the GPU offers */
-  CHECK_ERR(rig_open(&r, "580.95.05", NV_MOCK_NO_COMPUTE), HCQ_CODE_UNSUPPORTED, "no supported compute class");
+  CHECK_ERR(rig_open(&r, "580.95.05", NV_MOCK_NO_COMPUTE), HCQ_CODE_UNSUPPORTED,
+            "no supported compute class (supported: Hopper, Ada, Ampere, Blackwell); the GPU offers 0x41 0x80 0x2080");
   rig_close(&r);
   /* an unsupported branch is refused with the version found and the supported ones */
   CHECK_ERR(rig_open(&r, "535.104.05", NV_MOCK_HOPPER), HCQ_CODE_UNSUPPORTED,

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "emulator_tests/nv_mock.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 #include "nv/nv_internal.h"
 
 static hcq_status open_and_alloc(kif *k, nv_mock *m, nv_dev **out) {

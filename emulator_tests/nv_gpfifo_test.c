@@ -6,7 +6,7 @@
 
 #include "autogen/nv_qmd.h"
 #include "emulator_tests/nv_mock.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 #include "nv/nv_internal.h"
 #include "nv/nv_program.h"
 

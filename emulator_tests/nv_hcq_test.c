@@ -7,7 +7,7 @@
 #include "hcq/args.h"
 #include "hcq/queue.h"
 #include "hcq/signal.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 #include "nv/nv_hcq.h"
 #include "nv/nv_program.h"
 #include "uop/uop.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "emulator_tests/nv_mock.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 #include "nv/nv_dev.h"
 
 typedef struct {

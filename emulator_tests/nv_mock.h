@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hcq/status.h"
+#include "base/status.h"
 #include "kernel_iface/kif.h"
 
 typedef struct nv_mock nv_mock;

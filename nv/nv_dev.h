@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "autogen/nv_layout.h"
-#include "hcq/status.h"
+#include "base/status.h"
 #include "kernel_iface/kif.h"
 
 typedef struct nv_dev nv_dev;

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "hcq/testing.h"
+#include "base/testing.h"
 #include "nv/nv_dev.h"
 
 static double now_s(void) {

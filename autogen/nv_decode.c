@@ -590,6 +590,36 @@ static const nvd_struct nvd_s_NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS = {"NV2080_C
 size_t nv_decode_NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS(const void *arg, size_t arg_size_B, char *out, size_t out_size_B) {
   return nvd_decode(&nvd_s_NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS, 1, arg, arg_size_B, out, out_size_B);
 }
+static const nvd_field nvd_f_nv_ioctl_rm_api_version_t[] = {
+  {"cmd", NVD_U32, 0, 1, NULL},
+  {"reply", NVD_U32, 4, 1, NULL},
+  {"versionString", NVD_U8, 8, 64, NULL},
+};
+static const nvd_struct nvd_s_nv_ioctl_rm_api_version_t = {"nv_ioctl_rm_api_version_t", 72, 3, nvd_f_nv_ioctl_rm_api_version_t};
+size_t nv_decode_nv_ioctl_rm_api_version_t(const void *arg, size_t arg_size_B, char *out, size_t out_size_B) {
+  return nvd_decode(&nvd_s_nv_ioctl_rm_api_version_t, 1, arg, arg_size_B, out, out_size_B);
+}
+static const nvd_field nvd_f_NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS[] = {
+  {"driverVersionBuffer", NVD_U8, 0, 256, NULL},
+  {"versionBuffer", NVD_U8, 256, 256, NULL},
+  {"titleBuffer", NVD_U8, 512, 256, NULL},
+  {"changelistNumber", NVD_U32, 768, 1, NULL},
+  {"officialChangelistNumber", NVD_U32, 772, 1, NULL},
+};
+static const nvd_struct nvd_s_NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS = {"NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS", 776, 5, nvd_f_NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS};
+size_t nv_decode_NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS(const void *arg, size_t arg_size_B, char *out, size_t out_size_B) {
+  return nvd_decode(&nvd_s_NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS, 1, arg, arg_size_B, out, out_size_B);
+}
+static const nvd_field nvd_f_NV0000_ALLOC_PARAMETERS[] = {
+  {"hClient", NVD_U32, 0, 1, NULL},
+  {"processID", NVD_U32, 4, 1, NULL},
+  {"processName", NVD_U8, 8, 100, NULL},
+  {"pOsPidInfo", NVD_U64, 112, 1, NULL},
+};
+static const nvd_struct nvd_s_NV0000_ALLOC_PARAMETERS = {"NV0000_ALLOC_PARAMETERS", 120, 4, nvd_f_NV0000_ALLOC_PARAMETERS};
+size_t nv_decode_NV0000_ALLOC_PARAMETERS(const void *arg, size_t arg_size_B, char *out, size_t out_size_B) {
+  return nvd_decode(&nvd_s_NV0000_ALLOC_PARAMETERS, 1, arg, arg_size_B, out, out_size_B);
+}
 static const nvd_field nvd_f_NvProcessorUuid[] = {
   {"uuid", NVD_U8, 0, 16, NULL},
 };
@@ -769,8 +799,9 @@ static const kif_ioctl_desc nv_rm_descs[] = {
   {"NV_ESC_RM_MAP_MEMORY", 0xc038464eul, "nv_ioctl_nvos33_parameters_with_fd", 56, nv_decode_nv_ioctl_nvos33_parameters_with_fd},
   {"NV_ESC_CARD_INFO", 0xd20046c8ul, "nv_ioctl_card_info_t[64]", 4608, nvd_decode_nv_ioctl_card_info_t_x64},
   {"NV_ESC_REGISTER_FD", 0xc00446c9ul, "nv_ioctl_register_fd_t", 4, nv_decode_nv_ioctl_register_fd_t},
+  {"NV_ESC_CHECK_VERSION_STR", 0xc04846d2ul, "nv_ioctl_rm_api_version_t", 72, nv_decode_nv_ioctl_rm_api_version_t},
 };
-const kif_ioctl_table nv_rm_ioctl_table = {"/dev/nvidia", nv_rm_descs, 7};
+const kif_ioctl_table nv_rm_ioctl_table = {"/dev/nvidia", nv_rm_descs, 8};
 
 /* ---- branch r570 (source: NVIDIA/open-gpu-kernel-modules tags 570.86.16, 570.211.01) */
 static const kif_ioctl_desc nv_uvm_descs_r570[] = {
@@ -803,6 +834,7 @@ static const kif_ioctl_desc nv_ctrl_descs_r570[] = {
   {"NV2080_CTRL_CMD_PERF_BOOST", 0x2080200aul, "NV2080_CTRL_PERF_BOOST_PARAMS", 8, nv_decode_NV2080_CTRL_PERF_BOOST_PARAMS},
   {"NVA06C_CTRL_CMD_GPFIFO_SCHEDULE", 0xa06c0101ul, "NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_r570", 2, nv_decode_NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_r570},
   {"NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN", 0xc36f0108ul, "NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS", 4, nv_decode_NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS},
+  {"NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION_V2", 0x13eul, "NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS", 776, nv_decode_NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS},
 };
 static const unsigned nv_majors_r570[] = {570, 0};
 const nv_layout nv_layout_r570 = {
@@ -816,7 +848,7 @@ const nv_layout nv_layout_r570 = {
   .UVM_FREE_PARAMS_size_B = 24,
   .uvm_ioctls = &nv_uvm_table_r570,
   .rm_ctrls = nv_ctrl_descs_r570,
-  .rm_ctrl_count = 13,
+  .rm_ctrl_count = 14,
 };
 
 /* ---- branch r575 (source: NVIDIA/open-gpu-kernel-modules tags 575.51.02, 575.64.05) */
@@ -850,6 +882,7 @@ static const kif_ioctl_desc nv_ctrl_descs_r575[] = {
   {"NV2080_CTRL_CMD_PERF_BOOST", 0x2080200aul, "NV2080_CTRL_PERF_BOOST_PARAMS", 8, nv_decode_NV2080_CTRL_PERF_BOOST_PARAMS},
   {"NVA06C_CTRL_CMD_GPFIFO_SCHEDULE", 0xa06c0101ul, "NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_r575", 3, nv_decode_NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_r575},
   {"NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN", 0xc36f0108ul, "NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS", 4, nv_decode_NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS},
+  {"NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION_V2", 0x13eul, "NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS", 776, nv_decode_NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS},
 };
 static const unsigned nv_majors_r575[] = {575, 0};
 const nv_layout nv_layout_r575 = {
@@ -863,7 +896,7 @@ const nv_layout nv_layout_r575 = {
   .UVM_FREE_PARAMS_size_B = 24,
   .uvm_ioctls = &nv_uvm_table_r575,
   .rm_ctrls = nv_ctrl_descs_r575,
-  .rm_ctrl_count = 13,
+  .rm_ctrl_count = 14,
 };
 
 /* ---- branch r580 (source: NVIDIA/open-gpu-kernel-modules tags 580.65.06, 580.142) */
@@ -897,6 +930,7 @@ static const kif_ioctl_desc nv_ctrl_descs_r580[] = {
   {"NV2080_CTRL_CMD_PERF_BOOST", 0x2080200aul, "NV2080_CTRL_PERF_BOOST_PARAMS", 8, nv_decode_NV2080_CTRL_PERF_BOOST_PARAMS},
   {"NVA06C_CTRL_CMD_GPFIFO_SCHEDULE", 0xa06c0101ul, "NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_r575", 3, nv_decode_NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_r575},
   {"NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN", 0xc36f0108ul, "NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS", 4, nv_decode_NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS},
+  {"NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION_V2", 0x13eul, "NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS", 776, nv_decode_NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS},
 };
 static const unsigned nv_majors_r580[] = {580, 0};
 const nv_layout nv_layout_r580 = {
@@ -910,7 +944,7 @@ const nv_layout nv_layout_r580 = {
   .UVM_FREE_PARAMS_size_B = 24,
   .uvm_ioctls = &nv_uvm_table_r580,
   .rm_ctrls = nv_ctrl_descs_r580,
-  .rm_ctrl_count = 13,
+  .rm_ctrl_count = 14,
 };
 
 /* ---- branch r590 (source: NVIDIA/open-gpu-kernel-modules tags 590.44.01, 590.48.01, 595.45.04) */
@@ -944,6 +978,7 @@ static const kif_ioctl_desc nv_ctrl_descs_r590[] = {
   {"NV2080_CTRL_CMD_PERF_BOOST", 0x2080200aul, "NV2080_CTRL_PERF_BOOST_PARAMS", 8, nv_decode_NV2080_CTRL_PERF_BOOST_PARAMS},
   {"NVA06C_CTRL_CMD_GPFIFO_SCHEDULE", 0xa06c0101ul, "NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_r575", 3, nv_decode_NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_r575},
   {"NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN", 0xc36f0108ul, "NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS", 4, nv_decode_NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS},
+  {"NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION_V2", 0x13eul, "NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS", 776, nv_decode_NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS},
 };
 static const unsigned nv_majors_r590[] = {590, 595, 0};
 const nv_layout nv_layout_r590 = {
@@ -957,7 +992,7 @@ const nv_layout nv_layout_r590 = {
   .UVM_FREE_PARAMS_size_B = 16,
   .uvm_ioctls = &nv_uvm_table_r590,
   .rm_ctrls = nv_ctrl_descs_r590,
-  .rm_ctrl_count = 13,
+  .rm_ctrl_count = 14,
 };
 
 const nv_layout *const nv_layouts[] = {&nv_layout_r570, &nv_layout_r575, &nv_layout_r580, &nv_layout_r590};
@@ -1281,3 +1316,100 @@ const nv_qmd_field nv_qmd_fields[] = {
   {"V05_00", "DEPENDENT_QMD_POINTER", 415, 384, 32, 2},
 };
 const unsigned nv_qmd_field_count = 293;
+
+const char *nv_status_name(unsigned long long value) {
+  switch (value) {
+  case 0x0ull: return "NV_OK";
+  case 0xffffull: return "NV_ERR_GENERIC";
+  case 0x1ull: return "NV_ERR_BROKEN_FB";
+  case 0x2ull: return "NV_ERR_BUFFER_TOO_SMALL";
+  case 0x3ull: return "NV_ERR_BUSY_RETRY";
+  case 0x5ull: return "NV_ERR_CARD_NOT_PRESENT";
+  case 0xfull: return "NV_ERR_GPU_IS_LOST";
+  case 0x12ull: return "NV_ERR_GPU_UUID_NOT_FOUND";
+  case 0x16ull: return "NV_ERR_ILLEGAL_ACTION";
+  case 0x17ull: return "NV_ERR_IN_USE";
+  case 0x19ull: return "NV_ERR_INSERT_DUPLICATE_NAME";
+  case 0x1aull: return "NV_ERR_INSUFFICIENT_RESOURCES";
+  case 0x1bull: return "NV_ERR_INSUFFICIENT_PERMISSIONS";
+  case 0x1dull: return "NV_ERR_INVALID_ACCESS_TYPE";
+  case 0x1eull: return "NV_ERR_INVALID_ADDRESS";
+  case 0x1full: return "NV_ERR_INVALID_ARGUMENT";
+  case 0x20ull: return "NV_ERR_INVALID_BASE";
+  case 0x21ull: return "NV_ERR_INVALID_CHANNEL";
+  case 0x22ull: return "NV_ERR_INVALID_CLASS";
+  case 0x23ull: return "NV_ERR_INVALID_CLIENT";
+  case 0x24ull: return "NV_ERR_INVALID_COMMAND";
+  case 0x25ull: return "NV_ERR_INVALID_DATA";
+  case 0x26ull: return "NV_ERR_INVALID_DEVICE";
+  case 0x29ull: return "NV_ERR_INVALID_FLAGS";
+  case 0x2cull: return "NV_ERR_INVALID_INDEX";
+  case 0x2eull: return "NV_ERR_INVALID_LIMIT";
+  case 0x30ull: return "NV_ERR_INVALID_METHOD";
+  case 0x31ull: return "NV_ERR_INVALID_OBJECT";
+  case 0x32ull: return "NV_ERR_INVALID_OBJECT_BUFFER";
+  case 0x33ull: return "NV_ERR_INVALID_OBJECT_HANDLE";
+  case 0x34ull: return "NV_ERR_INVALID_OBJECT_NEW";
+  case 0x35ull: return "NV_ERR_INVALID_OBJECT_OLD";
+  case 0x36ull: return "NV_ERR_INVALID_OBJECT_PARENT";
+  case 0x37ull: return "NV_ERR_INVALID_OFFSET";
+  case 0x38ull: return "NV_ERR_INVALID_OPERATION";
+  case 0x39ull: return "NV_ERR_INVALID_OWNER";
+  case 0x3aull: return "NV_ERR_INVALID_PARAM_STRUCT";
+  case 0x3bull: return "NV_ERR_INVALID_PARAMETER";
+  case 0x3dull: return "NV_ERR_INVALID_POINTER";
+  case 0x3full: return "NV_ERR_INVALID_REQUEST";
+  case 0x40ull: return "NV_ERR_INVALID_STATE";
+  case 0x41ull: return "NV_ERR_INVALID_STRING_LENGTH";
+  case 0x42ull: return "NV_ERR_INVALID_READ";
+  case 0x43ull: return "NV_ERR_INVALID_WRITE";
+  case 0x6aull: return "NV_ERR_LIB_RM_VERSION_MISMATCH";
+  case 0x4aull: return "NV_ERR_MISSING_TABLE_ENTRY";
+  case 0x4cull: return "NV_ERR_MORE_DATA_AVAILABLE";
+  case 0x4full: return "NV_ERR_NO_FREE_FIFOS";
+  case 0x51ull: return "NV_ERR_NO_MEMORY";
+  case 0x54ull: return "NV_ERR_NOT_COMPATIBLE";
+  case 0x55ull: return "NV_ERR_NOT_READY";
+  case 0x56ull: return "NV_ERR_NOT_SUPPORTED";
+  case 0x57ull: return "NV_ERR_OBJECT_NOT_FOUND";
+  case 0x58ull: return "NV_ERR_OBJECT_TYPE_MISMATCH";
+  case 0x59ull: return "NV_ERR_OPERATING_SYSTEM";
+  case 0x5bull: return "NV_ERR_OUT_OF_RANGE";
+  case 0x5cull: return "NV_ERR_OVERLAPPING_UVM_COMMIT";
+  case 0x5dull: return "NV_ERR_PAGE_TABLE_NOT_AVAIL";
+  case 0x5full: return "NV_ERR_PROTECTION_FAULT";
+  case 0x60ull: return "NV_ERR_RC_ERROR";
+  case 0x62ull: return "NV_ERR_RESET_REQUIRED";
+  case 0x63ull: return "NV_ERR_STATE_IN_USE";
+  case 0x64ull: return "NV_ERR_SIGNAL_PENDING";
+  case 0x65ull: return "NV_ERR_TIMEOUT";
+  case 0x66ull: return "NV_ERR_TIMEOUT_RETRY";
+  case 0x68ull: return "NV_ERR_UVM_ADDRESS_IN_USE";
+  case 0x6dull: return "NV_ERR_FEATURE_NOT_ENABLED";
+  case 0x6eull: return "NV_ERR_RESOURCE_LOST";
+  case 0x71ull: return "NV_ERR_FATAL_ERROR";
+  case 0x72ull: return "NV_ERR_MEMORY_ERROR";
+  default: return NULL;
+  }
+}
+
+const char *nv_pfault_name(unsigned long long value) {
+  switch (value) {
+  case 0x0ull: return "NV_PFAULT_FAULT_TYPE_PDE";
+  case 0x1ull: return "NV_PFAULT_FAULT_TYPE_PDE_SIZE";
+  case 0x2ull: return "NV_PFAULT_FAULT_TYPE_PTE";
+  case 0x3ull: return "NV_PFAULT_FAULT_TYPE_VA_LIMIT_VIOLATION";
+  case 0x4ull: return "NV_PFAULT_FAULT_TYPE_UNBOUND_INST_BLOCK";
+  case 0x5ull: return "NV_PFAULT_FAULT_TYPE_PRIV_VIOLATION";
+  case 0x6ull: return "NV_PFAULT_FAULT_TYPE_RO_VIOLATION";
+  case 0x7ull: return "NV_PFAULT_FAULT_TYPE_WO_VIOLATION";
+  case 0x8ull: return "NV_PFAULT_FAULT_TYPE_PITCH_MASK_VIOLATION";
+  case 0x9ull: return "NV_PFAULT_FAULT_TYPE_WORK_CREATION";
+  case 0xaull: return "NV_PFAULT_FAULT_TYPE_UNSUPPORTED_APERTURE";
+  case 0xbull: return "NV_PFAULT_FAULT_TYPE_COMPRESSION_FAILURE";
+  case 0xcull: return "NV_PFAULT_FAULT_TYPE_UNSUPPORTED_KIND";
+  case 0xdull: return "NV_PFAULT_FAULT_TYPE_REGION_VIOLATION";
+  case 0xeull: return "NV_PFAULT_FAULT_TYPE_POISONED";
+  default: return NULL;
+  }
+}

@@ -58,13 +58,24 @@ int main(void) {
                "field a u32 offset=0\nend\n",
                "t.txt:4: struct A: its variants do not cover every branch");
   CHECK_REJECT("source: x\nstruct A size=4 branches=r9\n", "unknown branch 'r9'");
+  /* named values: a value named twice in one group, and bit fields out of range */
+  CHECK_REJECT("source: x\nnamed status A 0x1\nnamed status B 0x1\n", "t.txt:3: named B: value 0x1 already named A");
+  CHECK_EQ_STR(parse(&s, "source: x\nnamed status A 0x1\nnamed pfault B 0x1\n"), "");
+  CHECK_REJECT("source: x\nnamed status A 0x1\nconst A 0x2\n", "t.txt:3: const A: duplicate");
+  CHECK_REJECT("source: x\nbits F 3 7\n", "t.txt:2: bits F: bad range '3 7'");
+  CHECK_REJECT("source: x\nbits F 64 0\n", "t.txt:2: bits F: bad range");
+  CHECK_REJECT("source: x\nnamed status\n", "t.txt:2: named: expected 'named GROUP NAME VALUE'");
 
   /* the committed spec loads and has the expected inventory */
   char *files[] = {"autogen/gen/nv_spec/00_branches.txt", "autogen/gen/nv_spec/10_rm.txt",
                    "autogen/gen/nv_spec/20_uvm.txt", "autogen/gen/nv_spec/30_classes.txt",
-                   "autogen/gen/nv_spec/40_qmd.txt"};
+                   "autogen/gen/nv_spec/40_qmd.txt", "autogen/gen/nv_spec/15_version.txt",
+                   "autogen/gen/nv_spec/50_submit.txt", "autogen/gen/nv_spec/60_flags.txt",
+                   "autogen/gen/nv_spec/70_status.txt"};
+  /* the same order as the Makefile's sort */
+  char *sorted[] = {files[0], files[1], files[5], files[2], files[3], files[4], files[6], files[7], files[8]};
   nvg_free(&s);
-  CHECK_EQ_INT(nvg_load(&s, 5, files), 0);
+  CHECK_EQ_INT(nvg_load(&s, 9, sorted), 0);
   if (s.err[0]) fprintf(stderr, "  %s\n", s.err);
   CHECK_EQ_INT(s.nbranches, 4);
   CHECK(s.nstructs >= 50);

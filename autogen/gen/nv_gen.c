@@ -17,6 +17,9 @@
  *   method CLASS NAME 0xNNNN             method byte offset in class CLASS
  *   qmd VERSION NAME hi lo [step=N count=N]   QMD bit range; indexed fields add step*i to hi and lo
  *   const NAME VALUE                     a named value (flags, indexes)
+ *   named GROUP NAME VALUE               a named value that also goes into nv_GROUP_name(value) -> "NAME"
+ *                                        (status codes, fault types: for messages)
+ *   bits NAME HI LO                      a bit field of a method value or word: NAME_SHIFT, NAME_WIDTH, NAME_MASK
  * Every field offset and struct size is also computed here with natural C alignment and must agree with the
  * spec: the two entries guard against transcription errors. */
 #include <ctype.h>
@@ -82,8 +85,8 @@ typedef struct {
   int nstructs;
   nvg_ioctl *ioctls;
   int nioctls;
-  nvg_item *ctrls, *classes, *methods, *qmds, *consts;
-  int nctrls, nclasses, nmethods, nqmds, nconsts;
+  nvg_item *ctrls, *classes, *methods, *qmds, *consts, *bits;
+  int nctrls, nclasses, nmethods, nqmds, nconsts, nbits; /* consts: a = group for 'named' */
   nvg_branch branches[NVG_MAX_BRANCHES];
   int nbranches;
   char **strings; /* owned copies: sources and file names */
@@ -134,6 +137,7 @@ static void nvg_free(nvg_spec *s) {
   free(s->methods);
   free(s->qmds);
   free(s->consts);
+  free(s->bits);
   for (int i = 0; i < s->nstrings; i++) free(s->strings[i]);
   free(s->strings);
   memset(s, 0, sizeof *s);
@@ -403,7 +407,7 @@ static int nvg_parse_text(nvg_spec *s, const char *file_in, const char *text) {
       s->ioctls = nvg_grow(s->ioctls, s->nioctls, sizeof *s->ioctls);
       s->ioctls[s->nioctls++] = io;
     } else if (!strcmp(d, "ctrl") || !strcmp(d, "class") || !strcmp(d, "method") || !strcmp(d, "qmd") ||
-               !strcmp(d, "const")) {
+               !strcmp(d, "const") || !strcmp(d, "named") || !strcmp(d, "bits")) {
       nvg_item it = {.file = file, .line = line, .source = source, .count = 1};
       nvg_item **arr;
       int *n;
@@ -422,6 +426,20 @@ static int nvg_parse_text(nvg_spec *s, const char *file_in, const char *text) {
         if (!nvg_num(tok[2], &it.v)) return nvg_fail(s, file, line, "%s %s: bad number '%s'", d, tok[1], tok[2]);
         if (d[1] == 'l') arr = &s->classes, n = &s->nclasses;
         else arr = &s->consts, n = &s->nconsts;
+      } else if (!strcmp(d, "named")) {
+        if (ntok != 4 || !nvg_is_ident(tok[1]) || !nvg_is_ident(tok[2]))
+          return nvg_fail(s, file, line, "named: expected 'named GROUP NAME VALUE'");
+        if (!nvg_num(tok[3], &it.v)) return nvg_fail(s, file, line, "named %s: bad number '%s'", tok[2], tok[3]);
+        for (int i = 0; i < s->nconsts; i++)
+          if (!strcmp(s->consts[i].a, tok[1]) && s->consts[i].v == it.v)
+            return nvg_fail(s, file, line, "named %s: value 0x%llx already named %s", tok[2], it.v, s->consts[i].name);
+        snprintf(it.a, sizeof it.a, "%s", tok[1]);
+        arr = &s->consts, n = &s->nconsts;
+      } else if (!strcmp(d, "bits")) {
+        if (ntok != 4 || !nvg_is_ident(tok[1])) return nvg_fail(s, file, line, "bits: expected 'bits NAME HI LO'");
+        if (!nvg_num(tok[2], &it.v) || !nvg_num(tok[3], &it.v2) || it.v < it.v2 || it.v > 63)
+          return nvg_fail(s, file, line, "bits %s: bad range '%s %s' (need LO <= HI <= 63)", tok[1], tok[2], tok[3]);
+        arr = &s->bits, n = &s->nbits;
       } else if (!strcmp(d, "method")) {
         if (ntok != 4 || !nvg_is_ident(tok[1]) || !nvg_is_ident(tok[2]))
           return nvg_fail(s, file, line, "method: expected 'method CLASS NAME OFFSET'");
@@ -454,9 +472,9 @@ static int nvg_parse_text(nvg_spec *s, const char *file_in, const char *text) {
         snprintf(it.a, sizeof it.a, "%s", tok[1]);
         arr = &s->qmds, n = &s->nqmds;
       }
-      snprintf(it.name, sizeof it.name, "%s", d[0] == 'm' ? tok[2] : d[0] == 'q' ? tok[2] : tok[1]);
+      snprintf(it.name, sizeof it.name, "%s", d[0] == 'm' || d[0] == 'q' || d[1] == 'a' ? tok[2] : tok[1]);
       for (int i = 0; i < *n; i++)
-        if (!strcmp((*arr)[i].name, it.name) && !strcmp((*arr)[i].a, it.a))
+        if (!strcmp((*arr)[i].name, it.name) && (d[0] == 'n' || d[0] == 'c' || !strcmp((*arr)[i].a, it.a)))
           return nvg_fail(s, file, line, "%s %s: duplicate (first at %s:%d)", d, it.name, (*arr)[i].file,
                           (*arr)[i].line);
       *arr = nvg_grow(*arr, *n, sizeof **arr);
@@ -614,6 +632,13 @@ static int nvg_write_abi_h(const nvg_spec *s, FILE *f) {
     fprintf(f, "#define NV_%s_%s 0x%llxu\n", s->methods[i].a, s->methods[i].name, s->methods[i].v);
   fprintf(f, "\n/* named values */\n");
   for (int i = 0; i < s->nconsts; i++) fprintf(f, "#define %s 0x%llxu\n", s->consts[i].name, s->consts[i].v);
+  fprintf(f, "\n/* bit fields: value = (word >> NAME_SHIFT) & NAME_MASK */\n");
+  for (int i = 0; i < s->nbits; i++) {
+    const nvg_item *b = &s->bits[i];
+    unsigned long long w = b->v - b->v2 + 1;
+    fprintf(f, "#define %s_SHIFT %lluu\n#define %s_WIDTH %lluu\n#define %s_MASK 0x%llxull\n", b->name, b->v2, b->name,
+            w, b->name, w == 64 ? ~0ull : (1ull << w) - 1);
+  }
   fprintf(f, "\n#endif\n");
   return 0;
 }
@@ -786,6 +811,14 @@ static const char nvg_decode_core[] =
     "    nvd_struct_fields(&b, s, (const uint8_t *)arg + (size_t)i * s->size);\n    nvd_put(&b, \"}\");\n  }\n"
     "  return b.len;\n}\n";
 
+/* consts[i] is the first of its 'named' group */
+static int nvg_first_of_group(const nvg_spec *s, int i) {
+  if (!s->consts[i].a[0]) return 0;
+  for (int j = 0; j < i; j++)
+    if (!strcmp(s->consts[j].a, s->consts[i].a)) return 0;
+  return 1;
+}
+
 static int nvg_write_decode_c(const nvg_spec *s, FILE *f) {
   fprintf(f, "%s/* Decoders (struct -> \"field=value ...\"), ioctl tables, layout sets and the driver version pick. */\n",
           nvg_banner);
@@ -871,6 +904,14 @@ static int nvg_write_decode_c(const nvg_spec *s, FILE *f) {
     fprintf(f, "  {\"%s\", \"%s\", %llu, %llu, %u, %u},\n", s->qmds[i].a, s->qmds[i].name, s->qmds[i].v, s->qmds[i].v2,
             s->qmds[i].step, s->qmds[i].count);
   fprintf(f, "};\nconst unsigned nv_qmd_field_count = %d;\n", s->nqmds);
+  for (int g = 0; g < s->nconsts; g++) {
+    if (!nvg_first_of_group(s, g)) continue;
+    fprintf(f, "\nconst char *nv_%s_name(unsigned long long value) {\n  switch (value) {\n", s->consts[g].a);
+    for (int i = g; i < s->nconsts; i++)
+      if (!strcmp(s->consts[i].a, s->consts[g].a))
+        fprintf(f, "  case 0x%llxull: return \"%s\";\n", s->consts[i].v, s->consts[i].name);
+    fprintf(f, "  default: return NULL;\n  }\n}\n");
+  }
   return 0;
 }
 
@@ -882,6 +923,10 @@ static int nvg_write_decode_h(const nvg_spec *s, FILE *f) {
     nvg_cname(s, &s->structs[i], cn, sizeof cn);
     fprintf(f, "size_t nv_decode_%s(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);\n", cn);
   }
+  for (int g = 0; g < s->nconsts; g++)
+    if (nvg_first_of_group(s, g))
+      fprintf(f, "/* \"NAME\" of a '%s' value, or NULL when the spec does not name it */\n"
+                 "const char *nv_%s_name(unsigned long long value);\n", s->consts[g].a, s->consts[g].a);
   fprintf(f, "\n#endif\n");
   return 0;
 }

@@ -1,0 +1,61 @@
+/* nv/ internals shared by nv_*.c. */
+#ifndef HCQ_NV_INTERNAL_H
+#define HCQ_NV_INTERNAL_H
+
+#include "autogen/nv_abi.h"
+#include "nv/nv_dev.h"
+
+/* Where shared and local memory appear in a kernel's generic address space: addresses in the VA hole, the
+ * reference's choice (tinygrad/runtime/ops_nv.py), not a hardware constant. */
+#define NV_SHARED_WINDOW 0x729400000000ull
+#define NV_LOCAL_WINDOW 0x729300000000ull
+
+typedef struct nv_va_window { uint64_t base, size_B, next; } nv_va_window;
+
+struct nv_chan {
+  uint32_t handle, token, entries, put;
+  uint64_t *ring;                      /* GPFIFO entries (CPU view == GPU VA) */
+  volatile AmpereAControlGPFifo *userd;
+  nv_mem cmd;                          /* command ring the push buffers are copied into */
+  uint64_t cmd_off;
+  const char *name;
+};
+
+struct nv_dev {
+  kif *k;
+  const nv_layout *layout;
+  char version[72], target[24];
+  int fd_ctl, fd_uvm, fd_uvm2, fd_gpu;
+  uint32_t root, device, subdevice, usermode, vaspace, chgroup, ctxshare;
+  uint32_t cls_compute, cls_copy, cls_gpfifo, cls_usermode;
+  uint32_t host_handle; /* client-chosen handles for host memory, as the reference numbers them */
+  uint8_t uuid[16];
+  int minor;
+  volatile uint8_t *doorbell;
+  nv_va_window low, high;
+  bool low_reserved, high_reserved;
+  nv_mem gpfifo_area, notifier;
+  nv_chan compute, copy;
+  uint32_t sm_version;
+};
+
+/* RM / UVM calls: each returns an hcq_status naming the call, the object/class and the RM status by name. */
+hcq_status nv_rm_alloc(nv_dev *d, uint32_t parent, uint32_t cls, void *params, uint32_t params_size_B,
+                       uint32_t *out_handle, const char *what);
+hcq_status nv_rm_control(nv_dev *d, uint32_t obj, uint32_t cmd, void *params, uint32_t params_size_B,
+                         const char *what);
+hcq_status nv_rm_free(nv_dev *d, uint32_t parent, uint32_t obj);
+hcq_status nv_uvm(nv_dev *d, int fd, unsigned long req, void *params, uint32_t *status, const char *what);
+hcq_status nv_rm_status(uint32_t status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Opens /dev/nvidia<minor> and registers it with the control fd. */
+hcq_status nv_open_gpu_fd(nv_dev *d, int *out_fd);
+/* Maps RM object `handle` (memory or usermode) for the CPU: at va (0: anywhere) */
+hcq_status nv_map_to_cpu(nv_dev *d, uint32_t handle, uint64_t size_B, uint64_t va, uint32_t flags, bool system,
+                         void **out);
+/* UVM_FREE with the branch's layout (590 dropped `length`, moving the status) */
+hcq_status nv_uvm_free(nv_dev *d, uint64_t va, uint64_t size_B);
+hcq_status nv_va_reserve(nv_dev *d);
+void nv_va_release(nv_dev *d);
+hcq_status nv_chan_create(nv_dev *d, nv_chan *c, uint64_t offset_B, uint32_t engine_cls, const char *name);
+
+#endif

@@ -19,6 +19,8 @@ static const kfd_mock_arch k_arches[] = {
     {"gfx1100", 110000, 192, 2, 16, 12, 2, 32, 64, 1, {11, 0, 0}, {6, 0, 0}, {4, 3, 0}, {0x1260, 0xA000, 0x1C000, 0x2402C00}},
     {"gfx1201", 120001, 128, 2, 16, 8, 2, 32, 64, 1, {12, 0, 1}, {7, 0, 1}, {6, 3, 1}, {0x1260, 0xA000, 0x1C000, 0x2402C00}},
     {"gfx90a", 90010, 416, 4, 8, 8, 1, 32, 64, 1, {9, 4, 2}, {4, 4, 2}, {7, 4, 0}, {0x2000, 0xA000, 0, 0}},
+    /* gfx1030 (RX 6800 XT, 72 CUs) exists so tests can check that the driver refuses a target it does not support. */
+    {"gfx1030", 100300, 144, 2, 16, 8, 2, 32, 64, 1, {10, 3, 0}, {5, 2, 0}, {3, 3, 0}, {0x1260, 0xA000, 0x1C000, 0x2402C00}},
     {"gfx942", 90402, 152, 4, 8, 4, 1, 32, 64, 1, {9, 4, 3}, {4, 4, 2}, {7, 9, 0}, {0x2000, 0xA000, 0, 0}},
 };
 
@@ -64,7 +66,7 @@ hcq_status kfd_mock_config_from_env(kfd_mock_config *out) {
   const char *arch = getenv("HCQ_MOCK_AMD_ARCH"), *gpus = getenv("HCQ_MOCK_AMD_GPUS");
   out->arch = arch && *arch ? arch : "gfx1100";
   if (!find_arch(out->arch))
-    return hcq_status_make(HCQ_CODE_INVALID, "HCQ_MOCK_AMD_ARCH=%s: the amd mock knows gfx1100, gfx1201, gfx90a, gfx942",
+    return hcq_status_make(HCQ_CODE_INVALID, "HCQ_MOCK_AMD_ARCH=%s: the amd mock knows gfx1100, gfx1201, gfx90a, gfx942, gfx1030",
                            out->arch);
   if (gpus && *gpus) {
     char *end;
@@ -86,7 +88,7 @@ hcq_status kfd_mock_create(const kfd_mock_config *cfg, kfd_mock **out) {
   if (!c.vram_size_B) c.vram_size_B = 1ull << 30;
   if (!c.wait_timeout_ms) c.wait_timeout_ms = 2000;
   const kfd_mock_arch *a = find_arch(c.arch);
-  if (!a) return hcq_status_make(HCQ_CODE_INVALID, "amd mock: unknown arch '%s' (gfx1100, gfx1201, gfx90a, gfx942)", c.arch);
+  if (!a) return hcq_status_make(HCQ_CODE_INVALID, "amd mock: unknown arch '%s' (gfx1100, gfx1201, gfx90a, gfx942, gfx1030)", c.arch);
   if (c.gpu_count > KFD_MOCK_MAX_GPUS)
     return hcq_status_make(HCQ_CODE_INVALID, "amd mock: %u GPUs requested, at most %d", c.gpu_count, KFD_MOCK_MAX_GPUS);
   kfd_mock *m = aligned_alloc(4096, (sizeof *m + 4095) & ~(size_t)4095);
@@ -112,6 +114,13 @@ hcq_status kfd_mock_attach(kfd_mock *m, kif *k) {
   if (m->k) return hcq_status_make(HCQ_CODE_INVALID, "amd mock: already attached to a kif context");
   HCQ_TRY(kif_register(k, &m->base, k_prefixes, sizeof k_prefixes / sizeof k_prefixes[0]));
   m->k = k;
+  return HCQ_OK;
+}
+
+hcq_status kfd_mock_detach(kfd_mock *m) {
+  if (!m->k) return HCQ_OK;
+  HCQ_TRY(kif_unregister(m->k, &m->base));
+  m->k = NULL;
   return HCQ_OK;
 }
 

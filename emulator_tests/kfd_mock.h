@@ -34,6 +34,8 @@ hcq_status kfd_mock_config_from_env(kfd_mock_config *out);
 hcq_status kfd_mock_create(const kfd_mock_config *cfg, kfd_mock **out);
 /* Claim the mock's paths on `k`. A mock serves one context at a time. */
 hcq_status kfd_mock_attach(kfd_mock *m, kif *k);
+/* Unregister from the context (fails while files of the mock are still open there). */
+hcq_status kfd_mock_detach(kfd_mock *m);
 /* Stops the worker, unregisters, frees host memory still allocated. NULL is a no-op. */
 void kfd_mock_destroy(kfd_mock *m);
 

@@ -105,17 +105,22 @@ static hcq_status read_node(kif *k, unsigned node, amd_node *n) {
   /* Memory banks: FB heaps (heap_type 1 public, 2 private; kfd_topology.h HSA_MEM_HEAP_TYPE_FB_*). */
   snprintf(path, sizeof path, AMD_TOPOLOGY_NODES "/%u/mem_banks", node);
   kif_dirlist banks = {0};
-  if (kif_listdir(k, path, &banks) == HCQ_OK) {
-    for (size_t i = 0; i < banks.count; i++) {
-      char bp[220];
-      snprintf(bp, sizeof bp, "%s/%s/properties", path, banks.names[i]);
-      if (read_text(k, bp, &t)) continue;
-      uint64_t heap = 0, size = 0;
-      if (prop(t, "heap_type", &heap) && (heap == 1 || heap == 2) && prop(t, "size_in_bytes", &size)) n->vram_size_B += size;
-      free(t);
-    }
+  st = kif_listdir(k, path, &banks);
+  if (st && kif_status_errno(st) == ENOENT) { /* no banks listed: VRAM size unknown (0) */
+    hcq_status_free(st);
+    st = HCQ_OK;
+  }
+  for (size_t i = 0; !st && i < banks.count; i++) {
+    char bp[220];
+    snprintf(bp, sizeof bp, "%s/%s/properties", path, banks.names[i]);
+    st = read_text(k, bp, &t);
+    if (st) break;
+    uint64_t heap = 0, size = 0;
+    if (prop(t, "heap_type", &heap) && (heap == 1 || heap == 2) && prop(t, "size_in_bytes", &size)) n->vram_size_B += size;
+    free(t);
   }
   kif_dirlist_free(&banks);
+  HCQ_TRY(st);
   HCQ_TRY(read_ip(k, n, 11, n->gc_version, n->gc_base, 6));
   return read_ip(k, n, 42, n->sdma_version, NULL, 0);
 }

@@ -9,6 +9,7 @@
 #include "amd/amd_device.h"
 #include "amd/amd_sdma_pkt.h"
 #include "autogen/kfd.h"
+#include "autogen/kfd_decode.h"
 
 static hcq_status open_kfd(kif *k, int *fd) {
   hcq_status st = kif_open(k, "/dev/kfd", O_RDWR | O_CLOEXEC, fd);
@@ -61,6 +62,7 @@ void amd_device_close(amd_device *d) {
 }
 
 static hcq_status device_init(amd_device *d, unsigned index, const amd_device_options *o) {
+  HCQ_TRY(kif_register_decoder(d->k, &kfd_ioctl_table)); /* HCQ_TRACE=1 shows the KFD structs decoded */
   HCQ_TRY(open_kfd(d->k, &d->kfd_fd));
   struct amd_kfd_ioctl_get_version_args v = {0};
   HCQ_TRY(kif_ioctl(d->k, d->kfd_fd, AMD_KFD_IOC_GET_VERSION, &v));

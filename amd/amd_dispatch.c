@@ -40,7 +40,7 @@ amd_regs amd_regs_of(const amd_device *d) {
 #undef R
 }
 
-hcq_status amd_pm4_dispatch(amd_cmdbuf *b, const amd_device *d, const amd_dispatch_desc *k) {
+hcq_status amd_pm4_dispatch(amd_cmdbuf *b, const amd_device *d, const amd_dispatch_desc *k, amd_dispatch_slots *slots) {
   if (k->code_va & 0xff)
     return hcq_status_make(HCQ_CODE_INVALID, "amd %s: kernel entry 0x%" PRIx64 " is not 256-byte aligned", d->name, k->code_va);
   if (k->user_sgpr_count > 16)
@@ -63,9 +63,13 @@ hcq_status amd_pm4_dispatch(amd_cmdbuf *b, const amd_device *d, const amd_dispat
   amd_pm4_set_regs(b, r.thread_se0, all, 2);
   amd_pm4_set_regs(b, r.thread_se2, all, 2);
   if (d->arch->thread_mgmt_se4_7) amd_pm4_set_regs(b, r.thread_se4, all, 4);
+  amd_dispatch_slots at = {.user_sgpr = b->n + 2};
   if (k->user_sgpr_count) amd_pm4_set_regs(b, r.user_data0, k->user_sgpr, k->user_sgpr_count);
   amd_pm4_set_regs(b, r.limits, (uint32_t[]){0}, 1);
+  at.local = b->n + 2 + 3;
   amd_pm4_set_regs(b, r.start_x, (uint32_t[]){0, 0, 0, k->local[0], k->local[1], k->local[2], 0, 0}, 8);
+  at.grid = b->n + 1;
+  if (slots) *slots = at;
   amd_pm4_dispatch_direct(b, k->grid[0], k->grid[1], k->grid[2], r.initiator_base | (k->wave32 ? r.w32_en : 0));
   amd_pm4_event_write(b, d->arch->gfx9 ? AMD_PM4_GFX9_EVENT_CS_PARTIAL_FLUSH : AMD_PM4_EVENT_CS_PARTIAL_FLUSH,
                       AMD_PM4_EVENT_INDEX_PARTIAL_FLUSH);

@@ -29,7 +29,14 @@ typedef struct amd_regs {
 } amd_regs;
 
 amd_regs amd_regs_of(const amd_device *d);
-/* Appends the sequence; invalid descriptors are an error (nothing is appended). */
-hcq_status amd_pm4_dispatch(amd_cmdbuf *b, const amd_device *d, const amd_dispatch_desc *k);
+/* Where the patchable values landed (dword indices into the command buffer), for graph replay. */
+typedef struct amd_dispatch_slots {
+  uint32_t user_sgpr; /* user_sgpr[0..count) */
+  uint32_t local;     /* COMPUTE_NUM_THREAD_X..Z */
+  uint32_t grid;      /* DISPATCH_DIRECT x, y, z */
+} amd_dispatch_slots;
+
+/* Appends the sequence; invalid descriptors are an error (nothing is appended). slots may be NULL. */
+hcq_status amd_pm4_dispatch(amd_cmdbuf *b, const amd_device *d, const amd_dispatch_desc *k, amd_dispatch_slots *slots);
 
 #endif

@@ -168,7 +168,7 @@ static void test_pm4_cross_queue_dispatch(const char *arch) {
   amd_dispatch_desc k = {.code_va = code.va + 0x100, .rsrc1 = 0x60bc0000, .rsrc2 = 0x84, .rsrc3 = 7,
                          .wave32 = !d->arch->gfx9, .user_sgpr = {0x1234, 0x5678}, .user_sgpr_count = 2,
                          .local = {32, 2, 1}, .grid = {4, 2, 1}, .tmpring_size = 0x10200};
-  CHECK_OK(amd_pm4_dispatch(&b, d, &k));
+  CHECK_OK(amd_pm4_dispatch(&b, d, &k, NULL));
   amd_pm4_release_mem(&b, d->arch->gfx9, sig.va + 4, 7, AMD_RELEASE_DATA32, true, 0);
   CHECK_OK(PM4_SUBMIT(d, b));
   nanosleep(&(struct timespec){0, 20000000}, NULL);

@@ -100,7 +100,11 @@ hcq_status kfd_mock_create(const kfd_mock_config *cfg, kfd_mock **out) {
   m->arch = a;
   m->next_handle = 1;
   m->next_queue_id = 1;
-  pthread_mutex_init(&m->lock, NULL);
+  pthread_mutexattr_t ma; /* recursive: the dispatch hook runs under the lock and may call kfd_mock_range_ok */
+  pthread_mutexattr_init(&ma);
+  pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&m->lock, &ma);
+  pthread_mutexattr_destroy(&ma);
   pthread_mutex_init(&m->kick_lock, NULL);
   pthread_cond_init(&m->kick_cond, NULL);
   pthread_cond_init(&m->idle_cond, NULL);

@@ -57,7 +57,7 @@ typedef struct kfd_mock_dispatch {
 typedef int (*kfd_mock_dispatch_fn)(void *user, kfd_mock *m, const kfd_mock_dispatch *d, char *detail);
 void kfd_mock_set_dispatch_hook(kfd_mock *m, kfd_mock_dispatch_fn fn, void *user);
 
-/* For executors: is [va, va+size_B) inside one live allocation mapped to GPU `gpu`? */
+/* For executors: is [va, va+size_B) inside one live allocation mapped to GPU `gpu`? Callable from the hook. */
 bool kfd_mock_range_ok(kfd_mock *m, unsigned gpu, uint64_t va, uint64_t size_B);
 
 /* The first fault or hang the mock reported (page fault, bad packet, wait timeout), with the queue state; NULL if

@@ -61,18 +61,24 @@ void amd_device_close(amd_device *d) {
   free(d);
 }
 
+#define STEP(call, ...)                                                   \
+  do {                                                                    \
+    hcq_status st_ = (call);                                              \
+    if (st_) return hcq_status_annotate(st_, __VA_ARGS__);                \
+  } while (0)
+
 static hcq_status device_init(amd_device *d, unsigned index, const amd_device_options *o) {
   HCQ_TRY(kif_register_decoder(d->k, &kfd_ioctl_table)); /* HCQ_TRACE=1 shows the KFD structs decoded */
   HCQ_TRY(open_kfd(d->k, &d->kfd_fd));
   struct amd_kfd_ioctl_get_version_args v = {0};
-  HCQ_TRY(kif_ioctl(d->k, d->kfd_fd, AMD_KFD_IOC_GET_VERSION, &v));
+  STEP(kif_ioctl(d->k, d->kfd_fd, AMD_KFD_IOC_GET_VERSION, &v), "amd: asking KFD for its interface version");
   d->kfd_major = v.major_version, d->kfd_minor = v.minor_version;
   if (v.major_version != AMD_KFD_IOCTL_MAJOR_VERSION)
     return hcq_status_make(HCQ_CODE_UNSUPPORTED, "amd: KFD interface %u.%u, hcq speaks major version %u",
                            v.major_version, v.minor_version, AMD_KFD_IOCTL_MAJOR_VERSION);
   amd_node nodes[AMD_MAX_GPUS];
   unsigned count = 0;
-  HCQ_TRY(amd_topology_list(d->k, nodes, AMD_MAX_GPUS, &count));
+  STEP(amd_topology_list(d->k, nodes, AMD_MAX_GPUS, &count), "amd: discovering GPUs in the KFD topology");
   if (index >= count) return hcq_status_make(HCQ_CODE_NOT_FOUND, "amd: GPU %u requested, KFD lists %u", index, count);
   d->node = nodes[index];
   amd_arch_name(d->node.gfx_target_version, d->name, sizeof d->name);
@@ -83,10 +89,10 @@ static hcq_status device_init(amd_device *d, unsigned index, const amd_device_op
   hcq_status st = kif_open(d->k, path, O_RDWR | O_CLOEXEC, &d->drm_fd);
   if (st) return hcq_status_annotate(st, "amd %s: opening its render node", d->name);
   struct amd_kfd_ioctl_acquire_vm_args vm = {.drm_fd = (uint32_t)d->drm_fd, .gpu_id = d->node.gpu_id};
-  HCQ_TRY(kif_ioctl(d->k, d->kfd_fd, AMD_KFD_IOC_ACQUIRE_VM, &vm));
-  HCQ_TRY(find_apertures(d));
+  STEP(kif_ioctl(d->k, d->kfd_fd, AMD_KFD_IOC_ACQUIRE_VM, &vm), "amd %s: acquiring the GPU VM", d->name);
+  STEP(find_apertures(d), "amd %s: reading the GPUVM aperture", d->name);
   struct amd_kfd_ioctl_create_event_args ev = {.event_type = AMD_KFD_IOC_EVENT_MEMORY, .node_id = d->node.node};
-  HCQ_TRY(kif_ioctl(d->k, d->kfd_fd, AMD_KFD_IOC_CREATE_EVENT, &ev));
+  STEP(kif_ioctl(d->k, d->kfd_fd, AMD_KFD_IOC_CREATE_EVENT, &ev), "amd %s: creating the memory-fault event", d->name);
   d->fault_event_id = ev.event_id;
   HCQ_TRY(amd_ring_create(d, false, o->compute_ring_B ? o->compute_ring_B : 1u << 20, &d->compute));
   return amd_ring_create(d, true, o->copy_ring_B ? o->copy_ring_B : 1u << 20, &d->copy);

@@ -177,6 +177,38 @@ static void test_timeline_wrap(hcq_device *dev) {
   CHECK_EQ_INT(hcq_signal_value(dev->timeline), hcq_timeline_last(dev));
 }
 
+/* CPU cost of one exec submit (record once, then submit = copy into the ring + wptr + doorbell; the mock runs the
+ * packets on its own thread). Printed, not asserted: the machine is shared. */
+static void measure_exec_submit(hcq_device *dev) {
+  hcq_mem prog = make_program(dev, 0x8 | 0x400, 0), out;
+  g_store_entry = prog.va + 256;
+  CHECK_OK(dev->ops->mem_alloc(dev, 4096, 0, &out));
+  hcq_mem am;
+  CHECK_OK(dev->ops->mem_alloc(dev, 4096, 0, &am));
+  hcq_args a;
+  CHECK_OK(hcq_args_init(&a, am.host, am.va, am.size_B, 0, 1, 1));
+  hcq_signal *s;
+  CHECK_OK(hcq_signal_create(dev, "bench", 0, &s));
+  hcq_queue *q;
+  CHECK_OK(hcq_queue_create(dev, HCQ_QUEUE_COMPUTE, &q));
+  hcq_val one[3] = {hcq_imm(1), hcq_imm(1), hcq_imm(1)}, ab[1] = {hcq_imm(out.va)}, av[1] = {hcq_imm(3)};
+  CHECK_OK(hcq_args_bind(&a, q, NULL, ab, av));
+  CHECK_OK(hcq_queue_exec(q, hcq_imm(prog.va), &a, one, one));
+  CHECK_OK(hcq_queue_signal(q, hcq_imm(s->va), hcq_imm(1)));
+  enum { N = 2000 };
+  uint64_t t0 = hcq_now_ns();
+  for (int i = 0; i < N; i++) CHECK_OK(hcq_queue_submit(q, dev, NULL, 0));
+  uint64_t t1 = hcq_now_ns();
+  CHECK_OK(hcq_signal_wait(s, 1, TIMEOUT_MS));
+  printf("amd mock: exec+signal submit %.2f us per submit (%zu words; mock execution on its own thread)\n",
+         (double)(t1 - t0) / N / 1000.0, hcq_queue_word_count(q));
+  hcq_queue_destroy(q);
+  hcq_signal_destroy(s);
+  dev->ops->mem_free(dev, &am);
+  dev->ops->mem_free(dev, &out);
+  dev->ops->mem_free(dev, &prog);
+}
+
 int main(void) {
   kif *k = NULL;
   kfd_mock *m = NULL;
@@ -191,6 +223,7 @@ int main(void) {
     test_exec_graph(&h->dev);
     test_timeline_wrap(&h->dev);
     test_exec_graph(&h->dev); /* still works after a wrap */
+    measure_exec_submit(&h->dev);
     CHECK_OK(hcq_device_synchronize(&h->dev, TIMEOUT_MS));
     CHECK(kfd_mock_last_error(m) == NULL);
     amd_hcq_close(h);

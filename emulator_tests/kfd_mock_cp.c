@@ -364,29 +364,33 @@ bool kfd_mock_cp_run(kfd_mock *m) {
   return false;
 }
 
+#define WORKER_SPIN_NS 50000 /* poll for the next doorbell this long before sleeping (doorbells stay cheap) */
+
 static void *worker(void *arg) {
   kfd_mock *m = arg;
-  pthread_mutex_lock(&m->kick_lock);
   for (;;) {
-    while (!m->kicks && !m->stop) pthread_cond_wait(&m->kick_cond, &m->kick_lock);
-    if (m->stop) break;
-    m->kicks = 0;
-    m->busy = true;
-    pthread_mutex_unlock(&m->kick_lock);
+    uint64_t idle_since = kfd_mock_now_ns();
+    while (!atomic_load(&m->kicks) && !atomic_load(&m->stop_flag) && kfd_mock_now_ns() - idle_since < WORKER_SPIN_NS) {
+    }
+    if (!atomic_load(&m->kicks) && !atomic_load(&m->stop_flag)) {
+      pthread_mutex_lock(&m->kick_lock);
+      atomic_store(&m->sleeping, true); /* seq_cst: a kick after this store sees it and signals */
+      while (!atomic_load(&m->kicks) && !atomic_load(&m->stop_flag)) pthread_cond_wait(&m->kick_cond, &m->kick_lock);
+      atomic_store(&m->sleeping, false);
+      pthread_mutex_unlock(&m->kick_lock);
+    }
+    if (atomic_load(&m->stop_flag)) break;
+    atomic_store(&m->busy, true);
+    atomic_store(&m->kicks, 0);
     pthread_mutex_lock(&m->lock);
     bool blocked = kfd_mock_cp_run(m);
     pthread_mutex_unlock(&m->lock);
-    pthread_mutex_lock(&m->kick_lock);
-    m->busy = false;
-    pthread_cond_broadcast(&m->idle_cond);
-    if (blocked && !m->kicks) { /* re-poll waits: memory may change without a doorbell (CPU-set signals) */
-      pthread_mutex_unlock(&m->kick_lock);
+    atomic_store(&m->busy, false);
+    if (blocked && !atomic_load(&m->kicks)) { /* re-poll waits: memory may change without a doorbell (CPU-set signals) */
       nanosleep(&(struct timespec){0, 20000}, NULL);
-      pthread_mutex_lock(&m->kick_lock);
-      m->kicks++;
+      atomic_fetch_add(&m->kicks, 1);
     }
   }
-  pthread_mutex_unlock(&m->kick_lock);
   return NULL;
 }
 
@@ -402,16 +406,18 @@ hcq_status kfd_mock_cp_start(kfd_mock *m) {
 }
 
 void kfd_mock_cp_kick(kfd_mock *m) {
-  pthread_mutex_lock(&m->kick_lock);
-  m->kicks++;
-  pthread_cond_signal(&m->kick_cond);
-  pthread_mutex_unlock(&m->kick_lock);
+  atomic_fetch_add(&m->kicks, 1);
+  if (atomic_load(&m->sleeping)) {
+    pthread_mutex_lock(&m->kick_lock);
+    pthread_cond_signal(&m->kick_cond);
+    pthread_mutex_unlock(&m->kick_lock);
+  }
 }
 
 void kfd_mock_cp_stop(kfd_mock *m) {
   pthread_mutex_lock(&m->kick_lock);
   bool started = m->worker_started;
-  m->stop = true;
+  atomic_store(&m->stop_flag, true);
   pthread_cond_signal(&m->kick_cond);
   pthread_mutex_unlock(&m->kick_lock);
   if (started) pthread_join(m->worker, NULL);
@@ -421,9 +427,7 @@ void kfd_mock_cp_stop(kfd_mock *m) {
 bool kfd_mock_idle(kfd_mock *m, uint32_t timeout_ms) {
   uint64_t deadline = kfd_mock_now_ns() + (uint64_t)timeout_ms * 1000000ull;
   for (;;) {
-    pthread_mutex_lock(&m->kick_lock);
-    bool quiet = !m->kicks && !m->busy;
-    pthread_mutex_unlock(&m->kick_lock);
+    bool quiet = !atomic_load(&m->kicks) && !atomic_load(&m->busy);
     if (quiet) {
       pthread_mutex_lock(&m->lock);
       bool pending = false;

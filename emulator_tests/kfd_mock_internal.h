@@ -76,11 +76,12 @@ struct kfd_mock {
   uint64_t packets;
   /* worker */
   pthread_t worker;
-  bool worker_started, stop;
-  pthread_mutex_t kick_lock;
+  bool worker_started;
+  atomic_bool stop_flag;
+  pthread_mutex_t kick_lock; /* only for sleeping: a doorbell wakes the worker only when `sleeping` is set */
   pthread_cond_t kick_cond, idle_cond;
-  unsigned kicks;
-  bool busy;
+  atomic_uint kicks;
+  atomic_bool busy, sleeping;
 };
 
 uint64_t kfd_mock_now_ns(void);

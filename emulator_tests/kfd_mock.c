@@ -633,8 +633,12 @@ void kfd_mock_signal_event_id(kfd_mock *m, uint32_t id) {
   kfd_mock_event *e = event_by_id(m, id);
   if (!e) return;
   e->signaled = true;
-  if (m->event_page_va && kfd_mock_find_alloc(m, 0, m->event_page_va + 8ull * (id - 1), 8))
-    *(volatile uint64_t *)(uintptr_t)(m->event_page_va + 8ull * (id - 1)) = 1;
+  uint64_t slot = m->event_page_va + 8ull * (id - 1);
+  for (unsigned g = 0; m->event_page_va && g < m->cfg.gpu_count; g++)
+    if (kfd_mock_find_alloc(m, g, slot, 8)) {
+      *(volatile uint64_t *)(uintptr_t)slot = 1; /* the event's mailbox slot */
+      break;
+    }
 }
 
 void kfd_mock_raise_memory_fault(kfd_mock *m, unsigned gpu, uint64_t va) {

@@ -251,7 +251,7 @@ static void test_ring_wrap(void) {
     }
     CHECK_ERR(st, HCQ_CODE_TIMEOUT, "did not consume its ring");
     CHECK(memcmp(first, (const void *)d->compute.words, sizeof first) == 0);
-    gs[0] = 1;
+    __atomic_store_n(&gs[0], 1, __ATOMIC_RELEASE); /* the CPU sets the signal the queue waits on */
     CHECK(wait_u32(gs + 1, 3 * 40, 5000)); /* the three batches that fitted after the wait */
     CHECK_OK(amd_mem_free(d, &g));
   }

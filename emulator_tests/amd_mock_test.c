@@ -308,6 +308,49 @@ static void test_page_fault_and_hang(void) {
   env_down(&e);
 }
 
+/* HCQ_TRACE: the decoded KFD ioctls (kif) and the decoded packets (mock) go to one stream, in order. */
+static void test_trace(void) {
+  env e;
+  if (!env_up(&e, NULL)) return;
+  FILE *f = tmpfile();
+  if (!f) { CHECK(false); env_down(&e); return; }
+  kif_trace_set_output(e.k, f);
+  kfd_mock_trace_set_output(e.m, f);
+  amd_device *d = NULL;
+  CHECK_OK(amd_device_open(e.k, 0, NULL, &d));
+  if (d) {
+    amd_buf sig;
+    CHECK_OK(amd_mem_alloc(d, 4096, AMD_MEM_GTT_UNCACHED, NULL, &sig));
+    uint32_t w[16];
+    amd_cmdbuf b = {.w = w, .cap = 16};
+    amd_pm4_release_mem(&b, false, sig.va, 3, AMD_RELEASE_DATA32, true, 0);
+    CHECK_OK(PM4_SUBMIT(d, b));
+    SDMA_BUF(sb, 8, 1);
+    amd_sdma_fence(&sb, 6, sig.va + 4, 4);
+    CHECK_OK(SDMA_SUBMIT(d, sb));
+    CHECK(wait_u32((volatile uint32_t *)(uintptr_t)sig.va + 1, 4, 5000));
+    CHECK(wait_u32((volatile uint32_t *)(uintptr_t)sig.va, 3, 5000));
+    CHECK(kfd_mock_idle(e.m, 5000));
+    kfd_mock_trace_set_output(e.m, NULL);
+    kif_trace_set_output(e.k, NULL);
+    char text[65536] = "";
+    rewind(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    CHECK(strstr(text, "AMDKFD_IOC_CREATE_QUEUE") != NULL);
+    CHECK(strstr(text, "queue_type=0x1") != NULL || strstr(text, "queue_type=1") != NULL);
+    char want[96];
+    snprintf(want, sizeof want, "amd-mock pm4 gpu0 q%u @0x0 op=0x49 n=7: c0064900 0070f514 20000000", d->compute.queue_id);
+    CHECK(strstr(text, want) != NULL);
+    snprintf(want, sizeof want, "amd-mock sdma gpu0 q%u @0x0 op=5 sub=0: 00030005", d->copy.queue_id);
+    CHECK(strstr(text, want) != NULL);
+    CHECK_OK(amd_mem_free(d, &sig));
+  }
+  amd_device_close(d);
+  fclose(f);
+  env_down(&e);
+}
+
 /* Malformed packets are rejected loudly with the packet and its offset. */
 static void test_bad_packets(void) {
   static const struct { uint32_t w[8]; uint32_t n; const char *want; } cases[] = {
@@ -512,6 +555,7 @@ int main(void) {
   RUN(test_ring_wrap());
   RUN(test_page_fault_and_hang());
   RUN(test_bad_packets());
+  RUN(test_trace());
   RUN(test_two_gpus());
   RUN(test_kfd_errors());
   RUN(test_open_errors());

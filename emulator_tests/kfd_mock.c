@@ -100,6 +100,8 @@ hcq_status kfd_mock_create(const kfd_mock_config *cfg, kfd_mock **out) {
   m->arch = a;
   m->next_handle = 1;
   m->next_queue_id = 1;
+  const char *t = getenv("HCQ_TRACE");
+  if (t && *t && strcmp(t, "0")) m->trace = stderr;
   pthread_mutexattr_t ma; /* recursive: the dispatch hook runs under the lock and may call kfd_mock_range_ok */
   pthread_mutexattr_init(&ma);
   pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "hcq/status.h"
 #include "kernel_iface/kif.h"
@@ -56,6 +57,11 @@ typedef struct kfd_mock_dispatch {
 /* Returns 0, or non-zero with `detail` (< 160 bytes) filled: the queue faults with that text. */
 typedef int (*kfd_mock_dispatch_fn)(void *user, kfd_mock *m, const kfd_mock_dispatch *d, char *detail);
 void kfd_mock_set_dispatch_hook(kfd_mock *m, kfd_mock_dispatch_fn fn, void *user);
+
+/* Print every decoded PM4/SDMA packet to `out` (NULL = off), one line each: "amd-mock pm4 gpuG qQ @OFFSET op=0xOP
+ * n=BODY: words..." or "amd-mock sdma gpuG qQ @BYTE op=OP sub=SUB: words...". HCQ_TRACE=1 (not "0") at create
+ * time sets stderr, beside kif's ioctl trace. */
+void kfd_mock_trace_set_output(kfd_mock *m, FILE *out);
 
 /* For executors: is [va, va+size_B) inside one live allocation mapped to GPU `gpu`? Callable from the hook. */
 bool kfd_mock_range_ok(kfd_mock *m, unsigned gpu, uint64_t va, uint64_t size_B);

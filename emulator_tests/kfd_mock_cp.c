@@ -29,15 +29,10 @@ _Static_assert(AMD_PM4_GFX9_RELEASE_MEM == AMD_PM4_RELEASE_MEM && AMD_PM4_GFX9_A
                    AMD_PM4_GFX9_SET_SH_REG == AMD_PM4_SET_SH_REG && AMD_PM4_GFX9_WAIT_REG_MEM == AMD_PM4_WAIT_REG_MEM,
                "gfx9 and gfx11 PM4 opcodes the mock decodes");
 
-static bool g_trace_read, g_trace;
-
-static bool trace_on(void) {
-  if (!g_trace_read) {
-    const char *t = getenv("HCQ_TRACE");
-    g_trace = t && *t && strcmp(t, "0");
-    g_trace_read = true;
-  }
-  return g_trace;
+void kfd_mock_trace_set_output(kfd_mock *m, FILE *out) {
+  pthread_mutex_lock(&m->lock);
+  m->trace = out;
+  pthread_mutex_unlock(&m->lock);
 }
 
 static bool is_gfx9(const kfd_mock *m) { return m->arch->gfx_target_version < 100000; }
@@ -166,10 +161,10 @@ static uint64_t pm4_packet(qexec *x, uint64_t avail) {
 #define B(i) rd(x, at + 1 + (i))
 #define NEED(name, want) \
   if (n != (want)) return qfail(x, at, name, "body of %" PRIu64 " dwords, expected %u", n, (unsigned)(want)), 0
-  if (trace_on()) {
+  if (x->m->trace) {
     char words[100];
     dump_words(words, sizeof words, x, at, n + 1 < 8 ? (unsigned)n + 1 : 8);
-    fprintf(stderr, "amd-mock pm4 gpu%u q%u @0x%" PRIx64 " op=0x%02x n=%" PRIu64 ":%s\n", x->q->gpu, x->q->id,
+    fprintf(x->m->trace, "amd-mock pm4 gpu%u q%u @0x%" PRIx64 " op=0x%02x n=%" PRIu64 ":%s\n", x->q->gpu, x->q->id,
             at & (x->ring_dw - 1), op, n, words);
   }
   switch (op) {
@@ -257,10 +252,10 @@ static uint64_t sdma_packet(qexec *x, uint64_t avail_B) {
 #define B(i) rd(x, at + (i))
 #define LEN(name, dw)                                                                                        \
   if ((uint64_t)(dw) * 4 > avail_B) return qfail(x, at, name, "packet of %u dwords runs past wptr", (unsigned)(dw)), 0
-  if (trace_on()) {
+  if (x->m->trace) {
     char words[100];
     dump_words(words, sizeof words, x, at, 7);
-    fprintf(stderr, "amd-mock sdma gpu%u q%u @0x%" PRIx64 " op=%u sub=%u:%s\n", x->q->gpu, x->q->id, x->pos, op, sub, words);
+    fprintf(x->m->trace, "amd-mock sdma gpu%u q%u @0x%" PRIx64 " op=%u sub=%u:%s\n", x->q->gpu, x->q->id, x->pos, op, sub, words);
   }
   unsigned major = x->m->arch->sdma_ver[0];
   switch (op) {

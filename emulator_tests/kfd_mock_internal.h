@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 
 #include "emulator_tests/kfd_mock.h"
 #include "kernel_iface/kif_backend.h"
@@ -73,6 +74,7 @@ struct kfd_mock {
   kfd_mock_dispatch_fn dispatch_fn;
   void *dispatch_user;
   char *last_error;
+  FILE *trace; /* decoded packets go here (HCQ_TRACE=1: stderr) */
   uint64_t packets;
   /* worker */
   pthread_t worker;

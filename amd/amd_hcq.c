@@ -22,7 +22,7 @@ static bool constant(hcq_val v, uint64_t *out) {
   return false;
 }
 
-void amd_kd_parse(const uint8_t kd[AMD_KD_SIZE_B], amd_kd *k) {
+void amd_hcq_kd_parse(const uint8_t kd[AMD_HCQ_KD_SIZE_B], amd_hcq_kd *k) {
   memcpy(&k->group_segment_B, kd + 0, 4);
   memcpy(&k->private_segment_B, kd + 4, 4);
   memcpy(&k->kernarg_B, kd + 8, 4);
@@ -51,9 +51,9 @@ static hcq_status enc_exec(hcq_queue *q, hcq_val prog, const hcq_args *args, con
   if (!constant(prog, &kd_va)) return hcq_status_make(HCQ_CODE_UNSUPPORTED, "amd %s: a symbolic program address", d->name);
   if (!kd_va || (kd_va & 63)) /* LLVM aligns kernel descriptors to 64 bytes */
     return hcq_status_make(HCQ_CODE_INVALID, "amd %s: program 0x%" PRIx64 " is no 64-byte aligned kernel descriptor", d->name, kd_va);
-  amd_kd kd;
-  amd_kd_parse((const uint8_t *)(uintptr_t)kd_va, &kd); /* unified VA: the descriptor is host-readable */
-  uint16_t bad = kd.properties & (uint16_t)~(AMD_KD_PROP_KERNARG_SEGMENT_PTR | AMD_KD_PROP_WAVE32);
+  amd_hcq_kd kd;
+  amd_hcq_kd_parse((const uint8_t *)(uintptr_t)kd_va, &kd); /* unified VA: the descriptor is host-readable */
+  uint16_t bad = kd.properties & (uint16_t)~(AMD_HCQ_KD_PROP_KERNARG_SEGMENT_PTR | AMD_HCQ_KD_PROP_WAVE32);
   if (bad || kd.private_segment_B)
     return hcq_status_make(HCQ_CODE_UNSUPPORTED, "amd %s: kernel 0x%" PRIx64 " needs %s (kernel_code_properties 0x%x, "
                            "private segment %u bytes): only the kernarg pointer is set up", d->name, kd_va,
@@ -68,9 +68,9 @@ static hcq_status enc_exec(hcq_queue *q, hcq_val prog, const hcq_args *args, con
   uint64_t kargs = args ? args->va : 0;
   amd_dispatch_desc k = {.code_va = kd_va + (uint64_t)kd.entry_offset, .rsrc1 = kd.rsrc1,
                          .rsrc2 = kd.rsrc2 | (lds << AMD_GFX11_COMPUTE_PGM_RSRC2__LDS_SIZE__SHIFT), .rsrc3 = kd.rsrc3,
-                         .wave32 = (kd.properties & AMD_KD_PROP_WAVE32) != 0,
+                         .wave32 = (kd.properties & AMD_HCQ_KD_PROP_WAVE32) != 0,
                          .user_sgpr = {amd_lo(kargs), amd_hi(kargs)},
-                         .user_sgpr_count = (kd.properties & AMD_KD_PROP_KERNARG_SEGMENT_PTR) ? 2 : 0};
+                         .user_sgpr_count = (kd.properties & AMD_HCQ_KD_PROP_KERNARG_SEGMENT_PTR) ? 2 : 0};
   for (int i = 0; i < 3; i++) {
     uint64_t v;
     k.local[i] = constant(local[i], &v) ? (uint32_t)v : 1; /* symbolic: patched below */

@@ -28,23 +28,24 @@ typedef struct amd_hcq {
 hcq_status amd_hcq_open(kif *k, unsigned index, const amd_device_options *opts, amd_hcq **out);
 void amd_hcq_close(amd_hcq *h);
 
-/* Kernel descriptor fields the dispatch needs (byte offsets from LLVM AMDGPUUsage, "Kernel Descriptor"). */
-typedef struct amd_kd {
+/* Kernel descriptor fields the dispatch needs (byte offsets from LLVM AMDGPUUsage, "Kernel Descriptor"). Named apart
+ * from the HSACO reader's amd_kernel_descriptor (amd/amd_code_object.h, another branch), which should replace it. */
+typedef struct amd_hcq_kd {
   uint32_t group_segment_B, private_segment_B, kernarg_B;
   int64_t entry_offset;
   uint32_t rsrc1, rsrc2, rsrc3;
   uint16_t properties;
-} amd_kd;
-#define AMD_KD_SIZE_B 64u
-#define AMD_KD_PROP_PRIVATE_SEGMENT_BUFFER 0x1u
-#define AMD_KD_PROP_DISPATCH_PTR 0x2u
-#define AMD_KD_PROP_QUEUE_PTR 0x4u
-#define AMD_KD_PROP_KERNARG_SEGMENT_PTR 0x8u
-#define AMD_KD_PROP_DISPATCH_ID 0x10u
-#define AMD_KD_PROP_FLAT_SCRATCH_INIT 0x20u
-#define AMD_KD_PROP_PRIVATE_SEGMENT_SIZE 0x40u
-#define AMD_KD_PROP_WAVE32 0x400u
+} amd_hcq_kd;
+#define AMD_HCQ_KD_SIZE_B 64u
+#define AMD_HCQ_KD_PROP_PRIVATE_SEGMENT_BUFFER 0x1u
+#define AMD_HCQ_KD_PROP_DISPATCH_PTR 0x2u
+#define AMD_HCQ_KD_PROP_QUEUE_PTR 0x4u
+#define AMD_HCQ_KD_PROP_KERNARG_SEGMENT_PTR 0x8u
+#define AMD_HCQ_KD_PROP_DISPATCH_ID 0x10u
+#define AMD_HCQ_KD_PROP_FLAT_SCRATCH_INIT 0x20u
+#define AMD_HCQ_KD_PROP_PRIVATE_SEGMENT_SIZE 0x40u
+#define AMD_HCQ_KD_PROP_WAVE32 0x400u
 /* Parse 64 bytes of kernel descriptor. */
-void amd_kd_parse(const uint8_t kd[AMD_KD_SIZE_B], amd_kd *out);
+void amd_hcq_kd_parse(const uint8_t kd[AMD_HCQ_KD_SIZE_B], amd_hcq_kd *out);
 
 #endif

@@ -21,6 +21,7 @@ static uint64_t g_store_entry;
 static int run_store(void *user, kfd_mock *m, const kfd_mock_dispatch *d, char *detail) {
   (void)user;
   if (d->pgm_addr != g_store_entry) return snprintf(detail, 160, "unknown program 0x%llx", (unsigned long long)d->pgm_addr), 1;
+  if (kfd_mock_bytes_after(m, d->gpu, d->pgm_addr) != 4096 - 256) return snprintf(detail, 160, "code extent"), 1;
   uint64_t ka = (uint64_t)d->user_data[1] << 32 | d->user_data[0];
   if (!kfd_mock_range_ok(m, d->gpu, ka, 12)) return snprintf(detail, 160, "kernarg 0x%llx unmapped", (unsigned long long)ka), 1;
   uint64_t out;

@@ -199,6 +199,14 @@ bool kfd_mock_range_ok(kfd_mock *m, unsigned gpu, uint64_t va, uint64_t size_B) 
   return ok;
 }
 
+uint64_t kfd_mock_bytes_after(kfd_mock *m, unsigned gpu, uint64_t va) {
+  pthread_mutex_lock(&m->lock);
+  kfd_mock_alloc *a = kfd_mock_find_alloc(m, gpu, va, 1);
+  uint64_t n = a ? a->va + a->size_B - va : 0;
+  pthread_mutex_unlock(&m->lock);
+  return n;
+}
+
 static kfd_mock_alloc *alloc_by_handle(kfd_mock *m, uint64_t handle) {
   for (unsigned i = 0; i < m->alloc_count; i++)
     if (m->allocs[i].live && m->allocs[i].handle == handle) return &m->allocs[i];

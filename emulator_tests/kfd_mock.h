@@ -65,6 +65,9 @@ void kfd_mock_trace_set_output(kfd_mock *m, FILE *out);
 
 /* For executors: is [va, va+size_B) inside one live allocation mapped to GPU `gpu`? Callable from the hook. */
 bool kfd_mock_range_ok(kfd_mock *m, unsigned gpu, uint64_t va, uint64_t size_B);
+/* Bytes from va to the end of the live allocation holding it (0 if none): how much code an executor may decode
+ * from a program address (the reference's mock uses "the rest of the mapped range"). Callable from the hook. */
+uint64_t kfd_mock_bytes_after(kfd_mock *m, unsigned gpu, uint64_t va);
 
 /* The first fault or hang the mock reported (page fault, bad packet, wait timeout), with the queue state; NULL if
  * none. Valid until kfd_mock_destroy. */

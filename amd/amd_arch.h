@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hcq/status.h"
+#include "base/status.h"
 
 typedef struct amd_arch {
   const char *name;            /* "gfx1100" */

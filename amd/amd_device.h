@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "amd/amd_arch.h"
-#include "hcq/status.h"
+#include "base/status.h"
 #include "kernel_iface/kif.h"
 
 #define AMD_TOPOLOGY_NODES "/sys/devices/virtual/kfd/kfd/topology/nodes"

@@ -12,7 +12,7 @@
 #include "hcq/graph.h"
 #include "hcq/queue.h"
 #include "hcq/signal.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 #define TIMEOUT_MS 5000
 

@@ -16,7 +16,7 @@
 #include "amd/amd_sdma_pkt.h"
 #include "autogen/kfd.h"
 #include "emulator_tests/kfd_mock.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 typedef struct env {
   kif *k;

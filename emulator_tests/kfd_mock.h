@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "hcq/status.h"
+#include "base/status.h"
 #include "kernel_iface/kif.h"
 
 typedef struct kfd_mock kfd_mock;

@@ -57,6 +57,26 @@ static void check_pm4(void) {
                    AMD_PM4_GFX9_ACQUIRE_MEM_CP_COHER_CNTL_TC_WB_ACTION_ENA(1),
                0x28C40000u);
   CHECK_EQ_INT(AMD_PM4_GFX9_EOP_TC_WB_ACTION_EN | AMD_PM4_GFX9_EOP_TC_NC_ACTION_EN, (1u << 15) | (1u << 19));
+  /* Selector values the reference passes by name (ops_amd.py: CS_PARTIAL_FLUSH, CACHE_FLUSH_AND_INV_TS_EVENT,
+   * event_index end_of_pipe, data_sel send_32_bit_low / send_gpu_clock_counter, int_sel after write confirm). */
+  CHECK_EQ_INT(AMD_PM4_EVENT_CS_PARTIAL_FLUSH, 7);
+  CHECK_EQ_INT(AMD_PM4_EVENT_CACHE_FLUSH_AND_INV_TS_EVENT, 0x14);
+  CHECK_EQ_INT(AMD_PM4_EVENT_BOTTOM_OF_PIPE_TS, 0x28);
+  CHECK_EQ_INT(AMD_PM4_GFX9_EVENT_CS_PARTIAL_FLUSH, 7);
+  CHECK_EQ_INT(AMD_PM4_GFX9_EVENT_CACHE_FLUSH_AND_INV_TS_EVENT, 0x14);
+  CHECK_EQ_INT(AMD_PM4_RELEASE_MEM_EVENT_INDEX_END_OF_PIPE, 5);
+  CHECK_EQ_INT(AMD_PM4_RELEASE_MEM_DATA_SEL_SEND_32_BIT_LOW, 1);
+  CHECK_EQ_INT(AMD_PM4_RELEASE_MEM_DATA_SEL_SEND_64_BIT_DATA, 2);
+  CHECK_EQ_INT(AMD_PM4_RELEASE_MEM_DATA_SEL_SEND_GPU_CLOCK_COUNTER, 3);
+  CHECK_EQ_INT(AMD_PM4_RELEASE_MEM_INT_SEL_SEND_INTERRUPT_AFTER_WRITE_CONFIRM, 2);
+  CHECK_EQ_INT(AMD_PM4_RELEASE_MEM_DST_SEL_MEMORY_CONTROLLER, 0);
+  CHECK_EQ_INT(AMD_PM4_WAIT_REG_MEM_FUNCTION_GE, 5);
+  CHECK_EQ_INT(AMD_PM4_WAIT_REG_MEM_FUNCTION_EQ, 3);
+  CHECK_EQ_INT(AMD_PM4_WAIT_REG_MEM_MEM_SPACE_MEM, 1);
+  CHECK_EQ_INT(AMD_PM4_WAIT_REG_MEM_ENGINE_ME, 0);
+  CHECK_EQ_INT(AMD_PM4_GFX9_WAIT_REG_MEM_FUNCTION_GE, 5);
+  CHECK_EQ_INT(AMD_PM4_GFX9_DATA_SEL_GPU_CLOCK, 3);
+  CHECK_EQ_INT(AMD_PM4_EVENT_INDEX_PARTIAL_FLUSH, 4);
 }
 
 static void check_sdma(void) {
@@ -147,7 +167,9 @@ static void check_generator_errors(void) {
                     "#define PACKET3_NOP 0x10 /* c */\n#define F(x) ((x) << 4)\n#define NOTF(x) ((x) + 3)\n"
                     "#define BAD (1 +)\n#define TWICE 1\n#define TWICE 2\n"
                     "#define regR 0x1bac\n#define regR_BASE_IDX 0\n#define regNOIDX 0x10\n"
-                    "#define R__A__SHIFT 0x4\n#define R__A_MASK 0x000000F0L\n");
+                    "#define R__A__SHIFT 0x4\n#define R__A_MASK 0x000000F0L\n"
+                    "#define SEL(x) ((x) << 29)\n\t/* 0 - none\n\t * 2 - send 64bit data\n\t */\n#define G(x) ((x) << 1)\n"
+                    "typedef enum E {\nE_A = 0x00000007,\nE_B = 0x1 + 2,\n} E;\nenum F2 {\n\tF2_X = 5,\n};\n");
   const char *head = "kernel 6.1.192\noutput o.h O_H\nsource p.h\nprefix T_ PACKET3_\n";
   char spec[1024];
 #define SPEC(body) (snprintf(spec, sizeof spec, "%s%s", head, body), spec)
@@ -162,6 +184,19 @@ static void check_generator_errors(void) {
   CHECK(strstr(text, "#define T_R 0x1bac\n#define T_R_BASE_IDX 0\n") != NULL);
   CHECK(strstr(text, "#define T_R__A__SHIFT 4\n#define T_R__A_MASK 0x000000f0u\n") != NULL);
   CHECK(strstr(text, "#define T_TYPE3_HEADER 0xc0000000u\n") != NULL);
+  CHECK_OK(run_spec(SPEC("choice SEL D64 send 64bit data\nenum E E_A\nenum F2 F2_X FX\n")));
+  f = fopen(path, "r");
+  memset(text, 0, sizeof text);
+  if (f) { size_t n = fread(text, 1, sizeof text - 1, f); text[n] = 0; fclose(f); }
+  CHECK(strstr(text, "#define T_SEL_D64 2u\n") != NULL);
+  CHECK(strstr(text, "#define T_E_A 7u\n") != NULL);
+  CHECK(strstr(text, "#define T_FX 5u\n") != NULL);
+  CHECK_ERR(run_spec(SPEC("choice SEL D32 send 32bit data\n")), HCQ_CODE_INVALID,
+            "t.spec:5: choice SEL: no line \"N - send 32bit data\" in the comment under p.h:");
+  CHECK_ERR(run_spec(SPEC("choice G X none\n")), HCQ_CODE_INVALID, "t.spec:5: choice G: no comment under p.h:");
+  CHECK_ERR(run_spec(SPEC("enum E E_C\n")), HCQ_CODE_INVALID, "t.spec:5: enum E: no enumerator E_C in p.h");
+  CHECK_ERR(run_spec(SPEC("enum E E_B\n")), HCQ_CODE_INVALID, "t.spec:5: enum E: E_B (p.h:");
+  CHECK_ERR(run_spec(SPEC("enum Q E_A\n")), HCQ_CODE_INVALID, "t.spec:5: enum Q: neither");
 
   CHECK_ERR(run_spec(SPEC("const PACKET3_MISSING\n")), HCQ_CODE_INVALID, "t.spec:5: PACKET3_MISSING: not found in p.h");
   CHECK_ERR(run_spec(SPEC("reg NOPE\n")), HCQ_CODE_INVALID, "t.spec:5: register NOPE: neither regNOPE nor mmNOPE");

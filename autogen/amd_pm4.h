@@ -3,7 +3,10 @@
  * AMD_PM4_* come from nvd.h (gfx10/gfx11 forms); AMD_PM4_GFX9_* from soc15d.h (gfx9 forms, used for gfx90a/gfx942).
  * gfx12 has no nvd.h counterpart in 6.1; the gfx11 forms are used for it (assumption, see autogen/README.md).
  *   source: drivers/gpu/drm/amd/amdgpu/nvd.h
+ *   source: drivers/gpu/drm/amd/include/soc21_enum.h
+ *   source: drivers/gpu/drm/amd/amdkfd/kfd_pm4_headers_ai.h
  *   source: drivers/gpu/drm/amd/amdgpu/soc15d.h
+ *   source: drivers/gpu/drm/amd/include/vega10_enum.h
  *   pinned package: linux-source-6.1 6.1.192-3
  */
 #ifndef HCQ_AUTOGEN_AMD_PM4_H
@@ -110,6 +113,56 @@
 #define AMD_PM4_ACQUIRE_MEM_GCR_CNTL_SEQ_SHIFT 16
 #define AMD_PM4_ACQUIRE_MEM_GCR_CNTL_SEQ(x) ((uint32_t)(x) << 16)
 #define AMD_PM4_ACQUIRE_MEM_GCR_RANGE_IS_PA 0x40000u
+/* WAIT_REG_MEM_FUNCTION: "always" (drivers/gpu/drm/amd/amdgpu/nvd.h:118) */
+#define AMD_PM4_WAIT_REG_MEM_FUNCTION_ALWAYS 0u
+/* WAIT_REG_MEM_FUNCTION: "<" (drivers/gpu/drm/amd/amdgpu/nvd.h:119) */
+#define AMD_PM4_WAIT_REG_MEM_FUNCTION_LT 1u
+/* WAIT_REG_MEM_FUNCTION: "<=" (drivers/gpu/drm/amd/amdgpu/nvd.h:120) */
+#define AMD_PM4_WAIT_REG_MEM_FUNCTION_LE 2u
+/* WAIT_REG_MEM_FUNCTION: "==" (drivers/gpu/drm/amd/amdgpu/nvd.h:121) */
+#define AMD_PM4_WAIT_REG_MEM_FUNCTION_EQ 3u
+/* WAIT_REG_MEM_FUNCTION: "!=" (drivers/gpu/drm/amd/amdgpu/nvd.h:122) */
+#define AMD_PM4_WAIT_REG_MEM_FUNCTION_NE 4u
+/* WAIT_REG_MEM_FUNCTION: ">=" (drivers/gpu/drm/amd/amdgpu/nvd.h:123) */
+#define AMD_PM4_WAIT_REG_MEM_FUNCTION_GE 5u
+/* WAIT_REG_MEM_FUNCTION: ">" (drivers/gpu/drm/amd/amdgpu/nvd.h:124) */
+#define AMD_PM4_WAIT_REG_MEM_FUNCTION_GT 6u
+/* WAIT_REG_MEM_MEM_SPACE: "reg" (drivers/gpu/drm/amd/amdgpu/nvd.h:127) */
+#define AMD_PM4_WAIT_REG_MEM_MEM_SPACE_REG 0u
+/* WAIT_REG_MEM_MEM_SPACE: "mem" (drivers/gpu/drm/amd/amdgpu/nvd.h:128) */
+#define AMD_PM4_WAIT_REG_MEM_MEM_SPACE_MEM 1u
+/* WAIT_REG_MEM_OPERATION: "wait_reg_mem" (drivers/gpu/drm/amd/amdgpu/nvd.h:131) */
+#define AMD_PM4_WAIT_REG_MEM_OPERATION_WAIT 0u
+/* WAIT_REG_MEM_ENGINE: "me" (drivers/gpu/drm/amd/amdgpu/nvd.h:135) */
+#define AMD_PM4_WAIT_REG_MEM_ENGINE_ME 0u
+/* WAIT_REG_MEM_ENGINE: "pfp" (drivers/gpu/drm/amd/amdgpu/nvd.h:136) */
+#define AMD_PM4_WAIT_REG_MEM_ENGINE_PFP 1u
+/* WRITE_DATA_DST_SEL: "register" (drivers/gpu/drm/amd/amdgpu/nvd.h:90) */
+#define AMD_PM4_WRITE_DATA_DST_SEL_REG 0u
+/* WRITE_DATA_DST_SEL: "memory (sync - via GRBM)" (drivers/gpu/drm/amd/amdgpu/nvd.h:91) */
+#define AMD_PM4_WRITE_DATA_DST_SEL_MEM 1u
+/* EVENT_INDEX: "*S_PARTIAL_FLUSH" (drivers/gpu/drm/amd/amdgpu/nvd.h:161) */
+#define AMD_PM4_EVENT_INDEX_PARTIAL_FLUSH 4u
+/* EVENT_INDEX: "any non-TS event" (drivers/gpu/drm/amd/amdgpu/nvd.h:157) */
+#define AMD_PM4_EVENT_INDEX_OTHER 0u
+#define AMD_PM4_EVENT_CACHE_FLUSH_TS 4u
+#define AMD_PM4_EVENT_CS_PARTIAL_FLUSH 7u
+#define AMD_PM4_EVENT_CACHE_FLUSH_AND_INV_TS_EVENT 0x14u
+#define AMD_PM4_EVENT_CACHE_FLUSH_AND_INV_EVENT 0x16u
+#define AMD_PM4_EVENT_BOTTOM_OF_PIPE_TS 0x28u
+#define AMD_PM4_EVENT_CS_DONE 0x2fu
+#define AMD_PM4_RELEASE_MEM_EVENT_INDEX_END_OF_PIPE 5u
+#define AMD_PM4_RELEASE_MEM_EVENT_INDEX_SHADER_DONE 6u
+#define AMD_PM4_RELEASE_MEM_CACHE_POLICY_LRU 0u
+#define AMD_PM4_RELEASE_MEM_DST_SEL_MEMORY_CONTROLLER 0u
+#define AMD_PM4_RELEASE_MEM_DST_SEL_TC_L2 1u
+#define AMD_PM4_RELEASE_MEM_INT_SEL_NONE 0u
+#define AMD_PM4_RELEASE_MEM_INT_SEL_SEND_INTERRUPT_AFTER_WRITE_CONFIRM 2u
+#define AMD_PM4_RELEASE_MEM_INT_SEL_SEND_DATA_AFTER_WRITE_CONFIRM 3u
+#define AMD_PM4_RELEASE_MEM_DATA_SEL_NONE 0u
+#define AMD_PM4_RELEASE_MEM_DATA_SEL_SEND_32_BIT_LOW 1u
+#define AMD_PM4_RELEASE_MEM_DATA_SEL_SEND_64_BIT_DATA 2u
+#define AMD_PM4_RELEASE_MEM_DATA_SEL_SEND_GPU_CLOCK_COUNTER 3u
 /* Type-3 header from PACKET3(op, n); n = number of body dwords - 1. */
 #define AMD_PM4_GFX9_TYPE3_HEADER 0xc0000000u
 #define AMD_PM4_GFX9_OPCODE_SHIFT 8
@@ -168,5 +221,33 @@
 #define AMD_PM4_GFX9_ACQUIRE_MEM_CP_COHER_CNTL_SH_ICACHE_ACTION_ENA(x) ((uint32_t)(x) << 29)
 #define AMD_PM4_GFX9_ACQUIRE_MEM_CP_COHER_CNTL_SH_KCACHE_WB_ACTION_ENA_SHIFT 30
 #define AMD_PM4_GFX9_ACQUIRE_MEM_CP_COHER_CNTL_SH_KCACHE_WB_ACTION_ENA(x) ((uint32_t)(x) << 30)
+#define AMD_PM4_GFX9_WAIT_REG_MEM_FUNCTION_SHIFT 0
+#define AMD_PM4_GFX9_WAIT_REG_MEM_FUNCTION(x) ((uint32_t)(x) << 0)
+#define AMD_PM4_GFX9_WAIT_REG_MEM_MEM_SPACE_SHIFT 4
+#define AMD_PM4_GFX9_WAIT_REG_MEM_MEM_SPACE(x) ((uint32_t)(x) << 4)
+#define AMD_PM4_GFX9_WAIT_REG_MEM_ENGINE_SHIFT 8
+#define AMD_PM4_GFX9_WAIT_REG_MEM_ENGINE(x) ((uint32_t)(x) << 8)
+/* WAIT_REG_MEM_FUNCTION: "==" (drivers/gpu/drm/amd/amdgpu/soc15d.h:140) */
+#define AMD_PM4_GFX9_WAIT_REG_MEM_FUNCTION_EQ 3u
+/* WAIT_REG_MEM_FUNCTION: ">=" (drivers/gpu/drm/amd/amdgpu/soc15d.h:142) */
+#define AMD_PM4_GFX9_WAIT_REG_MEM_FUNCTION_GE 5u
+/* WAIT_REG_MEM_MEM_SPACE: "mem" (drivers/gpu/drm/amd/amdgpu/soc15d.h:147) */
+#define AMD_PM4_GFX9_WAIT_REG_MEM_MEM_SPACE_MEM 1u
+/* WAIT_REG_MEM_ENGINE: "me" (drivers/gpu/drm/amd/amdgpu/soc15d.h:154) */
+#define AMD_PM4_GFX9_WAIT_REG_MEM_ENGINE_ME 0u
+/* DATA_SEL: "send low 32bit data" (drivers/gpu/drm/amd/amdgpu/soc15d.h:190) */
+#define AMD_PM4_GFX9_DATA_SEL_DATA32 1u
+/* DATA_SEL: "send 64bit data" (drivers/gpu/drm/amd/amdgpu/soc15d.h:191) */
+#define AMD_PM4_GFX9_DATA_SEL_DATA64 2u
+/* DATA_SEL: "send 64bit GPU counter value" (drivers/gpu/drm/amd/amdgpu/soc15d.h:192) */
+#define AMD_PM4_GFX9_DATA_SEL_GPU_CLOCK 3u
+/* INT_SEL: "none" (drivers/gpu/drm/amd/amdgpu/soc15d.h:196) */
+#define AMD_PM4_GFX9_INT_SEL_NONE 0u
+/* INT_SEL: "interrupt when data write is confirmed" (drivers/gpu/drm/amd/amdgpu/soc15d.h:198) */
+#define AMD_PM4_GFX9_INT_SEL_AFTER_WRITE 2u
+#define AMD_PM4_GFX9_EVENT_CACHE_FLUSH_TS 4u
+#define AMD_PM4_GFX9_EVENT_CS_PARTIAL_FLUSH 7u
+#define AMD_PM4_GFX9_EVENT_CACHE_FLUSH_AND_INV_TS_EVENT 0x14u
+#define AMD_PM4_GFX9_EVENT_BOTTOM_OF_PIPE_TS 0x28u
 
 #endif

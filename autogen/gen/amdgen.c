@@ -16,6 +16,10 @@
  *   regs NAME FIRST LAST     reg NAME<i> for i in FIRST..LAST
  *   fields NAME              every NAME__F__SHIFT / NAME__F_MASK bitfield of register NAME
  *   sdma PACKET              every SDMA_PKT_<PACKET>_<DW>_<field>_{offset,mask,shift} of one SDMA packet
+ *   enum TYPE NAME [OUT]     enumerator NAME of `typedef enum TYPE {...}` or `enum TYPE {...}`, named <prefix>OUT
+ *                            (default: NAME without STRIP)
+ *   choice FIELD OUT TEXT..  a value documented only in the comment under FIELD's #define, as lines "N - TEXT":
+ *                            emits <prefix><FIELD without STRIP>_<OUT> = N; TEXT must match one line exactly
  */
 #include <ctype.h>
 #include <errno.h>
@@ -74,6 +78,7 @@ typedef struct ag_state {
   mt_table src;
   int have_src;
   char src_path[512];
+  char *raw; /* the source's full text (comments kept), for enum and choice */
   char prefix[64], strip[64];
 } ag_state;
 
@@ -320,6 +325,104 @@ static hcq_status do_sdma(ag_state *s, ag_output *o, const char *pkt) {
   return HCQ_OK;
 }
 
+static hcq_status read_raw(const char *path, char **out) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return hcq_status_make(HCQ_CODE_NOT_FOUND, "cannot open %s: %s", path, strerror(errno));
+  sbuf b = {0};
+  char chunk[4096];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk - 1, f)) > 0) { chunk[n] = 0; sb_printf(&b, "%s", chunk); }
+  fclose(f);
+  *out = b.p ? b.p : strdup("");
+  return *out ? HCQ_OK : hcq_status_make(HCQ_CODE_NOMEM, "out of memory reading %s", path);
+}
+
+static int line_of(const char *text, const char *at) {
+  int l = 1;
+  for (const char *p = text; p < at; p++) l += *p == '\n';
+  return l;
+}
+
+/* Is text[at..] the identifier `name` with no identifier characters around it? */
+static int ident_at(const char *text, const char *at, const char *name) {
+  size_t n = strlen(name);
+  if (strncmp(at, name, n)) return 0;
+  if (at > text && (isalnum((unsigned char)at[-1]) || at[-1] == '_')) return 0;
+  return !(isalnum((unsigned char)at[n]) || at[n] == '_');
+}
+
+static hcq_status do_enum(ag_state *s, ag_output *o, const char *type, const char *name, const char *out) {
+  char head[256];
+  fmtn(head, sizeof head, "typedef enum %s {", type);
+  const char *b = strstr(s->raw, head);
+  if (!b) {
+    fmtn(head, sizeof head, "enum %s {", type);
+    b = strstr(s->raw, head);
+  }
+  if (!b) return spec_err(s, "enum %s: neither 'typedef enum %s {' nor '%s' in %s", type, type, head, s->src_path);
+  const char *e = strchr(b, '}');
+  if (!e) return spec_err(s, "enum %s (%s:%d): no closing brace", type, s->src_path, line_of(s->raw, b));
+  for (const char *p = b + strlen(head); p < e; p++) {
+    if (!ident_at(s->raw, p, name)) continue;
+    const char *q = p + strlen(name);
+    while (*q == ' ' || *q == '\t') q++;
+    if (*q != '=') continue;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(q + 1, &end, 0);
+    while (*end == ' ' || *end == '\t') end++;
+    if (errno || (*end != ',' && *end != '\n' && *end != '}'))
+      return spec_err(s, "enum %s: %s (%s:%d) is not a plain integer enumerator", type, name, s->src_path,
+                      line_of(s->raw, p));
+    char on[256];
+    if (out) fmtn(on, sizeof on, "%s%s", s->prefix, out);
+    else out_name(s, name, on, sizeof on);
+    emit_value(&o->body, on, v);
+    o->count++;
+    return HCQ_OK;
+  }
+  return spec_err(s, "enum %s: no enumerator %s in %s:%d", type, name, s->src_path, line_of(s->raw, b));
+}
+
+/* The comment block right under `#define FIELD(x)` lists "N - meaning" lines; find the one whose meaning is text. */
+static hcq_status do_choice(ag_state *s, ag_output *o, const char *field, const char *out, const char *text) {
+  const mt_macro *m;
+  HCQ_TRY(lookup(s, field, 1, &m));
+  const char *p = s->raw;
+  for (int l = 1; l < m->line && p; l++) p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL;
+  if (!p) return spec_err(s, "choice %s: line %d is past the end of %s", field, m->line, s->src_path);
+  p = strchr(p, '\n');
+  while (p && (*p == '\n' || *p == ' ' || *p == '\t')) p++;
+  if (!p || strncmp(p, "/*", 2))
+    return spec_err(s, "choice %s: no comment under %s:%d listing its values", field, s->src_path, m->line);
+  const char *end = strstr(p, "*/");
+  if (!end) return spec_err(s, "choice %s (%s:%d): unterminated comment", field, s->src_path, m->line);
+  for (const char *q = p + 2; q < end;) {
+    const char *nl = memchr(q, '\n', (size_t)(end - q));
+    const char *le = nl ? nl : end;
+    while (q < le && (*q == ' ' || *q == '\t' || *q == '*')) q++;
+    char *dash;
+    errno = 0;
+    unsigned long v = strtoul(q, &dash, 0);
+    if (dash != q && !errno && !strncmp(dash, " - ", 3)) {
+      const char *t = dash + 3;
+      size_t tl = (size_t)(le - t);
+      while (tl && isspace((unsigned char)t[tl - 1])) tl--;
+      if (tl == strlen(text) && !strncmp(t, text, tl)) {
+        char fn[256], on[320];
+        out_name(s, field, fn, sizeof fn);
+        fmtn(on, sizeof on, "%s_%s", fn, out);
+        sb_printf(&o->body, "/* %s: \"%s\" (%s:%d) */\n", field, text, s->src_path, line_of(s->raw, q));
+        emit_value(&o->body, on, v);
+        o->count++;
+        return HCQ_OK;
+      }
+    }
+    q = nl ? nl + 1 : end;
+  }
+  return spec_err(s, "choice %s: no line \"N - %s\" in the comment under %s:%d", field, text, s->src_path, m->line);
+}
+
 static hcq_status check_kernel(ag_state *s, const char *want) {
   char path[600];
   snprintf(path, sizeof path, "%s/Makefile", s->srcroot);
@@ -340,7 +443,7 @@ static hcq_status check_kernel(ag_state *s, const char *want) {
   return HCQ_OK;
 }
 
-#define AG_MAX_TOK 8
+#define AG_MAX_TOK 16
 
 static hcq_status run_line(ag_state *s, char *line) {
   char *hash = strchr(line, '#');
@@ -397,11 +500,18 @@ static hcq_status run_line(ag_state *s, char *line) {
     if (!s->nout) return spec_err(s, "source before any 'output' line");
     if (s->have_src) mt_free(&s->src);
     s->have_src = 0;
+    free(s->raw);
+    s->raw = NULL;
     char full[1024];
     snprintf(full, sizeof full, "%s/%s", s->srcroot, tok[1]);
     snprintf(s->src_path, sizeof s->src_path, "%s", tok[1]);
     hcq_status st = mt_load(full, tok[1], &s->src);
     if (st) return hcq_status_annotate(st, "%s:%d: source", s->spec_path, s->line);
+    st = read_raw(full, &s->raw);
+    if (st) {
+      mt_free(&s->src);
+      return hcq_status_annotate(st, "%s:%d: source", s->spec_path, s->line);
+    }
     s->have_src = 1;
     sb_printf(&s->out[s->nout - 1].head, " *   source: %s\n", tok[1]);
     return HCQ_OK;
@@ -418,6 +528,18 @@ static hcq_status run_line(ag_state *s, char *line) {
   if (!strcmp(kw, "reg")) { NARGS(1, 1); HCQ_TRY(need_ctx(s, &o, kw)); return do_reg(s, o, tok[1]); }
   if (!strcmp(kw, "fields")) { NARGS(1, 1); HCQ_TRY(need_ctx(s, &o, kw)); return do_fields(s, o, tok[1]); }
   if (!strcmp(kw, "sdma")) { NARGS(1, 1); HCQ_TRY(need_ctx(s, &o, kw)); return do_sdma(s, o, tok[1]); }
+  if (!strcmp(kw, "enum")) {
+    NARGS(2, 3);
+    HCQ_TRY(need_ctx(s, &o, kw));
+    return do_enum(s, o, tok[1], tok[2], nt > 3 ? tok[3] : NULL);
+  }
+  if (!strcmp(kw, "choice")) {
+    if (nt < 4) return spec_err(s, "'choice' takes FIELD OUT TEXT...");
+    HCQ_TRY(need_ctx(s, &o, kw));
+    char text[512] = "";
+    for (int i = 3; i < nt; i++) fmtn(text + strlen(text), sizeof text - strlen(text), "%s%s", i > 3 ? " " : "", tok[i]);
+    return do_choice(s, o, tok[1], tok[2], text);
+  }
   if (!strcmp(kw, "regs")) {
     NARGS(3, 3);
     HCQ_TRY(need_ctx(s, &o, kw));
@@ -473,6 +595,7 @@ hcq_status amdgen_run(const char *spec_path, const char *srcroot, const char *ou
   if (!st && !s->nout) st = hcq_status_make(HCQ_CODE_INVALID, "%s: no 'output' lines", spec_path);
   if (!st) st = write_outputs(s, outdir);
   if (s->have_src) mt_free(&s->src);
+  free(s->raw);
   for (int i = 0; i < s->nout; i++) { free(s->out[i].head.p); free(s->out[i].body.p); }
   free(s);
   return st;

@@ -1,0 +1,77 @@
+/* The PM4 dispatch sequence (see amd_dispatch.h). */
+#include "amd/amd_dispatch.h"
+
+#include <inttypes.h>
+
+#include "autogen/amd_regs_gfx11.h"
+#include "autogen/amd_regs_gfx9.h"
+
+/* Register groups written with one SET_SH_REG must be contiguous in the header we generate from. */
+#define CONTIG(P, a, b) _Static_assert(P##b == P##a + 1, #a " and " #b " are adjacent")
+CONTIG(AMD_GFX11_COMPUTE_, PGM_LO, PGM_HI);
+CONTIG(AMD_GFX11_COMPUTE_, PGM_RSRC1, PGM_RSRC2);
+CONTIG(AMD_GFX11_COMPUTE_, STATIC_THREAD_MGMT_SE0, STATIC_THREAD_MGMT_SE1);
+CONTIG(AMD_GFX11_COMPUTE_, STATIC_THREAD_MGMT_SE2, STATIC_THREAD_MGMT_SE3);
+CONTIG(AMD_GFX11_COMPUTE_, STATIC_THREAD_MGMT_SE6, STATIC_THREAD_MGMT_SE7);
+CONTIG(AMD_GFX11_COMPUTE_, START_Z, NUM_THREAD_X);
+CONTIG(AMD_GFX11_COMPUTE_, NUM_THREAD_Z, PIPELINESTAT_ENABLE);
+CONTIG(AMD_GFX11_COMPUTE_, PIPELINESTAT_ENABLE, PERFCOUNT_ENABLE);
+CONTIG(AMD_GFX11_COMPUTE_, USER_DATA_14, USER_DATA_15);
+CONTIG(AMD_GFX9_COMPUTE_, PGM_LO, PGM_HI);
+CONTIG(AMD_GFX9_COMPUTE_, PGM_RSRC1, PGM_RSRC2);
+CONTIG(AMD_GFX9_COMPUTE_, START_Z, NUM_THREAD_X);
+CONTIG(AMD_GFX9_COMPUTE_, PIPELINESTAT_ENABLE, PERFCOUNT_ENABLE);
+CONTIG(AMD_GFX9_COMPUTE_, USER_DATA_14, USER_DATA_15);
+
+amd_regs amd_regs_of(const amd_device *d) {
+  const uint32_t *b = d->node.gc_base;
+#define R(G, n) (b[AMD_##G##_COMPUTE_##n##_BASE_IDX] + AMD_##G##_COMPUTE_##n)
+#define MAP(G)                                                                                                        \
+  (amd_regs){R(G, PGM_LO), R(G, PGM_RSRC1), R(G, PGM_RSRC3), R(G, TMPRING_SIZE), R(G, RESTART_X),                     \
+             R(G, STATIC_THREAD_MGMT_SE0), R(G, STATIC_THREAD_MGMT_SE2), R(G, STATIC_THREAD_MGMT_SE4),                \
+             R(G, USER_DATA_0), R(G, RESOURCE_LIMITS), R(G, START_X),                                                 \
+             AMD_##G##_COMPUTE_DISPATCH_INITIATOR__COMPUTE_SHADER_EN_MASK |                                           \
+                 AMD_##G##_COMPUTE_DISPATCH_INITIATOR__FORCE_START_AT_000_MASK,                                       \
+             0, AMD_##G##_COMPUTE_PGM_RSRC1__PRIV_MASK}
+  amd_regs r = d->arch->gfx9 ? MAP(GFX9) : MAP(GFX11);
+  if (!d->arch->gfx9) r.w32_en = AMD_GFX11_COMPUTE_DISPATCH_INITIATOR__CS_W32_EN_MASK;
+  return r;
+#undef MAP
+#undef R
+}
+
+hcq_status amd_pm4_dispatch(amd_cmdbuf *b, const amd_device *d, const amd_dispatch_desc *k, amd_dispatch_slots *slots) {
+  if (k->code_va & 0xff)
+    return hcq_status_make(HCQ_CODE_INVALID, "amd %s: kernel entry 0x%" PRIx64 " is not 256-byte aligned", d->name, k->code_va);
+  if (k->user_sgpr_count > 16)
+    return hcq_status_make(HCQ_CODE_INVALID, "amd %s: %u user SGPRs (at most 16)", d->name, k->user_sgpr_count);
+  for (int i = 0; i < 3; i++)
+    if (!k->local[i] || !k->grid[i])
+      return hcq_status_make(HCQ_CODE_INVALID, "amd %s: empty grid or workgroup in dimension %d", d->name, i);
+  if (k->wave32 && d->arch->gfx9) return hcq_status_make(HCQ_CODE_INVALID, "amd %s: wave32 needs gfx10+", d->name);
+  if (b->n + AMD_DISPATCH_MAX_DW > b->cap) return hcq_status_make(HCQ_CODE_INVALID, "amd: command buffer full");
+  amd_regs r = amd_regs_of(d);
+  amd_pm4_acquire_mem(b, d->arch->gfx9, false);
+  uint64_t pgm = k->code_va >> 8;
+  amd_pm4_set_regs(b, r.pgm_lo, (uint32_t[]){amd_lo(pgm), amd_hi(pgm)}, 2);
+  uint32_t rsrc1 = k->rsrc1 | (d->arch->rsrc1_priv ? r.rsrc1_priv : 0);
+  amd_pm4_set_regs(b, r.rsrc1, (uint32_t[]){rsrc1, k->rsrc2}, 2);
+  amd_pm4_set_regs(b, r.rsrc3, &k->rsrc3, 1);
+  amd_pm4_set_regs(b, r.tmpring, &k->tmpring_size, 1);
+  amd_pm4_set_regs(b, r.restart_x, (uint32_t[]){0, 0, 0}, 3);
+  uint32_t all[4] = {0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu};
+  amd_pm4_set_regs(b, r.thread_se0, all, 2);
+  amd_pm4_set_regs(b, r.thread_se2, all, 2);
+  if (d->arch->thread_mgmt_se4_7) amd_pm4_set_regs(b, r.thread_se4, all, 4);
+  amd_dispatch_slots at = {.user_sgpr = b->n + 2};
+  if (k->user_sgpr_count) amd_pm4_set_regs(b, r.user_data0, k->user_sgpr, k->user_sgpr_count);
+  amd_pm4_set_regs(b, r.limits, (uint32_t[]){0}, 1);
+  at.local = b->n + 2 + 3;
+  amd_pm4_set_regs(b, r.start_x, (uint32_t[]){0, 0, 0, k->local[0], k->local[1], k->local[2], 0, 0}, 8);
+  at.grid = b->n + 1;
+  if (slots) *slots = at;
+  amd_pm4_dispatch_direct(b, k->grid[0], k->grid[1], k->grid[2], r.initiator_base | (k->wave32 ? r.w32_en : 0));
+  amd_pm4_event_write(b, d->arch->gfx9 ? AMD_PM4_GFX9_EVENT_CS_PARTIAL_FLUSH : AMD_PM4_EVENT_CS_PARTIAL_FLUSH,
+                      AMD_PM4_EVENT_INDEX_PARTIAL_FLUSH);
+  return HCQ_OK;
+}

@@ -1,0 +1,266 @@
+/* hcq_device_ops and hcq_encoder of the AMD device (see amd_hcq.h). */
+#include "amd/amd_hcq.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amd/amd_dispatch.h"
+#include "amd/amd_sdma_pkt.h"
+#include "autogen/amd_regs_gfx11.h"
+#include "hcq/args.h"
+#include "hcq/queue.h"
+
+_Static_assert(AMD_GFX11_COMPUTE_PGM_RSRC2__LDS_SIZE__SHIFT == 15 && AMD_GFX11_COMPUTE_PGM_RSRC2__LDS_SIZE_MASK == 0xff8000u,
+               "LDS_SIZE field (the same in gc_9_4_2)");
+
+static amd_hcq *hq(hcq_queue *q) { return hcq_queue_device(q)->impl; }
+static bool is_copy(hcq_queue *q) { return hcq_queue_kind_of(q) == HCQ_QUEUE_COPY; }
+static bool constant(hcq_val v, uint64_t *out) {
+  if (!v.sym) return *out = v.imm, true;
+  if (v.sym->op == UOP_CONST) return *out = (uint64_t)v.sym->arg.i, true;
+  return false;
+}
+
+void amd_hcq_kd_parse(const uint8_t kd[AMD_HCQ_KD_SIZE_B], amd_hcq_kd *k) {
+  memcpy(&k->group_segment_B, kd + 0, 4);
+  memcpy(&k->private_segment_B, kd + 4, 4);
+  memcpy(&k->kernarg_B, kd + 8, 4);
+  memcpy(&k->entry_offset, kd + 16, 8);
+  memcpy(&k->rsrc3, kd + 44, 4);
+  memcpy(&k->rsrc1, kd + 48, 4);
+  memcpy(&k->rsrc2, kd + 52, 4);
+  memcpy(&k->properties, kd + 56, 2);
+}
+
+/* Append the words of a command buffer to the queue; returns the index of its first word. */
+static hcq_status append(hcq_queue *q, const uint32_t *w, uint32_t n, size_t *at) {
+  uint32_t *dst;
+  HCQ_TRY(hcq_queue_reserve(q, n, &dst));
+  memcpy(dst, w, n * 4u);
+  *at = hcq_queue_word_count(q) - n;
+  return HCQ_OK;
+}
+
+static hcq_status enc_exec(hcq_queue *q, hcq_val prog, const hcq_args *args, const hcq_val global[3],
+                           const hcq_val local[3]) {
+  amd_hcq *h = hq(q);
+  amd_device *d = h->amd;
+  uint64_t kd_va;
+  if (is_copy(q)) return hcq_status_make(HCQ_CODE_INVALID, "amd %s: kernels run on compute queues, not on the copy queue", d->name);
+  if (!constant(prog, &kd_va)) return hcq_status_make(HCQ_CODE_UNSUPPORTED, "amd %s: a symbolic program address", d->name);
+  if (!kd_va || (kd_va & 63)) /* LLVM aligns kernel descriptors to 64 bytes */
+    return hcq_status_make(HCQ_CODE_INVALID, "amd %s: program 0x%" PRIx64 " is no 64-byte aligned kernel descriptor", d->name, kd_va);
+  amd_hcq_kd kd;
+  amd_hcq_kd_parse((const uint8_t *)(uintptr_t)kd_va, &kd); /* unified VA: the descriptor is host-readable */
+  uint16_t bad = kd.properties & (uint16_t)~(AMD_HCQ_KD_PROP_KERNARG_SEGMENT_PTR | AMD_HCQ_KD_PROP_WAVE32);
+  if (bad || kd.private_segment_B)
+    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "amd %s: kernel 0x%" PRIx64 " needs %s (kernel_code_properties 0x%x, "
+                           "private segment %u bytes): only the kernarg pointer is set up", d->name, kd_va,
+                           kd.private_segment_B ? "scratch" : "user SGPRs other than the kernarg pointer",
+                           kd.properties, kd.private_segment_B);
+  if (kd.kernarg_B && !args)
+    return hcq_status_make(HCQ_CODE_INVALID, "amd %s: kernel 0x%" PRIx64 " takes %u bytes of arguments, none given", d->name, kd_va, kd.kernarg_B);
+  uint32_t lds = (kd.group_segment_B + 511) / 512;
+  if (lds * 512 > d->node.lds_size_in_kb * 1024u)
+    return hcq_status_make(HCQ_CODE_INVALID, "amd %s: kernel wants %u bytes of LDS, the GPU has %u KiB", d->name,
+                           kd.group_segment_B, d->node.lds_size_in_kb);
+  uint64_t kargs = args ? args->va : 0;
+  amd_dispatch_desc k = {.code_va = kd_va + (uint64_t)kd.entry_offset, .rsrc1 = kd.rsrc1,
+                         .rsrc2 = kd.rsrc2 | (lds << AMD_GFX11_COMPUTE_PGM_RSRC2__LDS_SIZE__SHIFT), .rsrc3 = kd.rsrc3,
+                         .wave32 = (kd.properties & AMD_HCQ_KD_PROP_WAVE32) != 0,
+                         .user_sgpr = {amd_lo(kargs), amd_hi(kargs)},
+                         .user_sgpr_count = (kd.properties & AMD_HCQ_KD_PROP_KERNARG_SEGMENT_PTR) ? 2 : 0};
+  for (int i = 0; i < 3; i++) {
+    uint64_t v;
+    k.local[i] = constant(local[i], &v) ? (uint32_t)v : 1; /* symbolic: patched below */
+    k.grid[i] = constant(global[i], &v) ? (uint32_t)v : 1;
+  }
+  uint32_t w[AMD_DISPATCH_MAX_DW];
+  amd_cmdbuf b = {.w = w, .cap = AMD_DISPATCH_MAX_DW};
+  amd_dispatch_slots s;
+  HCQ_TRY(amd_pm4_dispatch(&b, d, &k, &s));
+  size_t at;
+  HCQ_TRY(append(q, w, b.n, &at));
+  for (int i = 0; i < 3; i++) {
+    HCQ_TRY(hcq_queue_patch_bits(q, at + s.local + i, 0, 32, local[i]));
+    HCQ_TRY(hcq_queue_patch_bits(q, at + s.grid + i, 0, 32, global[i]));
+  }
+  return HCQ_OK;
+}
+
+static hcq_status enc_copy(hcq_queue *q, hcq_val dst, hcq_val src, hcq_val size_B) {
+  amd_device *d = hq(q)->amd;
+  uint64_t n;
+  if (!is_copy(q)) return hcq_status_make(HCQ_CODE_UNSUPPORTED, "amd %s: copies run on the SDMA copy queue", d->name);
+  if (!constant(size_B, &n))
+    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "amd %s: a symbolic copy size (the SDMA count holds bytes - 1)", d->name);
+  if (!n) return HCQ_OK;
+  uint64_t chunks = (n + d->sdma_max_copy_B - 1) / d->sdma_max_copy_B;
+  if (chunks > 64) return hcq_status_make(HCQ_CODE_INVALID, "amd %s: copy of %" PRIu64 " bytes: over 64 SDMA packets", d->name, n);
+  uint32_t w[64 * AMD_SDMA6_COPY_LINEAR_DWORDS], sz[64];
+  amd_sdma_buf sb = {.b = {.w = w, .cap = 64 * AMD_SDMA6_COPY_LINEAR_DWORDS}, .sizes = sz, .packets_cap = 64};
+  amd_sdma_copy(&sb, 0, 0, n, d->sdma_max_copy_B); /* addresses patched per chunk below */
+  size_t at;
+  HCQ_TRY(append(q, w, sb.b.n, &at));
+  for (uint64_t c = 0; c < chunks; c++) {
+    size_t p = at + c * AMD_SDMA6_COPY_LINEAR_DWORDS;
+    uint64_t off = c * d->sdma_max_copy_B, sv, dv;
+    if (!off) {
+      HCQ_TRY(hcq_queue_patch_word(q, p + 3, src, 64, 0));
+      HCQ_TRY(hcq_queue_patch_word(q, p + 5, dst, 64, 0));
+    } else if (constant(src, &sv) && constant(dst, &dv)) {
+      HCQ_TRY(hcq_queue_patch_word(q, p + 3, hcq_imm(sv + off), 64, 0));
+      HCQ_TRY(hcq_queue_patch_word(q, p + 5, hcq_imm(dv + off), 64, 0));
+    } else {
+      return hcq_status_make(HCQ_CODE_UNSUPPORTED, "amd %s: a symbolic address in a copy over %" PRIu64 " bytes",
+                             d->name, d->sdma_max_copy_B);
+    }
+  }
+  return HCQ_OK;
+}
+
+static hcq_status enc_signal(hcq_queue *q, hcq_val sig, hcq_val value) {
+  amd_device *d = hq(q)->amd;
+  uint32_t w[16], sz[2];
+  size_t at;
+  if (is_copy(q)) { /* FENCE writes 32 bits: the value must fit them (a larger one fails, never truncates) */
+    amd_sdma_buf sb = {.b = {.w = w, .cap = 16}, .sizes = sz, .packets_cap = 2};
+    amd_sdma_fence(&sb, d->node.sdma_version[0], 0, 0);
+    HCQ_TRY(append(q, w, sb.b.n, &at));
+    HCQ_TRY(hcq_queue_patch_word(q, at + 1, sig, 64, 0));
+    return hcq_queue_patch_bits(q, at + 3, 0, 32, value);
+  }
+  amd_cmdbuf b = {.w = w, .cap = 16};
+  amd_pm4_release_mem(&b, d->arch->gfx9, 0, 0, AMD_RELEASE_DATA64, true, 0);
+  HCQ_TRY(append(q, w, b.n, &at));
+  HCQ_TRY(hcq_queue_patch_word(q, at + 3, sig, 64, 0));
+  return hcq_queue_patch_word(q, at + 5, value, 64, 0);
+}
+
+static hcq_status enc_wait(hcq_queue *q, hcq_val sig, hcq_val value) {
+  uint32_t w[16], sz[1];
+  size_t at;
+  if (is_copy(q)) {
+    amd_sdma_buf sb = {.b = {.w = w, .cap = 16}, .sizes = sz, .packets_cap = 1};
+    amd_sdma_poll_mem(&sb, 0, AMD_PM4_WAIT_REG_MEM_FUNCTION_GE, 0, 0xffffffffu);
+    HCQ_TRY(append(q, w, sb.b.n, &at));
+  } else {
+    amd_cmdbuf b = {.w = w, .cap = 16};
+    amd_pm4_wait_mem(&b, 0, AMD_PM4_WAIT_REG_MEM_FUNCTION_GE, 0, 0xffffffffu);
+    HCQ_TRY(append(q, w, b.n, &at));
+  }
+  HCQ_TRY(hcq_queue_patch_word(q, at + 1 + !is_copy(q), sig, 64, 0));
+  return hcq_queue_patch_word(q, at + 3 + !is_copy(q), value, 32, 0xffffffffu);
+}
+
+static hcq_status enc_timestamp(hcq_queue *q, hcq_val sig) {
+  amd_device *d = hq(q)->amd;
+  uint64_t s;
+  if (!constant(sig, &s)) return hcq_status_make(HCQ_CODE_UNSUPPORTED, "amd %s: a symbolic timestamp address", d->name);
+  uint32_t w[16], sz[1];
+  size_t at;
+  if (is_copy(q)) {
+    amd_sdma_buf sb = {.b = {.w = w, .cap = 16}, .sizes = sz, .packets_cap = 1};
+    amd_sdma_timestamp(&sb, s + 8);
+    return append(q, w, sb.b.n, &at);
+  }
+  amd_cmdbuf b = {.w = w, .cap = 16};
+  amd_pm4_release_mem(&b, d->arch->gfx9, s + 8, 0, AMD_RELEASE_CLOCK, false, 0);
+  return append(q, w, b.n, &at);
+}
+
+static hcq_status enc_barrier(hcq_queue *q) {
+  if (is_copy(q)) return HCQ_OK; /* SDMA runs its packets in order; nothing to invalidate */
+  uint32_t w[8];
+  size_t at;
+  amd_cmdbuf b = {.w = w, .cap = 8};
+  amd_pm4_acquire_mem(&b, hq(q)->amd->arch->gfx9, true);
+  return append(q, w, b.n, &at);
+}
+
+static const hcq_encoder k_encoder = {enc_exec, enc_copy, enc_signal, enc_wait, enc_timestamp, enc_barrier};
+
+/* Packet lengths of the SDMA words this encoder wrote (the ring writer keeps packets whole). */
+static hcq_status sdma_sizes(amd_hcq *h, const uint32_t *w, size_t n, uint32_t *out_packets) {
+  uint32_t np = 0;
+  for (size_t i = 0; i < n;) {
+    uint32_t op = w[i] & 0xff, len;
+    switch (op) {
+    case AMD_SDMA6_OP_COPY: len = AMD_SDMA6_COPY_LINEAR_DWORDS; break;
+    case AMD_SDMA6_OP_FENCE: len = AMD_SDMA6_FENCE_DWORDS; break;
+    case AMD_SDMA6_OP_POLL_REGMEM: len = AMD_SDMA6_POLL_REGMEM_DWORDS; break;
+    case AMD_SDMA6_OP_TIMESTAMP: len = AMD_SDMA6_TIMESTAMP_GET_GLOBAL_DWORDS; break;
+    case AMD_SDMA6_OP_TRAP: len = AMD_SDMA6_TRAP_DWORDS; break;
+    default:
+      return hcq_status_make(HCQ_CODE_INVALID, "amd %s: SDMA word %zu (0x%08x) starts no packet hcq encodes", h->amd->name, i, w[i]);
+    }
+    if (len > n - i) return hcq_status_make(HCQ_CODE_INVALID, "amd %s: SDMA packet at word %zu is cut off", h->amd->name, i);
+    if (np == h->scratch_cap) {
+      size_t cap = h->scratch_cap ? h->scratch_cap * 2 : 256;
+      uint32_t *p = realloc(h->scratch, cap * sizeof *p);
+      if (!p) return hcq_status_make(HCQ_CODE_NOMEM, "amd: out of memory");
+      h->scratch = p, h->scratch_cap = cap;
+    }
+    h->scratch[np++] = len;
+    i += len;
+  }
+  *out_packets = np;
+  return HCQ_OK;
+}
+
+static hcq_status op_submit(hcq_device *dev, hcq_queue_kind kind, const uint32_t *w, size_t n) {
+  amd_hcq *h = dev->impl;
+  if (n > UINT32_MAX) return hcq_status_make(HCQ_CODE_INVALID, "amd: %zu words in one submit", n);
+  if (kind != HCQ_QUEUE_COPY) return amd_ring_submit(h->amd, &h->amd->compute, w, (uint32_t)n, NULL, 0);
+  uint32_t np = 0;
+  HCQ_TRY(sdma_sizes(h, w, n, &np));
+  return amd_ring_submit(h->amd, &h->amd->copy, w, (uint32_t)n, h->scratch, np);
+}
+
+static hcq_status op_mem_alloc(hcq_device *dev, size_t size_B, unsigned flags, hcq_mem *out) {
+  amd_hcq *h = dev->impl;
+  amd_buf b;
+  HCQ_TRY(amd_mem_alloc(h->amd, size_B ? size_B : 1, (flags & HCQ_MEM_SIGNAL) ? AMD_MEM_GTT_UNCACHED : AMD_MEM_VRAM_HOST,
+                        NULL, &b));
+  memset((void *)(uintptr_t)b.va, 0, b.size_B);
+  *out = (hcq_mem){.host = (void *)(uintptr_t)b.va, .va = b.va, .size_B = size_B, .handle = b.handle};
+  return HCQ_OK;
+}
+
+static void op_mem_free(hcq_device *dev, hcq_mem *m) {
+  amd_hcq *h = dev->impl;
+  if (!m->handle) return;
+  amd_buf b = {.va = m->va, .size_B = (m->size_B + 4095) & ~(size_t)4095, .handle = m->handle, .kind = AMD_MEM_VRAM_HOST};
+  hcq_status_free(amd_mem_free(h->amd, &b));
+  memset(m, 0, sizeof *m);
+}
+
+static const hcq_device_ops k_ops = {
+    .backend_name = "amd", .submit = op_submit, .mem_alloc = op_mem_alloc, .mem_free = op_mem_free,
+    .encoder = &k_encoder};
+
+hcq_status amd_hcq_open(kif *k, unsigned index, const amd_device_options *opts, amd_hcq **out) {
+  *out = NULL;
+  amd_hcq *h = calloc(1, sizeof *h);
+  if (!h) return hcq_status_make(HCQ_CODE_NOMEM, "amd: out of memory");
+  hcq_status st = amd_device_open(k, index, opts, &h->amd);
+  char name[HCQ_DEVICE_NAME_MAX];
+  snprintf(name, sizeof name, "AMD:%u", index);
+  if (!st) st = hcq_device_init(&h->dev, &k_ops, h, name);
+  if (st) {
+    amd_device_close(h->amd);
+    free(h);
+    return st;
+  }
+  *out = h;
+  return HCQ_OK;
+}
+
+void amd_hcq_close(amd_hcq *h) {
+  if (!h) return;
+  hcq_device_fini(&h->dev);
+  amd_device_close(h->amd);
+  free(h->scratch);
+  free(h);
+}

@@ -1,0 +1,51 @@
+/* The AMD device as an hcq_device: the hcq_encoder writes PM4 (compute queues) and SDMA (copy queues) from the
+ * first word, every symbolic operand recorded as a patch, and submit copies the words into the hardware ring.
+ * Signals: PM4 writes the full 64-bit value (RELEASE_MEM DATA_SEL 64-bit); SDMA's FENCE writes 32 bits, so a value
+ * there must fit 32 bits (a larger one fails the record or the submit, never truncates; the high word stays 0 from
+ * the signal's 64-bit initialisation). Waits compare the low 32 bits (pitfall P1 of the reference).
+ *
+ * Programs (until the runtime seams land the shared program description): `prog` is the GPU address of a kernel
+ * descriptor (LLVM AMDGPUUsage "Kernel Descriptor" layout) in memory this device can read, as AQL's kernel_object.
+ * Supported: kernarg segment pointer as the only user SGPRs (2), no scratch. Anything else is refused by name.
+ *
+ * Not supported yet (refused with UNSUPPORTED, never encoded wrongly): symbolic copy sizes (the SDMA count holds
+ * bytes - 1 and the chunking depends on the size), symbolic timestamp addresses (the timestamp goes to sig + 8),
+ * copies on compute queues. Timestamps are the GPU's 100 MHz counter (ticks, not ns; ops_amd.py divides by 100 for
+ * microseconds). */
+#ifndef HCQ_AMD_HCQ_H
+#define HCQ_AMD_HCQ_H
+
+#include "amd/amd_device.h"
+#include "hcq/device.h"
+
+typedef struct amd_hcq {
+  hcq_device dev;
+  amd_device *amd;
+  uint32_t *scratch; /* SDMA packet sizes while submitting */
+  size_t scratch_cap;
+} amd_hcq;
+
+hcq_status amd_hcq_open(kif *k, unsigned index, const amd_device_options *opts, amd_hcq **out);
+void amd_hcq_close(amd_hcq *h);
+
+/* Kernel descriptor fields the dispatch needs (byte offsets from LLVM AMDGPUUsage, "Kernel Descriptor"). Named apart
+ * from the HSACO reader's amd_kernel_descriptor (amd/amd_code_object.h, another branch), which should replace it. */
+typedef struct amd_hcq_kd {
+  uint32_t group_segment_B, private_segment_B, kernarg_B;
+  int64_t entry_offset;
+  uint32_t rsrc1, rsrc2, rsrc3;
+  uint16_t properties;
+} amd_hcq_kd;
+#define AMD_HCQ_KD_SIZE_B 64u
+#define AMD_HCQ_KD_PROP_PRIVATE_SEGMENT_BUFFER 0x1u
+#define AMD_HCQ_KD_PROP_DISPATCH_PTR 0x2u
+#define AMD_HCQ_KD_PROP_QUEUE_PTR 0x4u
+#define AMD_HCQ_KD_PROP_KERNARG_SEGMENT_PTR 0x8u
+#define AMD_HCQ_KD_PROP_DISPATCH_ID 0x10u
+#define AMD_HCQ_KD_PROP_FLAT_SCRATCH_INIT 0x20u
+#define AMD_HCQ_KD_PROP_PRIVATE_SEGMENT_SIZE 0x40u
+#define AMD_HCQ_KD_PROP_WAVE32 0x400u
+/* Parse 64 bytes of kernel descriptor. */
+void amd_hcq_kd_parse(const uint8_t kd[AMD_HCQ_KD_SIZE_B], amd_hcq_kd *out);
+
+#endif

@@ -63,6 +63,11 @@ static inline uint64_t bf64(double d) {
   memcpy(&b, &d, 8);
   return (b & ~((uint64_t)1 << 63)) > 0x7ff0000000000000ull ? PTX_F64_CANON_NAN : b;
 }
+static inline uint32_t popcount32(uint32_t v) { /* without -mpopcnt the builtin is a libgcc call */
+  v = v - ((v >> 1) & 0x55555555u);
+  v = (v & 0x33333333u) + ((v >> 2) & 0x33333333u);
+  return (((v + (v >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
+}
 static inline float ftz32(float f) { return fpclassify(f) == FP_SUBNORMAL ? copysignf(0.0f, f) : f; }
 
 #define ROW(r) (rf + (size_t)(r) * LANES)
@@ -134,8 +139,8 @@ static bool mem_access(exec *x, uint32_t w, int l, const ptx_ins *in, uint64_t a
 
 static bool do_ld_st(exec *x, uint32_t w, const ptx_ins *in, uint32_t em) {
   uint64_t *rf = x->warps[w].rf;
-  uint32_t esize = (uint32_t)ptx_type_bits((ptx_type)in->stype) / 8, size = esize * in->vec;
-  bool sgn = ptx_type_signed((ptx_type)in->stype), write = in->op == PO_ST;
+  uint32_t esize = in->tbits / 8u, size = esize * in->vec;
+  bool sgn = in->tsigned, write = in->op == PO_ST;
   FOR_LANES(em)
     uint64_t addr = (uint64_t)in->off;
     if (in->s[0] >= 0) addr += ROW(in->s[0])[l];
@@ -206,7 +211,7 @@ static double fminmax(double a, double b, bool is_max, bool nan_prop, bool *nan)
 
 static bool compare(const ptx_ins *in, uint64_t a, uint64_t b) {
   ptx_type t = (ptx_type)in->type;
-  if (ptx_type_float(t)) {
+  if (in->tfloat) {
     double x = t == PT_F32 ? f32(a) : f64(a), y = t == PT_F32 ? f32(b) : f64(b);
     if (t == PT_F32 && (in->flags & PF_FTZ)) x = ftz32((float)x), y = ftz32((float)y);
     bool un = isnan(x) || isnan(y);
@@ -228,8 +233,8 @@ static bool compare(const ptx_ins *in, uint64_t a, uint64_t b) {
       default: return false;
     }
   }
-  int w = ptx_type_bits(t);
-  bool sgn = ptx_type_signed(t);
+  int w = in->tbits;
+  bool sgn = in->tsigned;
   uint64_t ua = zx(a, w), ub = zx(b, w);
   int64_t sa = sx(a, w), sb = sx(b, w);
   switch (in->cmp) {
@@ -279,8 +284,8 @@ static float transcendental(int op, float x) {
 static bool exec_alu(exec *x, uint32_t w, const ptx_ins *in, uint32_t em) {
   uint64_t *rf = x->warps[w].rf;
   ptx_type t = (ptx_type)in->type;
-  int bits = ptx_type_bits(t);
-  bool sgn = ptx_type_signed(t);
+  int bits = in->tbits;
+  bool sgn = in->tsigned;
   uint64_t *d = in->d[0] >= 0 ? ROW(in->d[0]) : NULL;
   const uint64_t *a = in->s[0] >= 0 ? ROW(in->s[0]) : NULL, *b = in->s[1] >= 0 ? ROW(in->s[1]) : NULL,
                  *c = in->s[2] >= 0 ? ROW(in->s[2]) : NULL;
@@ -294,7 +299,7 @@ static bool exec_alu(exec *x, uint32_t w, const ptx_ins *in, uint32_t em) {
       if (t == PT_F32 && plain) {
         if (sub) { FOR_LANES(em) d[l] = bf32(f32(a[l]) - f32(b[l])); END_LANES }
         else { FOR_LANES(em) d[l] = bf32(f32(a[l]) + f32(b[l])); END_LANES }
-      } else if (ptx_type_float(t)) {
+      } else if (in->tfloat) {
         FOR_LANES(em) d[l] = fop(in, sub ? '-' : '+', a[l], b[l], 0); END_LANES
       } else if (in->flags & PF_SAT) { /* .sat.s32: clamp to [INT32_MIN, INT32_MAX] */
         FOR_LANES(em)
@@ -312,7 +317,7 @@ static bool exec_alu(exec *x, uint32_t w, const ptx_ins *in, uint32_t em) {
       bool mad = in->op == PO_MAD;
       if (t == PT_F32 && plain && !mad) {
         FOR_LANES(em) d[l] = bf32(f32(a[l]) * f32(b[l])); END_LANES
-      } else if (ptx_type_float(t)) {
+      } else if (in->tfloat) {
         FOR_LANES(em) d[l] = fop(in, mad ? 'f' : '*', a[l], b[l], mad ? c[l] : 0); END_LANES
       } else if (in->mul == PM_LO) {
         FOR_LANES(em) d[l] = zx(a[l] * b[l] + (mad ? c[l] : 0), bits); END_LANES
@@ -328,12 +333,12 @@ static bool exec_alu(exec *x, uint32_t w, const ptx_ins *in, uint32_t em) {
       else { FOR_LANES(em) d[l] = fop(in, 'f', a[l], b[l], c[l]); END_LANES }
       return true;
     case PO_DIV: case PO_REM: /* 9.7.1.6/7; 9.7.3.8 "div" (.approx/.full: at most 2 ulp; computed exactly here) */
-      if (ptx_type_float(t)) { FOR_LANES(em) d[l] = fop(in, '/', a[l], b[l], 0); END_LANES }
+      if (in->tfloat) { FOR_LANES(em) d[l] = fop(in, '/', a[l], b[l], 0); END_LANES }
       else { FOR_LANES(em) d[l] = idiv(a[l], b[l], bits, sgn, in->op == PO_REM); END_LANES }
       return true;
     case PO_NEG: case PO_ABS: { /* 9.7.1.9 "abs", 9.7.1.10 "neg"; 9.7.3.9/10: the sign bit only */
       bool neg = in->op == PO_NEG;
-      if (ptx_type_float(t)) {
+      if (in->tfloat) {
         uint64_t sbit = (uint64_t)1 << (bits - 1);
         FOR_LANES(em)
           uint64_t v = zx(a[l], bits);
@@ -370,7 +375,7 @@ static bool exec_alu(exec *x, uint32_t w, const ptx_ins *in, uint32_t em) {
       return true;
     case PO_MIN: case PO_MAX: { /* 9.7.1.11/12 "min"/"max"; 9.7.3.11/12 for floats */
       bool mx = in->op == PO_MAX;
-      if (ptx_type_float(t)) {
+      if (in->tfloat) {
         FOR_LANES(em)
           double x1 = t == PT_F32 ? f32(a[l]) : f64(a[l]), y1 = t == PT_F32 ? f32(b[l]) : f64(b[l]);
           if (in->flags & PF_FTZ) x1 = ftz32((float)x1), y1 = ftz32((float)y1);
@@ -458,7 +463,7 @@ static bool run_warp(exec *x, uint32_t wi) {
       if (pc >= next) break; /* reached (or passed) lanes waiting further on: merge by rescanning */
       const ptx_ins *in = &code[pc];
       x->issued++;
-      x->stats.thread_instructions += (uint64_t)__builtin_popcount(mask);
+      x->stats.thread_instructions += popcount32(mask);
       if (budget && x->issued > budget) {
         fault(x, wi, __builtin_ctz(mask), in, "the kernel ran past its budget of %llu warp instructions (a hang?)",
               (unsigned long long)budget);

@@ -205,7 +205,7 @@ uint64_t ptx_cvt(uint64_t v, ptx_type dt, ptx_type st, ptx_rnd rnd, unsigned fla
   double x = to_double(v, st);
   if (!df) return clamp_to_int(isnan(x) ? x : round_integral(x, rnd), dt);
   uint64_t r;
-  if (isnan(x)) return nan_bits(dt);
+  if (isnan(x)) return flags & PF_SAT ? 0 : nan_bits(dt); /* .sat flushes NaN to +0.0 */
   if (rnd >= PR_RNI) r = from_double(round_integral(x, rnd), dt, PR_RN); /* to an integral value of the source */
   else r = from_double(x, dt, rnd == PR_NONE ? PR_RN : rnd);
   if ((flags & PF_FTZ) && dt == PT_F32 && is_subnormal(r, dt)) r &= 0x80000000u;

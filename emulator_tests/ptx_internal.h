@@ -56,6 +56,7 @@ typedef struct ptx_row {
 typedef struct ptx_ins {
   uint8_t op, type, stype; /* type: instruction type (cvt: destination); stype: cvt source / ld-st memory type */
   uint8_t rnd, mul, cmp, space, boolop, flags, vec, nd, ns;
+  uint8_t tbits, tsigned, tfloat; /* of type, decoded once */
   int32_t guard;           /* predicate row, -1: always */
   int32_t d[4], s[4];      /* destinations, sources; ld/st: s[0] = address base register or -1 */
   int64_t off;             /* ld/st: address offset; bra: target instruction */

@@ -318,9 +318,9 @@ static bool parse_imm(parser *p, const char *s, ptx_type t, uint64_t *out) {
     return false;
   }
   if (neg) v = 0 - v;
-  if (ptx_type_float(t)) { /* an integer for a float operand: its value */
-    *out = ptx_cvt(v, t, neg ? PT_S64 : PT_U64, PR_RN, 0);
-    return true;
+  if (ptx_type_float(t)) { /* ptxas: "Arguments mismatch" */
+    perr(p, "integer constant '%s' for a .%s operand (write a float constant)", s, ptx_type_name(t));
+    return false;
   }
   *out = t == PT_PRED ? v != 0 : mask_to(v, t);
   return true;
@@ -780,6 +780,10 @@ static void instruction(parser *p, char *text) {
         perr(p, "%s.%s is not an instruction", d->name, ptx_type_name(t));
         return;
       }
+      if (!fl && (m.rnd || (m.flags & PF_FTZ))) {
+        perr(p, "a float rounding or .ftz on integer %s", d->name);
+        return;
+      }
       if (!fl && is_int(t) && (d->op == PO_MUL || d->op == PO_MAD) && !m.mul) {
         perr(p, "integer %s needs .lo, .hi or .wide", d->name);
         return;
@@ -915,7 +919,9 @@ static void instruction(parser *p, char *text) {
     default: perr(p, "internal: unhandled instruction"); return;
   }
   if (p->st) return;
-  /* operand registers of the instruction's type class: a register's declared size must match where PTX requires */
+  ins.tbits = (uint8_t)ptx_type_bits(t);
+  ins.tsigned = ptx_type_signed(t);
+  ins.tfloat = ptx_type_float(t);
   ptx_entry *e = p->e;
   if (!grow(p, (void **)&e->code, &p->capcode, e->ncode + 1, sizeof *e->code)) return;
   e->code[e->ncode++] = ins;

@@ -171,7 +171,18 @@ static double round_integral(double x, ptx_rnd rnd) {
   }
 }
 
+static uint64_t cvt(uint64_t v, ptx_type dt, ptx_type st, ptx_rnd rnd, unsigned flags);
+
+/* PTX ISA 6.4.2 "Operand Size Exceeding Instruction-Type Size": a destination register wider than the type gets
+ * the value sign-extended (signed types) or zero-extended; registers hold 64 bits here, readers take their width. */
 uint64_t ptx_cvt(uint64_t v, ptx_type dt, ptx_type st, ptx_rnd rnd, unsigned flags) {
+  uint64_t r = cvt(v, dt, st, rnd, flags);
+  int b = ptx_type_bits(dt);
+  if (ptx_type_signed(dt) && b < 64) r = (uint64_t)((int64_t)(r << (64 - b)) >> (64 - b));
+  return r;
+}
+
+static uint64_t cvt(uint64_t v, ptx_type dt, ptx_type st, ptx_rnd rnd, unsigned flags) {
   bool df = ptx_type_float(dt), sf = ptx_type_float(st);
   int dbits = ptx_type_bits(dt), sbits = ptx_type_bits(st);
   if (!df && !sf) { /* int -> int: extend by the source's signedness, then truncate or saturate */

@@ -24,14 +24,14 @@ static hcq_status launch(const char *src, const run *r, void *in, size_t in_B, v
   HCQ_TRY(ptx_module_parse(src, strlen(src), &m));
   ptu_mem mem = {.n = 0};
   uint64_t va[4] = {ptu_add(&mem, in, in_B), ptu_add(&mem, out, out_B), 0, 0};
-  uint8_t params[32] = {0};
+  uint8_t params[64] = {0}; /* the launch says 32: a parameter at 28 is outside it */
   if (r->offsets) {
     memcpy(params + r->offsets[0], &va[0], 8);
     memcpy(params + r->offsets[1], &va[1], 8);
   } else {
     memcpy(params, va, 16);
   }
-  ptx_launch l = {.params = params, .params_size_B = r->offsets ? sizeof params : 16, .param_offsets = r->offsets,
+  ptx_launch l = {.params = params, .params_size_B = r->offsets ? 32 : 16, .param_offsets = r->offsets,
                   .nparam_offsets = r->noffsets, .shared_size_B = r->shared_B, .mem = &(ptx_mem_ops){&mem, ptu_read, ptu_write},
                   .max_warp_instructions = r->budget};
   memcpy(l.grid, r->grid, sizeof l.grid);

@@ -65,6 +65,9 @@ static inline hcq_status ptu_write(void *ctx, uint64_t va, size_t size_B, const 
 
 /* Run program p (compiled for a ptx target) over bufs with the variables vals: parameters "dataN" get buffer slot
  * N's address, "var_X" the value of X; grid and block come from p's launch sizes. */
+/* The watchdog of ptu_run_program's launches (0: none). */
+static uint64_t ptu_max_warp_instructions;
+
 static inline hcq_status ptu_run_program(const cc_program *p, cc_kbuf *bufs, size_t nbufs, const uop_var_val *vals,
                                          size_t nvals, ptx_stats *stats) {
   ptx_module *m = NULL;
@@ -73,7 +76,8 @@ static inline hcq_status ptu_run_program(const cc_program *p, cc_kbuf *bufs, siz
   hcq_status st = ptx_module_entry(m, p->symbol, &e);
   ptu_mem mem = {.n = 0};
   uint8_t params[512] = {0};
-  ptx_launch l = {.entry = p->symbol, .params = params, .mem = &(ptx_mem_ops){&mem, ptu_read, ptu_write}};
+  ptx_launch l = {.entry = p->symbol, .params = params, .mem = &(ptx_mem_ops){&mem, ptu_read, ptu_write},
+                  .max_warp_instructions = ptu_max_warp_instructions};
   for (size_t i = 0; i < nbufs && i < PTU_MAX_BUFS; i++) ptu_add(&mem, bufs[i].data, bufs[i].size_B);
   for (size_t i = 0; !st && i < e->nparams; i++) {
     const ptx_param_info *pi = &e->params[i];

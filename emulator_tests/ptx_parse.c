@@ -607,6 +607,58 @@ static bool vec_operands(parser *p, char *s, int vec, int32_t *rows, bool is_des
   return true;
 }
 
+/* PTX ISA 6.4.1 "Operand Type Information": a .bN register or instruction type goes with any type of N bits, a
+ * float only with the same float, .uN/.sN with each other; 6.4.2: ld, st and cvt also take registers wider than an
+ * integer or bit type. Like ptxas ("Arguments mismatch"), anything else is refused. */
+static bool compat(ptx_type r, ptx_type t, bool wider_ok) {
+  if (r == PT_PRED || t == PT_PRED) return r == t;
+  int rb = ptx_type_bits(r), tb = ptx_type_bits(t);
+  if (rb != tb) return wider_ok && rb > tb && !ptx_type_float(r) && !ptx_type_float(t);
+  if (is_bits(r) || is_bits(t)) return true;
+  if (ptx_type_float(r) || ptx_type_float(t)) return r == t;
+  return true; /* .uN and .sN */
+}
+
+static bool check_one(parser *p, int32_t row, ptx_type t, bool wider_ok, const char *what) {
+  if (row < 0 || p->e->rows[row].kind == PRK_CONST) return true;
+  ptx_type r = (ptx_type)p->e->rows[row].type;
+  if (compat(r, t, wider_ok)) return true;
+  perr(p, "%s register of type .%s where the instruction needs .%s", what, ptx_type_name(r), ptx_type_name(t));
+  return false;
+}
+
+static bool check_operands(parser *p, const ptx_ins *in, const opdef *d) {
+  ptx_type t = (ptx_type)in->type, st = (ptx_type)in->stype;
+  ptx_type wt = in->mul == PM_WIDE ? wide_of(t) : t;
+  bool io = d->op == PO_LD || d->op == PO_ST || d->op == PO_CVT;
+  for (int i = 0; i < in->nd; i++)
+    if (!check_one(p, in->d[i], d->op == PO_SETP ? PT_PRED : wt, io, "destination")) return false;
+  switch (d->op) {
+    case PO_LD: case PO_ST:
+      if (in->s[0] >= 0) {
+        ptx_type r = (ptx_type)p->e->rows[in->s[0]].type;
+        if (ptx_type_bits(r) != 64 || ptx_type_float(r)) {
+          perr(p, "address register of type .%s (.address_size 64 needs a 64-bit integer register)", ptx_type_name(r));
+          return false;
+        }
+      }
+      for (int i = 1; i < in->ns; i++)
+        if (!check_one(p, in->s[i], t, true, "source")) return false;
+      return true;
+    case PO_CVT: return check_one(p, in->s[0], st, true, "source");
+    case PO_SHL: case PO_SHR:
+      return check_one(p, in->s[0], t, false, "source") && check_one(p, in->s[1], PT_U32, false, "shift amount");
+    case PO_SELP: case PO_SETP:
+      return check_one(p, in->s[0], t, false, "source") && check_one(p, in->s[1], t, false, "source") &&
+             check_one(p, in->s[2], PT_PRED, false, "predicate");
+    case PO_BAR: return check_one(p, in->s[0], PT_U32, false, "barrier") && check_one(p, in->s[1], PT_U32, false, "count");
+    default:
+      for (int i = 0; i < in->ns; i++)
+        if (!check_one(p, in->s[i], i == 2 ? wt : t, false, "source")) return false;
+      return true;
+  }
+}
+
 static bool want_args(parser *p, int got, int want, const char *name) {
   if (got != want) perr(p, "%s takes %d operands, got %d", name, want, got);
   return got == want;
@@ -919,6 +971,7 @@ static void instruction(parser *p, char *text) {
     default: perr(p, "internal: unhandled instruction"); return;
   }
   if (p->st) return;
+  if (!check_operands(p, &ins, d)) return;
   ins.tbits = (uint8_t)ptx_type_bits(t);
   ins.tsigned = ptx_type_signed(t);
   ins.tfloat = ptx_type_float(t);

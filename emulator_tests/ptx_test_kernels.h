@@ -182,6 +182,12 @@ static const char *const PTK_INVALID[] = {
     "\tbra NOWHERE;\n",                     /* an undefined label */
     "\tex2.f32 %f3, %f1;\n",                /* ex2.f32 needs .approx */
     "\tld.global.f32 %f3, [%rd3;\n",        /* a broken address */
+    "\tadd.s32 %r5, %f1, %r4;\n",           /* a float register for an integer operand */
+    "\tmov.f32 %f3, %rd5;\n",               /* a 64-bit register for a 32-bit float */
+    "\tshl.b32 %r5, %r3, %rd5;\n",          /* a 64-bit shift amount */
+    "\tmul.wide.s32 %r5, %r3, %r4;\n",      /* a 32-bit destination of a widening multiply */
+    "\tld.global.f32 %f3, [%r3];\n",        /* a 32-bit address with .address_size 64 */
+    "\tmov.u64 %rd6, %ctaid.x;\n",          /* special registers are .u32 */
 };
 
 #define PTK_INVALID_COUNT (sizeof PTK_INVALID / sizeof PTK_INVALID[0])

@@ -73,6 +73,19 @@ static inline float ftz32(float f) { return fpclassify(f) == FP_SUBNORMAL ? copy
 #define ROW(r) (rf + (size_t)(r) * LANES)
 #define FOR_LANES(em) for (uint32_t m_ = (em); m_; m_ &= m_ - 1) { const int l = __builtin_ctz(m_);
 #define END_LANES }
+/* The body for each lane of em; a full warp takes a plain loop the compiler can vectorize. */
+#define LANES_DO(em, ...)                                              \
+  do {                                                                 \
+    uint32_t em_ = (em);                                               \
+    if (em_ == ALL_LANES) {                                            \
+      for (int l = 0; l < LANES; l++) { __VA_ARGS__; }                 \
+    } else {                                                           \
+      for (uint32_t m_ = em_; m_; m_ &= m_ - 1) {                      \
+        const int l = __builtin_ctz(m_);                               \
+        __VA_ARGS__;                                                   \
+      }                                                                \
+    }                                                                  \
+  } while (0)
 
 /* ------------------------------------------------------------------------------------------------ faults */
 
@@ -292,49 +305,49 @@ static bool exec_alu(exec *x, uint32_t w, const ptx_ins *in, uint32_t em) {
   bool plain = (in->rnd == PR_NONE || in->rnd == PR_RN) && !(in->flags & (PF_FTZ | PF_SAT));
   switch (in->op) {
     case PO_MOV: case PO_CVTA: /* 9.7.9.1 "mov"; 9.7.9.23 "cvta": generic and global addresses are the same here */
-      FOR_LANES(em) d[l] = a[l]; END_LANES
+      LANES_DO(em, d[l] = a[l]);
       return true;
     case PO_ADD: case PO_SUB: { /* 9.7.1.1 "add", 9.7.1.2 "sub"; 9.7.3.1/2 for floats */
       bool sub = in->op == PO_SUB;
       if (t == PT_F32 && plain) {
-        if (sub) { FOR_LANES(em) d[l] = bf32(f32(a[l]) - f32(b[l])); END_LANES }
-        else { FOR_LANES(em) d[l] = bf32(f32(a[l]) + f32(b[l])); END_LANES }
+        if (sub) { LANES_DO(em, d[l] = bf32(f32(a[l]) - f32(b[l]))); }
+        else { LANES_DO(em, d[l] = bf32(f32(a[l]) + f32(b[l]))); }
       } else if (in->tfloat) {
-        FOR_LANES(em) d[l] = fop(in, sub ? '-' : '+', a[l], b[l], 0); END_LANES
+        LANES_DO(em, d[l] = fop(in, sub ? '-' : '+', a[l], b[l], 0));
       } else if (in->flags & PF_SAT) { /* .sat.s32: clamp to [INT32_MIN, INT32_MAX] */
         FOR_LANES(em)
           int64_t v = sub ? sx(a[l], 32) - sx(b[l], 32) : sx(a[l], 32) + sx(b[l], 32);
           d[l] = zx((uint64_t)(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v), 32);
         END_LANES
       } else if (sub) {
-        FOR_LANES(em) d[l] = zx(a[l] - b[l], bits); END_LANES
+        LANES_DO(em, d[l] = zx(a[l] - b[l], bits));
       } else {
-        FOR_LANES(em) d[l] = zx(a[l] + b[l], bits); END_LANES
+        LANES_DO(em, d[l] = zx(a[l] + b[l], bits));
       }
       return true;
     }
     case PO_MUL: case PO_MAD: { /* 9.7.1.4 "mul", 9.7.1.5 "mad"; 9.7.3.4/5 for floats (mad.f32 with a rounding = fma) */
       bool mad = in->op == PO_MAD;
       if (t == PT_F32 && plain && !mad) {
-        FOR_LANES(em) d[l] = bf32(f32(a[l]) * f32(b[l])); END_LANES
+        LANES_DO(em, d[l] = bf32(f32(a[l]) * f32(b[l])));
       } else if (in->tfloat) {
-        FOR_LANES(em) d[l] = fop(in, mad ? 'f' : '*', a[l], b[l], mad ? c[l] : 0); END_LANES
+        LANES_DO(em, d[l] = fop(in, mad ? 'f' : '*', a[l], b[l], mad ? c[l] : 0));
       } else if (in->mul == PM_LO) {
-        FOR_LANES(em) d[l] = zx(a[l] * b[l] + (mad ? c[l] : 0), bits); END_LANES
+        LANES_DO(em, d[l] = zx(a[l] * b[l] + (mad ? c[l] : 0), bits));
       } else if (in->mul == PM_HI) {
-        FOR_LANES(em) d[l] = zx(mul_hi(a[l], b[l], bits, sgn) + (mad ? c[l] : 0), bits); END_LANES
+        LANES_DO(em, d[l] = zx(mul_hi(a[l], b[l], bits, sgn) + (mad ? c[l] : 0), bits));
       } else {
-        FOR_LANES(em) d[l] = zx(mul_wide(a[l], b[l], bits, sgn) + (mad ? c[l] : 0), 2 * bits); END_LANES
+        LANES_DO(em, d[l] = zx(mul_wide(a[l], b[l], bits, sgn) + (mad ? c[l] : 0), 2 * bits));
       }
       return true;
     }
     case PO_FMA: /* 9.7.3.6 "fma": one rounding */
-      if (t == PT_F32 && plain) { FOR_LANES(em) d[l] = bf32(fmaf(f32(a[l]), f32(b[l]), f32(c[l]))); END_LANES }
-      else { FOR_LANES(em) d[l] = fop(in, 'f', a[l], b[l], c[l]); END_LANES }
+      if (t == PT_F32 && plain) { LANES_DO(em, d[l] = bf32(fmaf(f32(a[l]), f32(b[l]), f32(c[l])))); }
+      else { LANES_DO(em, d[l] = fop(in, 'f', a[l], b[l], c[l])); }
       return true;
     case PO_DIV: case PO_REM: /* 9.7.1.6/7; 9.7.3.8 "div" (.approx/.full: at most 2 ulp; computed exactly here) */
-      if (in->tfloat) { FOR_LANES(em) d[l] = fop(in, '/', a[l], b[l], 0); END_LANES }
-      else { FOR_LANES(em) d[l] = idiv(a[l], b[l], bits, sgn, in->op == PO_REM); END_LANES }
+      if (in->tfloat) { LANES_DO(em, d[l] = fop(in, '/', a[l], b[l], 0)); }
+      else { LANES_DO(em, d[l] = idiv(a[l], b[l], bits, sgn, in->op == PO_REM)); }
       return true;
     case PO_NEG: case PO_ABS: { /* 9.7.1.9 "abs", 9.7.1.10 "neg"; 9.7.3.9/10: the sign bit only */
       bool neg = in->op == PO_NEG;
@@ -354,12 +367,12 @@ static bool exec_alu(exec *x, uint32_t w, const ptx_ins *in, uint32_t em) {
       return true;
     }
     case PO_NOT: /* 9.7.8.4 "not" */
-      if (t == PT_PRED) { FOR_LANES(em) d[l] = (a[l] & 1) ^ 1; END_LANES }
-      else { FOR_LANES(em) d[l] = zx(~a[l], bits); END_LANES }
+      if (t == PT_PRED) { LANES_DO(em, d[l] = (a[l] & 1) ^ 1); }
+      else { LANES_DO(em, d[l] = zx(~a[l], bits)); }
       return true;
-    case PO_AND: FOR_LANES(em) d[l] = a[l] & b[l]; END_LANES return true; /* 9.7.8.1-3 */
-    case PO_OR: FOR_LANES(em) d[l] = a[l] | b[l]; END_LANES return true;
-    case PO_XOR: FOR_LANES(em) d[l] = a[l] ^ b[l]; END_LANES return true;
+    case PO_AND: LANES_DO(em, d[l] = a[l] & b[l]); return true; /* 9.7.8.1-3 */
+    case PO_OR: LANES_DO(em, d[l] = a[l] | b[l]); return true;
+    case PO_XOR: LANES_DO(em, d[l] = a[l] ^ b[l]); return true;
     case PO_SHL: /* 9.7.8.8 "shl": shift amounts beyond the width give 0 */
       FOR_LANES(em)
         uint32_t n = (uint32_t)b[l];
@@ -400,16 +413,16 @@ static bool exec_alu(exec *x, uint32_t w, const ptx_ins *in, uint32_t em) {
       END_LANES
       return true;
     }
-    case PO_SELP: FOR_LANES(em) d[l] = c[l] & 1 ? a[l] : b[l]; END_LANES return true; /* 9.7.6.2 "selp" */
+    case PO_SELP: LANES_DO(em, d[l] = c[l] & 1 ? a[l] : b[l]); return true; /* 9.7.6.2 "selp" */
     case PO_CVT: /* 9.7.9.21 "cvt" */
-      FOR_LANES(em) d[l] = ptx_cvt(a[l], t, (ptx_type)in->stype, (ptx_rnd)in->rnd, in->flags); END_LANES
+      LANES_DO(em, d[l] = ptx_cvt(a[l], t, (ptx_type)in->stype, (ptx_rnd)in->rnd, in->flags));
       return true;
     case PO_SQRT: /* 9.7.3.14 "sqrt": .rn IEEE; .approx.f32 max relative error 2^-23 (computed exactly here) */
-      FOR_LANES(em) d[l] = fop(in, 's', a[l], 0, 0); END_LANES
+      LANES_DO(em, d[l] = fop(in, 's', a[l], 0, 0));
       return true;
     case PO_RCP: { /* 9.7.3.12 "rcp": .rn IEEE; .approx.f32 max 1 ulp (computed exactly here) */
       uint64_t one = t == PT_F32 ? 0x3f800000u : 0x3ff0000000000000ull;
-      FOR_LANES(em) d[l] = fop(in, '/', one, a[l], 0); END_LANES
+      LANES_DO(em, d[l] = fop(in, '/', one, a[l], 0));
       return true;
     }
     case PO_EX2: case PO_LG2: case PO_SIN: case PO_COS:

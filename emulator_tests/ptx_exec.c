@@ -1,10 +1,10 @@
 /* PTX execution: a block's threads run as warps of 32 lanes over a register file of rows x 32 lanes (ptx_internal.h).
  * A warp issues the instruction at the lowest pc of its running lanes, for the lanes at that pc (the active mask);
  * lanes that branched apart run separately and merge again when their pcs meet (structured code reconverges at
- * the join). bar.sync (PTX ISA 9.7.13.1 "bar, barrier": .aligned, all threads of the CTA) must be reached by every
+ * the join). bar.sync (PTX ISA "bar, barrier": .aligned, all threads of the CTA) must be reached by every
  * live lane of a warp together and by every thread of the block; anything else is reported, not guessed.
  *
- * Instruction semantics cite PTX ISA 9.7 "Instructions" by section name beside each case. */
+ * Instruction semantics cite PTX ISA "Instructions" by section name beside each case. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -52,7 +52,7 @@ static inline double f64(uint64_t v) {
   memcpy(&d, &v, 8);
   return d;
 }
-/* Float results: NaNs are the canonical NaN (PTX ISA 9.7.3 "Floating-Point Instructions"). */
+/* Float results: NaNs are the canonical NaN (PTX ISA "Floating-Point Instructions"). */
 static inline uint64_t bf32(float f) {
   uint32_t b;
   memcpy(&b, &f, 4);
@@ -120,7 +120,7 @@ static const char *space_name(int s) { return s == PS_GLOBAL ? "global" : s == P
 /* Access size_B bytes at addr in the instruction's space for lane l (write: from buf, else into buf). */
 static bool mem_access(exec *x, uint32_t w, int l, const ptx_ins *in, uint64_t addr, uint32_t size_B, bool write,
                        void *buf) {
-  if (addr % size_B) { /* PTX ISA 5.4 "Alignment": accesses must be naturally aligned to their size */
+  if (addr % size_B) { /* PTX ISA "Alignment": accesses must be naturally aligned to their size */
     fault(x, w, l, in, "misaligned %s %s of %u bytes at 0x%llx", space_name(in->space), write ? "write" : "read",
           size_B, (unsigned long long)addr);
     return false;
@@ -193,7 +193,7 @@ static uint64_t fop(const ptx_ins *in, char op, uint64_t a, uint64_t b, uint64_t
   return bf64(v);
 }
 
-/* High half of the product of two w-bit values (mul.hi, PTX ISA 9.7.1.4 "mul"). */
+/* High half of the product of two w-bit values (mul.hi, PTX ISA "mul"). */
 static uint64_t mul_hi(uint64_t a, uint64_t b, int w, bool sgn) {
   if (w == 64) {
     if (sgn) return (uint64_t)(((__int128)(int64_t)a * (__int128)(int64_t)b) >> 64);
@@ -207,7 +207,7 @@ static uint64_t mul_wide(uint64_t a, uint64_t b, int w, bool sgn) {
   return sgn ? (uint64_t)(sx(a, w) * sx(b, w)) : zx(a, w) * zx(b, w);
 }
 
-/* min/max of floats (PTX ISA 9.7.3 "min"/"max"): a NaN operand is ignored, two NaNs give the canonical NaN
+/* min/max of floats (PTX ISA "min"/"max"): a NaN operand is ignored, two NaNs give the canonical NaN
  * (.NaN: any NaN gives it); -0.0 counts as below +0.0. */
 static double fminmax(double a, double b, bool is_max, bool nan_prop, bool *nan) {
   *nan = false;
@@ -269,7 +269,7 @@ static inline bool boolop(int op, bool t, bool c) {
   return op == PB_AND ? t && c : op == PB_OR ? t || c : op == PB_XOR ? t != c : t;
 }
 
-/* Integer division (PTX ISA 9.7.1.6 "div", 9.7.1.7 "rem"): division by zero is "unspecified, machine-specific";
+/* Integer division (PTX ISA "div", "rem"): division by zero is "unspecified, machine-specific";
  * the mock gives all ones for div (like NVIDIA GPUs) and the dividend for rem, never a trap. Signed MIN / -1 wraps
  * to MIN (rem 0). */
 static uint64_t idiv(uint64_t a, uint64_t b, int w, bool sgn, bool rem) {
@@ -282,9 +282,10 @@ static uint64_t idiv(uint64_t a, uint64_t b, int w, bool sgn, bool rem) {
   return rem ? zx(a, w) % zx(b, w) : zx(a, w) / zx(b, w);
 }
 
-/* Transcendentals .approx.f32 (PTX ISA 9.7.3.19-22 "sin", "cos", "lg2", "ex2"): the documented bounds are max
- * absolute error 2^-20.9 in [-pi, pi] for sin/cos, 2^-22.6 absolute for lg2 (on the mantissa), 2^-22.5 relative
- * (2 ulp) for ex2. The mock computes each in double and rounds once, which is within all of them. */
+/* Transcendentals .approx.f32 (PTX ISA "Floating Point Instructions: sin", "cos", "lg2", "ex2"): the documented
+ * bounds are, for sin/cos, absolute error 2^-20.5 in [-2pi, 2pi] and 2^-14.7 in [-100pi, 100pi] (none beyond); for
+ * lg2, absolute 2^-22 in (0.5, 2) and relative 2^-22 elsewhere; for ex2, 2 ulp from the correctly rounded result.
+ * The mock computes each in double and rounds once, which is within all of them (ptx_interp_test checks it). */
 static float transcendental(int op, float x) {
   switch (op) {
     case PO_EX2: return (float)exp2((double)x);
@@ -304,10 +305,10 @@ static bool exec_alu(exec *x, uint32_t w, const ptx_ins *in, uint32_t em) {
                  *c = in->s[2] >= 0 ? ROW(in->s[2]) : NULL;
   bool plain = (in->rnd == PR_NONE || in->rnd == PR_RN) && !(in->flags & (PF_FTZ | PF_SAT));
   switch (in->op) {
-    case PO_MOV: case PO_CVTA: /* 9.7.9.1 "mov"; 9.7.9.23 "cvta": generic and global addresses are the same here */
+    case PO_MOV: case PO_CVTA: /* "mov"; "cvta": generic and global addresses are the same here */
       LANES_DO(em, d[l] = a[l]);
       return true;
-    case PO_ADD: case PO_SUB: { /* 9.7.1.1 "add", 9.7.1.2 "sub"; 9.7.3.1/2 for floats */
+    case PO_ADD: case PO_SUB: { /* "add", "sub"; and for floats */
       bool sub = in->op == PO_SUB;
       if (t == PT_F32 && plain) {
         if (sub) { LANES_DO(em, d[l] = bf32(f32(a[l]) - f32(b[l]))); }
@@ -326,7 +327,7 @@ static bool exec_alu(exec *x, uint32_t w, const ptx_ins *in, uint32_t em) {
       }
       return true;
     }
-    case PO_MUL: case PO_MAD: { /* 9.7.1.4 "mul", 9.7.1.5 "mad"; 9.7.3.4/5 for floats (mad.f32 with a rounding = fma) */
+    case PO_MUL: case PO_MAD: { /* "mul", "mad"; and for floats (mad.f32 with a rounding = fma) */
       bool mad = in->op == PO_MAD;
       if (t == PT_F32 && plain && !mad) {
         LANES_DO(em, d[l] = bf32(f32(a[l]) * f32(b[l])));
@@ -341,15 +342,15 @@ static bool exec_alu(exec *x, uint32_t w, const ptx_ins *in, uint32_t em) {
       }
       return true;
     }
-    case PO_FMA: /* 9.7.3.6 "fma": one rounding */
+    case PO_FMA: /* "fma": one rounding */
       if (t == PT_F32 && plain) { LANES_DO(em, d[l] = bf32(fmaf(f32(a[l]), f32(b[l]), f32(c[l])))); }
       else { LANES_DO(em, d[l] = fop(in, 'f', a[l], b[l], c[l])); }
       return true;
-    case PO_DIV: case PO_REM: /* 9.7.1.6/7; 9.7.3.8 "div" (.approx/.full: at most 2 ulp; computed exactly here) */
+    case PO_DIV: case PO_REM: /* "div", "rem"; "div" (.approx/.full: at most 2 ulp; computed exactly here) */
       if (in->tfloat) { LANES_DO(em, d[l] = fop(in, '/', a[l], b[l], 0)); }
       else { LANES_DO(em, d[l] = idiv(a[l], b[l], bits, sgn, in->op == PO_REM)); }
       return true;
-    case PO_NEG: case PO_ABS: { /* 9.7.1.9 "abs", 9.7.1.10 "neg"; 9.7.3.9/10: the sign bit only */
+    case PO_NEG: case PO_ABS: { /* "abs", "neg"; floats: the sign bit only */
       bool neg = in->op == PO_NEG;
       if (in->tfloat) {
         uint64_t sbit = (uint64_t)1 << (bits - 1);
@@ -366,27 +367,27 @@ static bool exec_alu(exec *x, uint32_t w, const ptx_ins *in, uint32_t em) {
       }
       return true;
     }
-    case PO_NOT: /* 9.7.8.4 "not" */
+    case PO_NOT: /* "not" */
       if (t == PT_PRED) { LANES_DO(em, d[l] = (a[l] & 1) ^ 1); }
       else { LANES_DO(em, d[l] = zx(~a[l], bits)); }
       return true;
-    case PO_AND: LANES_DO(em, d[l] = a[l] & b[l]); return true; /* 9.7.8.1-3 */
+    case PO_AND: LANES_DO(em, d[l] = a[l] & b[l]); return true; /* "and", "or", "xor" */
     case PO_OR: LANES_DO(em, d[l] = a[l] | b[l]); return true;
     case PO_XOR: LANES_DO(em, d[l] = a[l] ^ b[l]); return true;
-    case PO_SHL: /* 9.7.8.8 "shl": shift amounts beyond the width give 0 */
+    case PO_SHL: /* "shl": shift amounts beyond the width give 0 */
       FOR_LANES(em)
         uint32_t n = (uint32_t)b[l];
         d[l] = n >= (uint32_t)bits ? 0 : zx(a[l] << n, bits);
       END_LANES
       return true;
-    case PO_SHR: /* 9.7.8.9 "shr": beyond the width, 0 (unsigned) or the sign (signed) */
+    case PO_SHR: /* "shr": beyond the width, 0 (unsigned) or the sign (signed) */
       FOR_LANES(em)
         uint32_t n = (uint32_t)b[l];
         if (sgn) d[l] = zx((uint64_t)(sx(a[l], bits) >> (n >= (uint32_t)bits ? (uint32_t)bits - 1 : n)), bits);
         else d[l] = n >= (uint32_t)bits ? 0 : zx(a[l], bits) >> n;
       END_LANES
       return true;
-    case PO_MIN: case PO_MAX: { /* 9.7.1.11/12 "min"/"max"; 9.7.3.11/12 for floats */
+    case PO_MIN: case PO_MAX: { /* "min"/"max"; and for floats */
       bool mx = in->op == PO_MAX;
       if (in->tfloat) {
         FOR_LANES(em)
@@ -404,7 +405,7 @@ static bool exec_alu(exec *x, uint32_t w, const ptx_ins *in, uint32_t em) {
       }
       return true;
     }
-    case PO_SETP: { /* 9.7.6.1 "setp": p = BoolOp(a CmpOp b, c), q = BoolOp(!(a CmpOp b), c) */
+    case PO_SETP: { /* "setp": p = BoolOp(a CmpOp b, c), q = BoolOp(!(a CmpOp b), c) */
       uint64_t *q = in->d[1] >= 0 ? ROW(in->d[1]) : NULL;
       FOR_LANES(em)
         bool r = compare(in, a[l], b[l]), cc = c ? c[l] & 1 : false;
@@ -413,14 +414,14 @@ static bool exec_alu(exec *x, uint32_t w, const ptx_ins *in, uint32_t em) {
       END_LANES
       return true;
     }
-    case PO_SELP: LANES_DO(em, d[l] = c[l] & 1 ? a[l] : b[l]); return true; /* 9.7.6.2 "selp" */
-    case PO_CVT: /* 9.7.9.21 "cvt" */
+    case PO_SELP: LANES_DO(em, d[l] = c[l] & 1 ? a[l] : b[l]); return true; /* "selp" */
+    case PO_CVT: /* "cvt" */
       LANES_DO(em, d[l] = ptx_cvt(a[l], t, (ptx_type)in->stype, (ptx_rnd)in->rnd, in->flags));
       return true;
-    case PO_SQRT: /* 9.7.3.14 "sqrt": .rn IEEE; .approx.f32 max relative error 2^-23 (computed exactly here) */
+    case PO_SQRT: /* "sqrt": .rn IEEE; .approx.f32 max relative error 2^-23 (computed exactly here) */
       LANES_DO(em, d[l] = fop(in, 's', a[l], 0, 0));
       return true;
-    case PO_RCP: { /* 9.7.3.12 "rcp": .rn IEEE; .approx.f32 max 1 ulp (computed exactly here) */
+    case PO_RCP: { /* "rcp": .rn IEEE; .approx.f32 max 1 ulp (computed exactly here) */
       uint64_t one = t == PT_F32 ? 0x3f800000u : 0x3ff0000000000000ull;
       LANES_DO(em, d[l] = fop(in, '/', one, a[l], 0));
       return true;
@@ -482,7 +483,7 @@ static bool run_warp(exec *x, uint32_t wi) {
               (unsigned long long)budget);
         return false;
       }
-      if (in->op == PO_BRA) { /* 9.7.12.2 "bra" */
+      if (in->op == PO_BRA) { /* "bra" */
         uint32_t taken = guard_mask(rf, in, mask);
         if (taken == mask) {
           pc = (uint32_t)in->off;
@@ -495,7 +496,7 @@ static bool run_warp(exec *x, uint32_t wi) {
         }
         continue;
       }
-      if (in->op == PO_RET) { /* 9.7.12.5 "ret" / 9.7.12.6 "exit": from the entry, the thread ends */
+      if (in->op == PO_RET) { /* "ret" / "exit": from the entry, the thread ends */
         uint32_t ex = guard_mask(rf, in, mask);
         w->live &= ~ex;
         w->running &= ~ex;
@@ -587,7 +588,7 @@ static bool run_block(exec *x) {
       if (x->warps[wi].live) waiting++;
     }
     if (!waiting) return true;
-    /* every live warp waits at a barrier: all threads of the block must be there (9.7.13.1 "bar") */
+    /* every live warp waits at a barrier: all threads of the block must be there ("bar") */
     const warp *first = NULL;
     for (uint32_t wi = 0; wi < x->nwarps; wi++) {
       warp *w = &x->warps[wi];

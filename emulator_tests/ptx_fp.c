@@ -1,4 +1,4 @@
-/* The PTX interpreter's number conversions (PTX ISA 9.7.9.21 "cvt", 9.7.3 "Floating-Point Instructions"), exact for
+/* The PTX interpreter's number conversions (PTX ISA "cvt", "Floating-Point Instructions"), exact for
  * every rounding modifier: a value is taken apart into sign, integer magnitude and power of two, and rounded once to
  * the destination format in software (no host rounding mode, no double rounding), so f64 -> f16 and s64 -> f32 are
  * as exact as f32 -> f16. */
@@ -27,7 +27,7 @@ static uint64_t inf_bits(fmt f, bool sign) {
 static uint64_t max_bits(fmt f, bool sign) {
   return (uint64_t)sign << (f.bits - 1) | (uint64_t)(f.emax - f.emin + 1) << (f.p - 1) | (((uint64_t)1 << (f.p - 1)) - 1);
 }
-static uint64_t nan_bits(ptx_type t) { /* the canonical NaNs (PTX ISA 9.7.9.21: NaN inputs give canonical NaN) */
+static uint64_t nan_bits(ptx_type t) { /* the canonical NaNs (PTX ISA "cvt": NaN inputs give the canonical NaN) */
   return t == PT_F64 ? PTX_F64_CANON_NAN : t == PT_F32 ? PTX_F32_CANON_NAN : 0x7fff;
 }
 
@@ -173,7 +173,7 @@ static double round_integral(double x, ptx_rnd rnd) {
 
 static uint64_t cvt(uint64_t v, ptx_type dt, ptx_type st, ptx_rnd rnd, unsigned flags);
 
-/* PTX ISA 6.4.2 "Operand Size Exceeding Instruction-Type Size": a destination register wider than the type gets
+/* PTX ISA "Operand Size Exceeding Instruction-Type Size": a destination register wider than the type gets
  * the value sign-extended (signed types) or zero-extended; registers hold 64 bits here, readers take their width. */
 uint64_t ptx_cvt(uint64_t v, ptx_type dt, ptx_type st, ptx_rnd rnd, unsigned flags) {
   uint64_t r = cvt(v, dt, st, rnd, flags);

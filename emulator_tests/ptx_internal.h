@@ -8,7 +8,7 @@
 
 #include "emulator_tests/ptx_interp.h"
 
-/* Types (PTX ISA 5.2 "Types": fundamental types). */
+/* Types (PTX ISA "Types": fundamental types). */
 typedef enum ptx_type {
   PT_NONE, PT_PRED, PT_B8, PT_U8, PT_S8, PT_B16, PT_U16, PT_S16, PT_B32, PT_U32, PT_S32, PT_B64, PT_U64, PT_S64,
   PT_F16, PT_BF16, PT_F32, PT_F64, PT_COUNT
@@ -25,11 +25,11 @@ typedef enum ptx_op {
   PO_SIN, PO_COS, PO_BRA, PO_BAR, PO_RET, PO_COUNT
 } ptx_op;
 
-/* Rounding modifiers (PTX ISA 9.7.3 / 9.7.9.21 "cvt": .rn .rz .rm .rp and the integer ones .rni .rzi .rmi .rpi). */
+/* Rounding modifiers (PTX ISA "cvt": .rn .rz .rm .rp and the integer ones .rni .rzi .rmi .rpi). */
 typedef enum ptx_rnd { PR_NONE, PR_RN, PR_RZ, PR_RM, PR_RP, PR_RNI, PR_RZI, PR_RMI, PR_RPI } ptx_rnd;
 /* mul/mad integer modes */
 typedef enum ptx_mulmode { PM_NONE, PM_LO, PM_HI, PM_WIDE } ptx_mulmode;
-/* setp comparisons (PTX ISA 9.7.x "setp": integer/bit and float compare operators) */
+/* setp comparisons (PTX ISA "setp": integer/bit and float compare operators) */
 typedef enum ptx_cmp {
   PC_NONE, PC_EQ, PC_NE, PC_LT, PC_LE, PC_GT, PC_GE, PC_LO, PC_LS, PC_HI, PC_HS, PC_EQU, PC_NEU, PC_LTU, PC_LEU,
   PC_GTU, PC_GEU, PC_NUM, PC_NAN
@@ -84,7 +84,7 @@ struct ptx_module {
 };
 
 /* ptx_fp.c: conversions. Values are raw bits of their type, zero-extended in a uint64_t. */
-/* Convert v of type st to dt with the rounding modifier and flags (PF_SAT, PF_FTZ); PTX ISA 9.7.9.21 "cvt". */
+/* Convert v of type st to dt with the rounding modifier and flags (PF_SAT, PF_FTZ); PTX ISA "cvt". */
 uint64_t ptx_cvt(uint64_t v, ptx_type dt, ptx_type st, ptx_rnd rnd, unsigned flags);
 /* Round an exact value (-1)^sign * mag * 2^exp2 (sticky: nonzero bits below mag were dropped) to a float type. */
 uint64_t ptx_round_float(bool sign, uint64_t mag, int exp2, bool sticky, ptx_type dt, ptx_rnd rnd);

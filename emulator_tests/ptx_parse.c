@@ -1,6 +1,6 @@
-/* PTX text -> the interpreter's pre-decoded form (ptx_internal.h). Grammar per NVIDIA's PTX ISA chapters 4
- * ("Syntax": statements, comments, labels, constants incl. 0f/0d hex floats), 5 ("State Spaces, Types, and
- * Variables": .reg with %r<N> ranges, .shared with .align, .param) and 11 ("Directives": .version, .target,
+/* PTX text -> the interpreter's pre-decoded form (ptx_internal.h). Grammar per NVIDIA's PTX ISA chapters
+ * "Syntax" (statements, comments, labels, constants incl. 0f/0d hex floats), "State Spaces, Types, and
+ * Variables" (.reg with %r<N> ranges, .shared with .align, .param) and "Directives" (.version, .target,
  * .address_size, .entry with .maxntid/.reqntid). Everything not understood is an error naming the line and the
  * statement: an unknown instruction, modifier, register, label or directive is never skipped. */
 #include <ctype.h>
@@ -133,7 +133,7 @@ static char next_stmt(parser *p, char *out, size_t cap) {
     return ':';
   }
   bool directive = c == '.';
-  /* .version, .target and .address_size end at the end of their line (PTX ISA 11.1: no semicolon) */
+  /* .version, .target and .address_size end at the end of their line (PTX ISA "Directives": no semicolon) */
   const char *d = p->buf + p->pos;
   bool line_dir = !strncmp(d, ".version", 8) || !strncmp(d, ".target", 7) || !strncmp(d, ".address_size", 13);
   int brace = 0, paren = 0;
@@ -263,7 +263,7 @@ static uint64_t mask_to(uint64_t v, ptx_type t) {
   return b >= 64 || b == 0 ? v : v & (((uint64_t)1 << b) - 1);
 }
 
-/* An immediate operand as the bits of type t (PTX ISA 4.5 "Constants": integers in decimal/hex/octal/binary with an
+/* An immediate operand as the bits of type t (PTX ISA "Constants": integers in decimal/hex/octal/binary with an
  * optional U, 0fXXXXXXXX single and 0dXXXXXXXXXXXXXXXX double hex floats, decimal floats). */
 static bool parse_imm(parser *p, const char *s, ptx_type t, uint64_t *out) {
   bool neg = false;
@@ -607,8 +607,8 @@ static bool vec_operands(parser *p, char *s, int vec, int32_t *rows, bool is_des
   return true;
 }
 
-/* PTX ISA 6.4.1 "Operand Type Information": a .bN register or instruction type goes with any type of N bits, a
- * float only with the same float, .uN/.sN with each other; 6.4.2: ld, st and cvt also take registers wider than an
+/* PTX ISA "Operand Type Information": a .bN register or instruction type goes with any type of N bits, a
+ * float only with the same float, .uN/.sN with each other; "Operand Size Exceeding Instruction-Type Size": ld, st and cvt also take registers wider than an
  * integer or bit type. Like ptxas ("Arguments mismatch"), anything else is refused. */
 static bool compat(ptx_type r, ptx_type t, bool wider_ok) {
   if (r == PT_PRED || t == PT_PRED) return r == t;

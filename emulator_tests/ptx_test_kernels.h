@@ -35,7 +35,7 @@ typedef struct ptk_kernel {
 } ptk_kernel;
 
 static const ptk_kernel PTK_KERNELS[] = {
-    /* narrowing float conversions, every rounding modifier (PTX ISA 9.7.9.21 "cvt") */
+    /* narrowing float conversions, every rounding modifier (PTX ISA "cvt") */
     {"cvt.rn.f16.f32", "\tcvt.rn.f16.f32 %rs3, %f1;\n" OUT_B16, IN_F16MID},
     {"cvt.rz.f16.f32", "\tcvt.rz.f16.f32 %rs3, %f1;\n" OUT_B16, IN_F16MID},
     {"cvt.rm.f16.f32", "\tcvt.rm.f16.f32 %rs3, %f1;\n" OUT_B16, IN_F16MID},
@@ -89,7 +89,7 @@ static const ptk_kernel PTK_KERNELS[] = {
     {"cvt.sat.u8.s32", "\tcvt.sat.u8.s32 %r5, %r3;\n" OUT_R32, IN_I32},
     {"cvt.sat.s16.s64", "\tcvt.sat.s16.s64 %rs3, %rd5;\n" OUT_B16, IN_I64},
     {"cvt.s64.s32", "\tcvt.s64.s32 %rd6, %r3;\n", IN_I32},
-    /* integer arithmetic (PTX ISA 9.7.1) */
+    /* integer arithmetic (PTX ISA "Integer Arithmetic Instructions") */
     {"div.s32", "\tdiv.s32 %r5, %r3, %r4;\n" OUT_R32, IN_I32},
     {"div.u32", "\tdiv.u32 %r5, %r3, %r4;\n" OUT_R32, IN_I32},
     {"rem.s32", "\trem.s32 %r5, %r3, %r4;\n" OUT_R32, IN_I32},
@@ -121,7 +121,7 @@ static const ptk_kernel PTK_KERNELS[] = {
     {"setp.lt.s32", "\tsetp.lt.s32 %p1, %r3, %r4;\n\tselp.u32 %r5, 1, 0, %p1;\n" OUT_R32, IN_I32},
     {"setp.hi.u32", "\tsetp.hi.u32 %p1, %r3, %r4;\n\tselp.u32 %r5, 1, 0, %p1;\n" OUT_R32, IN_I32},
     {"setp.ge.s64", "\tsetp.ge.s64 %p1|%p2, %rd5, %rd7;\n\tselp.u32 %r5, 1, 2, %p2;\n" OUT_R32, IN_I64},
-    /* float arithmetic (PTX ISA 9.7.3) */
+    /* float arithmetic (PTX ISA "Floating Point Instructions") */
     {"add.rn.f32", "\tadd.rn.f32 %f3, %f1, %f2;\n" OUT_F32, IN_F32},
     {"add.rz.f32", "\tadd.rz.f32 %f3, %f1, %f2;\n" OUT_F32, IN_F32},
     {"sub.rm.f32", "\tsub.rm.f32 %f3, %f1, %f2;\n" OUT_F32, IN_F32},

@@ -193,11 +193,21 @@ static uint64_t fop(const ptx_ins *in, char op, uint64_t a, uint64_t b, uint64_t
   return bf64(v);
 }
 
+/* The high 64 bits of a 64 x 64-bit product from 32-bit halves (no __int128 on 32-bit hosts); signed: the unsigned
+ * product less b << 64 when a < 0 and a << 64 when b < 0. */
+static uint64_t umulhi64(uint64_t a, uint64_t b) {
+  uint64_t al = (uint32_t)a, ah = a >> 32, bl = (uint32_t)b, bh = b >> 32;
+  uint64_t p0 = al * bl, p1 = al * bh, p2 = ah * bl, p3 = ah * bh;
+  uint64_t mid = (p0 >> 32) + (uint32_t)p1 + (uint32_t)p2;
+  return p3 + (p1 >> 32) + (p2 >> 32) + (mid >> 32);
+}
+
 /* High half of the product of two w-bit values (mul.hi, PTX ISA "mul"). */
 static uint64_t mul_hi(uint64_t a, uint64_t b, int w, bool sgn) {
   if (w == 64) {
-    if (sgn) return (uint64_t)(((__int128)(int64_t)a * (__int128)(int64_t)b) >> 64);
-    return (uint64_t)(((unsigned __int128)a * b) >> 64);
+    uint64_t h = umulhi64(a, b);
+    if (sgn) h -= ((int64_t)a < 0 ? b : 0) + ((int64_t)b < 0 ? a : 0);
+    return h;
   }
   if (sgn) return (uint64_t)((sx(a, w) * sx(b, w)) >> w);
   return (zx(a, w) * zx(b, w)) >> w;

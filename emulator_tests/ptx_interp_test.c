@@ -107,6 +107,28 @@ static double minmax(double a, double b, bool mx, bool nanprop) {
   return mx ? (a > b ? a : b) : (a < b ? a : b);
 }
 
+/* The high 64 bits of a 64 x 64-bit product, by schoolbook multiplication of 16-bit digits of the magnitudes (a
+ * method of its own, and no __int128 on 32-bit hosts), negated as a 128-bit two's complement when signs differ. */
+static uint64_t mulhi_ref(uint64_t a, uint64_t b, bool sgn) {
+  bool neg = false;
+  if (sgn && (int64_t)a < 0) a = 0 - a, neg = !neg;
+  if (sgn && (int64_t)b < 0) b = 0 - b, neg = !neg;
+  uint64_t prod[8] = {0};
+  for (int i = 0; i < 4; i++) {
+    uint64_t carry = 0;
+    for (int j = 0; j < 4; j++) {
+      uint64_t t = prod[i + j] + ((a >> (16 * i)) & 0xffff) * ((b >> (16 * j)) & 0xffff) + carry;
+      prod[i + j] = t & 0xffff;
+      carry = t >> 16;
+    }
+    prod[i + 4] += carry;
+  }
+  uint64_t lo = 0, hi = 0;
+  for (int i = 0; i < 4; i++) lo |= (uint64_t)prod[i] << (16 * i), hi |= (uint64_t)prod[i + 4] << (16 * i);
+  if (neg) hi = ~hi + (lo == 0); /* -(hi:lo) = ~(hi:lo) + 1 */
+  return hi;
+}
+
 typedef enum okind { O_INT, O_F16, O_BF16, O_F32, O_F64, O_APPROX } okind;
 
 typedef struct expect {
@@ -203,8 +225,8 @@ static expect reference(const ptk_kernel *k, uint64_t a, uint64_t b) {
   if (NAME("shr.u16")) return (expect){.bits = ub >= 16 ? 0 : (uint16_t)a >> ub};
   if (NAME("mul.hi.s32")) return (expect){.bits = (uint32_t)(((int64_t)ia * ib) >> 32)};
   if (NAME("mul.hi.u32")) return (expect){.bits = (uint32_t)(((uint64_t)ua * ub) >> 32)};
-  if (NAME("mul.hi.s64")) return (expect){.bits = (uint64_t)(((__int128)la * lb) >> 64)};
-  if (NAME("mul.hi.u64")) return (expect){.bits = (uint64_t)(((unsigned __int128)a * b) >> 64)};
+  if (NAME("mul.hi.s64")) return (expect){.bits = mulhi_ref(a, b, true)};
+  if (NAME("mul.hi.u64")) return (expect){.bits = mulhi_ref(a, b, false)};
   if (NAME("mul.wide.s32")) return (expect){.bits = (uint64_t)((int64_t)ia * ib)};
   if (NAME("mul.wide.u32")) return (expect){.bits = (uint64_t)ua * ub};
   if (NAME("mul.lo.s64")) return (expect){.bits = a * b};

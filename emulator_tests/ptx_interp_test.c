@@ -86,6 +86,42 @@ static float host_f32(double x, char m) {
   return r;
 }
 
+/* An integer -neg^mag rounded by mode to float (f64: double): the two neighbours bracketing it, found with
+ * nextafter and compared with the integer exactly (hosts differ: 32-bit Arm converts 64-bit integers in software
+ * that ignores the rounding mode, so no host conversion serves as the reference here). */
+static bool le_int(double f, uint64_t mag) { /* f <= mag, f >= 0 integral or not */
+  if (f >= 18446744073709551616.0) return false;
+  uint64_t i = (uint64_t)f;
+  return i < mag || (i == mag && f == (double)i);
+}
+static double int_to_float(uint64_t mag, bool neg, bool f64, char mode) {
+  double lo = f64 ? (double)mag : (double)(float)mag; /* near the value, in the right format */
+  if (f64) {
+    while (!le_int(lo, mag)) lo = nextafter(lo, 0);
+    while (le_int(nextafter(lo, INFINITY), mag)) lo = nextafter(lo, INFINITY);
+  } else {
+    while (!le_int(lo, mag)) lo = nextafterf((float)lo, 0);
+    while (le_int(nextafterf((float)lo, INFINITY), mag)) lo = nextafterf((float)lo, INFINITY);
+  }
+  double hi = f64 ? nextafter(lo, INFINITY) : nextafterf((float)lo, INFINITY);
+  bool exact = lo >= 18446744073709551616.0 ? false : (uint64_t)lo == mag && lo == (double)(uint64_t)lo;
+  char m = mode;
+  if (neg && mode == 'm') m = 'p';
+  else if (neg && mode == 'p') m = 'm';
+  double r;
+  if (exact || m == 'z' || m == 'm') r = lo;
+  else if (m == 'p') r = hi;
+  else { /* nearest: twice the distance to lo against the gap, both exact */
+    uint64_t ilo = (uint64_t)lo, gap_lo = mag - ilo; /* lo <= mag: both integers here when inexact */
+    double gap = hi - lo;                           /* a power of two, exact */
+    double twice = 2.0 * (double)gap_lo;            /* exact: gap_lo < gap <= 2^11 * ulp */
+    if (twice < gap) r = lo;
+    else if (twice > gap) r = hi;
+    else r = (f64 ? (dbits(lo) & 1) : (fbits((float)lo) & 1)) ? hi : lo;
+  }
+  return neg ? -r : r;
+}
+
 /* float -> integer with an integer rounding: libm's rounding to an integral value, then PTX's saturation. */
 static uint64_t f2i(double x, char m, int bits, bool sgn) {
   if (isnan(x)) return 0;
@@ -171,22 +207,13 @@ static expect reference(const ptk_kernel *k, uint64_t a, uint64_t b) {
   if (!strncmp(n, "cvt.r", 5) && (strstr(n, ".f32.s") || strstr(n, ".f32.u") || strstr(n, ".f64.s") ||
                                   strstr(n, ".f64.u") || strstr(n, ".f16.s"))) {
     char m = n[5];
-    fesetround(host_mode(m));
-    volatile int64_t vs = strstr(n, "s64") ? la : ia;
-    volatile uint64_t vu = strstr(n, "u64") ? a : ua;
-    bool u = strstr(n, ".u") != NULL;
-    if (strstr(n, ".f64.")) {
-      volatile double r = u ? (double)vu : (double)vs;
-      e.kind = O_F64, e.bits = dbits(r);
-    } else if (strstr(n, ".f16.")) {
-      fesetround(FE_TONEAREST);
-      e.kind = O_F16, e.bits = brute16((double)ia, false, 'n');
-    } else {
-      volatile float r = u ? (float)vu : (float)vs;
-      e.kind = O_F32, e.bits = fbits(r);
-    }
-    fesetround(FE_TONEAREST);
-    return e;
+    bool u = strstr(n, ".u") != NULL, w64 = strstr(n, "64") && !strstr(n, ".f64.s32");
+    int64_t sv = w64 ? la : ia;
+    uint64_t mag = u ? (w64 ? a : ua) : sv < 0 ? 0 - (uint64_t)sv : (uint64_t)sv;
+    bool neg = !u && sv < 0;
+    if (strstr(n, ".f16.")) return (expect){.kind = O_F16, .bits = brute16((double)ia, false, 'n')};
+    if (strstr(n, ".f64.")) return (expect){.kind = O_F64, .bits = dbits(int_to_float(mag, neg, true, m))};
+    return (expect){.kind = O_F32, .bits = fbits((float)int_to_float(mag, neg, false, m))};
   }
   if (NAME("cvt.f32.f16")) return (expect){.kind = O_F32, .bits = fbits(cc_f16_to_f32((uint16_t)a))};
   if (NAME("cvt.f32.bf16")) return (expect){.kind = O_F32, .bits = (a & 0xffff) << 16};

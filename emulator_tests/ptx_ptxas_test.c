@@ -56,8 +56,10 @@ static void both_accept(const char *what, const char *src, const char *arch) {
 int main(void) {
   g_ptxas = getenv("HCQ_PTXAS");
   if (!g_ptxas || !*g_ptxas) g_ptxas = "/usr/local/cuda/bin/ptxas";
-  if (access(g_ptxas, X_OK) != 0) {
-    printf("ptx_ptxas: SKIPPED: no ptxas at %s\n", g_ptxas);
+  char probe[600];
+  snprintf(probe, sizeof probe, "'%s' --version > /dev/null 2>&1", g_ptxas);
+  if (access(g_ptxas, X_OK) != 0 || system(probe) != 0) { /* absent, or not runnable here (a cross run) */
+    printf("ptx_ptxas: SKIPPED: no runnable ptxas at %s\n", g_ptxas);
     return 77;
   }
   if (!mkdtemp(g_dir)) return 1;

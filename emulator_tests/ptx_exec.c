@@ -634,6 +634,9 @@ static hcq_status check_launch(const ptx_entry *e, const ptx_launch *l, exec *x)
   if (mx[0] && (b[0] > mx[0] || b[1] > mx[1] || b[2] > mx[2]))
     return hcq_status_make(HCQ_CODE_INVALID, "ptx: launch of %s: block %ux%ux%u exceeds its .maxntid %u, %u, %u",
                            e->info.name, b[0], b[1], b[2], mx[0], mx[1], mx[2]);
+  if (l->shared_size_B > (16u << 20))
+    return hcq_status_make(HCQ_CODE_INVALID, "ptx: launch of %s: a shared window of %u bytes (more than 16 MiB)",
+                           e->info.name, l->shared_size_B);
   uint32_t stat = e->info.static_shared_B;
   if (l->shared_size_B && l->shared_size_B < stat)
     return hcq_status_make(HCQ_CODE_INVALID, "ptx: launch of %s: shared window of %u bytes < its %u bytes of .shared",

@@ -516,6 +516,10 @@ static bool address(parser *p, char *s, ptx_ins *ins) {
   s[n - 1] = 0;
   char *in = s + 1;
   while (isspace((unsigned char)*in)) in++;
+  if (!*in) {
+    perr(p, "empty address []");
+    return false;
+  }
   char *plus = NULL;
   for (char *c = in + 1; *c; c++)
     if (*c == '+' || *c == '-') {
@@ -1220,7 +1224,9 @@ static void finish_entry(parser *p) {
     }
     ins->off = l->offset;
   }
-  if (!e->ncode || e->code[e->ncode - 1].op != PO_RET || e->code[e->ncode - 1].guard >= 0) {
+  bool label_at_end = false; /* a branch to the end must land on an instruction */
+  for (size_t i = 0; i < p->nlabels; i++) label_at_end |= p->labels[i].offset == e->ncode;
+  if (!e->ncode || label_at_end || e->code[e->ncode - 1].op != PO_RET || e->code[e->ncode - 1].guard >= 0) {
     /* falling off the end is an implicit exit: append one so the pc never leaves the code */
     ptx_ins r;
     memset(&r, 0, sizeof r);

@@ -210,6 +210,26 @@ static void test_faults(void) {
                (const char *const[]){"budget of 100000 warp instructions", NULL}, "watchdog");
 }
 
+/* A label at the very end of the body: a branch there ends the thread (the interpreter appends the implicit exit
+ * instead of running past its code). */
+static void test_label_at_end(void) {
+  const char *src = HEAD
+      ".visible .entry k(.param .u64 pin, .param .u64 pout)\n{\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<4>;\n"
+      "\t.reg .pred %p<2>;\n\tld.param.u64 %rd1, [pout];\n\tmov.u32 %r0, %tid.x;\n\tsetp.lt.u32 %p0, %r0, 2;\n"
+      "\t@%p0 bra END;\n\tmul.wide.u32 %rd2, %r0, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n\tst.global.u32 [%rd3], %r0;\n"
+      "\tret;\nEND:\n}\n";
+  uint32_t in[1], out[4] = {9, 9, 9, 9};
+  CHECK_OK(launch(src, &(run){.grid = {1, 1, 1}, .block = {4, 1, 1}}, in, sizeof in, out, sizeof out));
+  CHECK(out[0] == 9 && out[1] == 9 && out[2] == 2 && out[3] == 3);
+  const char *empty = HEAD
+      ".visible .entry k(.param .u64 pin, .param .u64 pout)\n{\n\t.reg .b32 %r<4>;\n\tld.global.u32 %r0, [ ];\n"
+      "\tret;\n}\n";
+  ptx_module *m = NULL;
+  expect_error(ptx_module_parse(empty, strlen(empty), &m), (const char *const[]){"empty address", "line 7", NULL},
+               "empty address");
+  ptx_module_free(m);
+}
+
 /* Every invalid statement of ptx_test_kernels.h is refused naming its line and its text. */
 static void test_parse_errors(void) {
   int head_lines = 0;
@@ -254,5 +274,6 @@ int main(void) {
   test_params_and_launch_checks();
   test_faults();
   test_parse_errors();
+  test_label_at_end();
   return testing_summary("ptx_semantics");
 }

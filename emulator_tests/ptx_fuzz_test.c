@@ -1,6 +1,6 @@
 /* Differential fuzzer of the PTX path: random kernels (elementwise over 1-2 loop dims, or a reduce add/max over one
  * more; every scalar dtype the ptx renderer keeps in registers: float16, bfloat16, float32, float64, int8, uint8,
- * int16, int32, uint32, int64; + - * max neg, comparisons into where, mulacc, casts through another dtype, / recip
+ * int16, uint16, int32, uint32, int64, and bool as a dtype to cast through; + - * max neg, comparisons into where, mulacc, casts through another dtype, / recip
  * sqrt trunc and exp2/log2/sin on floats, & | ^ << >> // % on integers; gated loads and stores) with random opts
  * (LOCAL/GROUP/GROUPTOP/UPCAST/UNROLL, else the heuristic or none) are compiled for ptx:sm_90 or ptx:sm_80, run by
  * the PTX interpreter and compared with the reference interpreter (compiler/interp.c) on the same buffers.
@@ -37,9 +37,9 @@ __attribute__((format(printf, 2, 3))) static void sb(sbuf *b, const char *fmt, .
   if (b->n >= sizeof b->s) b->n = sizeof b->s - 1;
 }
 
-static const char *const DTYPES[] = {"float16", "bfloat16", "float32", "float64", "int8",
-                                     "uint8",   "int16",    "int32",   "uint32",  "int64"};
-#define NDT 10
+static const char *const DTYPES[] = {"float16", "bfloat16", "float32", "float64", "int8",   "uint8",
+                                     "int16",   "int32",    "uint32",  "int64",   "uint16", "bool"};
+#define NDT 11 /* the kernel's dtype: all but bool (bool only as the dtype values are cast through) */
 static bool is_float(int dt) { return dt < 4; }
 
 typedef struct kspec {
@@ -76,19 +76,21 @@ static void konst(sbuf *b, const kspec *k, int dt) {
       w = dt == 0 ? "65504.0" : "-0.0";
     if (k->wild && rnd(3) == 0) sb(b, "(const %s %s)", w, DTYPES[dt]);
     else sb(b, "(const %.3f %s)", (double)((int)rnd(17) - 8) / 4.0, DTYPES[dt]);
+  } else if (dt == 11) {
+    sb(b, "(const %s bool)", rnd(2) ? "true" : "false");
   } else {
     static const char *const WILD[] = {"-1", "127", "-128", "255", "32767", "2147483647", "-2147483648"};
     if (k->wild && rnd(3) == 0) {
       const char *w = WILD[rnd(7)];
       long long v = atoll(w);
-      int bits = dt == 4 || dt == 5 ? 8 : dt == 6 ? 16 : dt == 9 ? 64 : 32;
-      bool uns = dt == 5 || dt == 8;
+      int bits = dt == 4 || dt == 5 ? 8 : dt == 6 || dt == 10 ? 16 : dt == 9 ? 64 : 32;
+      bool uns = dt == 5 || dt == 8 || dt == 10;
       long long lo = uns ? 0 : bits == 64 ? INT64_MIN : -(1LL << (bits - 1));
       long long hi = bits == 64 ? INT64_MAX : uns ? (1LL << bits) - 1 : (1LL << (bits - 1)) - 1;
       if (v < lo || v > hi) v = 3;
       sb(b, "(const %lld %s)", v, DTYPES[dt]);
     } else {
-      sb(b, "(const %d %s)", (int)rnd(9) - (dt == 5 || dt == 8 ? 0 : 4), DTYPES[dt]);
+      sb(b, "(const %d %s)", (int)rnd(9) - (dt == 5 || dt == 8 || dt == 10 ? 0 : 4), DTYPES[dt]);
     }
   }
 }
@@ -181,7 +183,7 @@ static const int64_t SIZES[] = {1, 2, 3, 4, 5, 7, 8, 16, 24, 32, 33, 64, 100};
 static void gen(sbuf *b, kspec *k) {
   memset(k, 0, sizeof *k);
   k->dt = (int)rnd(NDT);
-  k->other = (int)rnd(NDT);
+  k->other = (int)rnd(NDT + 1);
   k->nloop = 1 + (int)rnd(2);
   k->nred = rnd(3) == 0 && k->dt != 0 && k->dt != 1 ? 1 : 0; /* no float16/bfloat16 sums: f16 rounding per step */
   int64_t total = 1;
@@ -229,6 +231,7 @@ static void wild_fill(cc_kbuf *bufs, size_t n) {
       else if (cls == 1) bits = (uint64_t)1 << (isz * 8 - 1);    /* -0 / INT_MIN */
       else if (cls == 2) bits = ~(uint64_t)0 >> (65 - isz * 8);  /* NaN-ish / INT_MAX */
       else if (cls == 3) bits &= 0xff;                           /* subnormal / small */
+      if (bufs[i].dtype.scalar == UOP_BOOL) bits &= 1; /* bools are 0 or 1 in memory */
       memcpy(p + (size_t)e * isz, &bits, isz);
     }
   }

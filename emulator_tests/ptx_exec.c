@@ -631,7 +631,11 @@ static hcq_status check_launch(const ptx_entry *e, const ptx_launch *l, exec *x)
     return hcq_status_make(HCQ_CODE_INVALID, "ptx: launch of %s: grid %ux%ux%u beyond 2^31-1 x 65535 x 65535",
                            e->info.name, g[0], g[1], g[2]);
   const uint32_t *mx = e->info.maxntid;
-  if (mx[0] && (b[0] > mx[0] || b[1] > mx[1] || b[2] > mx[2]))
+  if (e->info.reqntid && (b[0] != mx[0] || b[1] != mx[1] || b[2] != mx[2]))
+    return hcq_status_make(HCQ_CODE_INVALID, "ptx: launch of %s: block %ux%ux%u is not its .reqntid %u, %u, %u",
+                           e->info.name, b[0], b[1], b[2], mx[0], mx[1], mx[2]);
+  /* PTX ISA "Performance-Tuning Directives: .maxntid": the maximum number of threads is the product of the extents */
+  if (mx[0] && (uint64_t)b[0] * b[1] * b[2] > (uint64_t)mx[0] * mx[1] * mx[2])
     return hcq_status_make(HCQ_CODE_INVALID, "ptx: launch of %s: block %ux%ux%u exceeds its .maxntid %u, %u, %u",
                            e->info.name, b[0], b[1], b[2], mx[0], mx[1], mx[2]);
   if (l->shared_size_B > (16u << 20))

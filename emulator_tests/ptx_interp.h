@@ -17,6 +17,7 @@
 #ifndef HCQ_EMU_PTX_INTERP_H
 #define HCQ_EMU_PTX_INTERP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +45,7 @@ typedef struct ptx_entry_info {
   uint32_t params_size_B;   /* natural layout's total */
   uint32_t static_shared_B; /* the .shared variables the entry can reach */
   uint32_t maxntid[3];      /* .maxntid / .reqntid, 0 when absent */
+  bool reqntid;             /* .reqntid: the block must be exactly maxntid */
   size_t ninstructions;
 } ptx_entry_info;
 

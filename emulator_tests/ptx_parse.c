@@ -1204,6 +1204,7 @@ static void entry_header(parser *p, char *s) {
       }
       unsigned long v = strtoul(rest, &rest, 10);
       if (ntid) e->info.maxntid[d] = (uint32_t)v;
+      if (ntid) e->info.reqntid = dir[1] == 'r';
     }
     if (ntid)
       for (int d = 0; d < 3; d++)

@@ -152,6 +152,12 @@ static void test_params_and_launch_checks(void) {
                (const char *const[]){"1024 threads", NULL}, "block too large");
   expect_error(launch(COPY, &(run){.grid = {0, 1, 1}, .block = {1, 1, 1}}, in, sizeof in, out, sizeof out),
                (const char *const[]){"empty grid", NULL}, "empty grid");
+  char req[1024];
+  snprintf(req, sizeof req, "%s", COPY);
+  memcpy(strstr(req, ".maxntid"), ".reqntid", 8);
+  expect_error(launch(req, &(run){.grid = {1, 1, 1}, .block = {32, 1, 1}}, in, sizeof in, out, sizeof out),
+               (const char *const[]){"is not its .reqntid 64, 1, 1", NULL}, "reqntid");
+  CHECK_OK(launch(req, &(run){.grid = {1, 1, 1}, .block = {64, 1, 1}}, in, sizeof in, out, sizeof out));
   ptx_module *m = NULL;
   CHECK_OK(ptx_module_parse(COPY, strlen(COPY), &m));
   const ptx_entry_info *e = NULL;

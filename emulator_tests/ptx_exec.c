@@ -463,11 +463,12 @@ static inline uint32_t guard_mask(const uint64_t *rf, const ptx_ins *in, uint32_
 }
 
 /* Run warp w until every live lane waits at a barrier or has exited. */
-static bool run_warp(exec *x, uint32_t wi) {
+static bool run_warp_(exec *x, uint32_t wi, uint64_t *issued, uint64_t *tins) {
   warp *w = &x->warps[wi];
   const ptx_ins *code = x->e->code;
   uint64_t *rf = w->rf;
-  uint64_t budget = x->l->max_warp_instructions;
+  uint64_t budget = x->l->max_warp_instructions, base = x->issued, n = 0, t = 0; /* counters kept in registers */
+#define SAVE_COUNTS (*issued = n, *tins = t)
   while (w->running) {
     uint32_t minpc = UINT32_MAX, next = UINT32_MAX, mask = 0;
     FOR_LANES(w->running)
@@ -482,15 +483,16 @@ static bool run_warp(exec *x, uint32_t wi) {
         next = pc;
       }
     END_LANES
-    uint32_t pc = minpc;
+    uint32_t pc = minpc, cnt = popcount32(mask);
     for (;;) {
       if (pc >= next) break; /* reached (or passed) lanes waiting further on: merge by rescanning */
       const ptx_ins *in = &code[pc];
-      x->issued++;
-      x->stats.thread_instructions += popcount32(mask);
-      if (budget && x->issued > budget) {
+      n++;
+      t += cnt;
+      if (budget && base + n > budget) {
         fault(x, wi, __builtin_ctz(mask), in, "the kernel ran past its budget of %llu warp instructions (a hang?)",
               (unsigned long long)budget);
+        SAVE_COUNTS;
         return false;
       }
       if (in->op == PO_BRA) { /* "bra" */
@@ -511,6 +513,7 @@ static bool run_warp(exec *x, uint32_t wi) {
         w->live &= ~ex;
         w->running &= ~ex;
         mask &= ~ex;
+        cnt = popcount32(mask);
         pc++;
         if (!mask) break;
         continue;
@@ -523,51 +526,60 @@ static bool run_warp(exec *x, uint32_t wi) {
                 "divergent barrier: lane %d of this warp is not here (bar.sync is .aligned: all threads of a warp "
                 "must execute it together)",
                 __builtin_ctz(missing ? missing : 1));
+          SAVE_COUNTS;
           return false;
         }
         uint64_t id = ROW(in->s[0])[__builtin_ctz(mask)];
         if (id > 15 || (in->ns > 1 && ROW(in->s[1])[__builtin_ctz(mask)] != x->nthreads)) {
           fault(x, wi, __builtin_ctz(mask), in, "barrier %llu with a thread count other than the block's is not supported",
                 (unsigned long long)id);
+          SAVE_COUNTS;
           return false;
         }
         FOR_LANES(mask) w->pc[l] = pc + 1; END_LANES
         w->running = 0;
         w->bar_id = (uint32_t)id;
         w->bar_pc = pc;
+        SAVE_COUNTS;
         return true;
       }
       uint32_t em = guard_mask(rf, in, mask);
-      if (em && !exec_alu(x, wi, in, em)) return false;
+      if (em && !exec_alu(x, wi, in, em)) {
+        SAVE_COUNTS;
+        return false;
+      }
       pc++;
     }
     FOR_LANES(mask) w->pc[l] = pc; END_LANES
   }
+  SAVE_COUNTS;
   return true;
+}
+#undef SAVE_COUNTS
+
+static bool run_warp(exec *x, uint32_t wi) {
+  uint64_t n = 0, t = 0;
+  bool ok = run_warp_(x, wi, &n, &t);
+  x->issued += n;
+  x->stats.thread_instructions += t;
+  return ok;
 }
 
 /* ------------------------------------------------------------------------------------------------ launch */
 
-static void init_block(exec *x) {
+/* Once per launch: immediates and the special registers that do not change between blocks, in every lane. */
+static void init_launch(exec *x) {
   const ptx_entry *e = x->e;
   const ptx_launch *l = x->l;
   for (uint32_t wi = 0; wi < x->nwarps; wi++) {
-    warp *w = &x->warps[wi];
-    uint64_t *rf = w->rf;
+    uint64_t *rf = x->warps[wi].rf;
     memset(rf, 0, e->nrows * LANES * sizeof *rf);
-    uint32_t exists = 0;
-    for (int ln = 0; ln < LANES; ln++)
-      if (wi * LANES + (uint32_t)ln < x->nthreads) exists |= 1u << ln;
-    w->live = w->running = exists;
-    memset(w->pc, 0, sizeof w->pc);
     for (size_t r = 0; r < e->nrows; r++) {
       const ptx_row *row = &e->rows[r];
-      if (row->kind == PRK_REG) continue;
       uint64_t *dst = rf + r * LANES;
-      if (row->kind == PRK_CONST) {
+      if (row->kind == PRK_CONST)
         for (int ln = 0; ln < LANES; ln++) dst[ln] = row->value;
-        continue;
-      }
+      if (row->kind != PRK_SPECIAL) continue;
       for (int ln = 0; ln < LANES; ln++) {
         uint32_t t[3];
         lane_tid(x, wi, ln, t);
@@ -575,14 +587,33 @@ static void init_block(exec *x) {
         switch ((ptx_special)row->value) {
           case PSR_TID_X: case PSR_TID_Y: case PSR_TID_Z: v = t[row->value - PSR_TID_X]; break;
           case PSR_NTID_X: case PSR_NTID_Y: case PSR_NTID_Z: v = l->block[row->value - PSR_NTID_X]; break;
-          case PSR_CTAID_X: case PSR_CTAID_Y: case PSR_CTAID_Z: v = x->ctaid[row->value - PSR_CTAID_X]; break;
           case PSR_NCTAID_X: case PSR_NCTAID_Y: case PSR_NCTAID_Z: v = l->grid[row->value - PSR_NCTAID_X]; break;
           case PSR_LANEID: v = (uint64_t)ln; break;
           case PSR_WARPID: v = wi; break;
-          default: break;
+          default: break; /* %ctaid: per block */
         }
         dst[ln] = v;
       }
+    }
+  }
+}
+
+/* Per block: registers zeroed (reads before writes are deterministic), %ctaid, fresh shared memory. Only the lanes
+ * that hold threads are touched (a one-thread block costs one lane per row). */
+static void init_block(exec *x) {
+  const ptx_entry *e = x->e;
+  for (uint32_t wi = 0; wi < x->nwarps; wi++) {
+    warp *w = &x->warps[wi];
+    uint64_t *rf = w->rf;
+    uint32_t nl = x->nthreads - wi * LANES < LANES ? x->nthreads - wi * LANES : LANES;
+    w->live = w->running = nl == LANES ? ALL_LANES : (1u << nl) - 1;
+    memset(w->pc, 0, sizeof w->pc);
+    for (size_t r = 0; r < e->nrows; r++) {
+      const ptx_row *row = &e->rows[r];
+      uint64_t *dst = rf + r * LANES;
+      if (row->kind == PRK_REG) memset(dst, 0, nl * sizeof *dst);
+      else if (row->kind == PRK_SPECIAL && row->value >= PSR_CTAID_X && row->value <= PSR_CTAID_Z)
+        for (uint32_t ln = 0; ln < nl; ln++) dst[ln] = x->ctaid[row->value - PSR_CTAID_X];
     }
   }
   /* fresh shared memory holds garbage on a GPU: all ones (NaN as floats) makes a read before a write visible */
@@ -685,6 +716,7 @@ hcq_status ptx_launch_run(const ptx_module *m, const ptx_launch *l, ptx_stats *o
   if (!ok) {
     x.st = hcq_status_make(HCQ_CODE_NOMEM, "ptx: out of memory for %u warps of %zu registers", x.nwarps, e->nrows);
   } else {
+    init_launch(&x);
     for (uint32_t z = 0; z < l->grid[2] && !x.st; z++)
       for (uint32_t y = 0; y < l->grid[1] && !x.st; y++)
         for (uint32_t gx = 0; gx < l->grid[0] && !x.st; gx++) {

@@ -13,7 +13,7 @@
 
 #include "compiler/examples_test_util.h"
 #include "emulator_tests/ptx_test_util.h"
-#include "hcq/fuzz.h"
+#include "base/fuzz.h"
 
 static uint64_t g_rng;
 static uint32_t rnd(uint32_t n) {

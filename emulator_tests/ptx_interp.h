@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hcq/status.h"
+#include "base/status.h"
 
 typedef struct ptx_mem_ops {
   void *ctx;

@@ -12,7 +12,7 @@
 #include "compiler/interp.h"
 #include "emulator_tests/ptx_test_kernels.h"
 #include "emulator_tests/ptx_test_util.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static uint64_t g_rng = 0x243f6a8885a308d3ull;
 static uint64_t rnd64(void) {

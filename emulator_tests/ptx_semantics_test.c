@@ -6,7 +6,7 @@
  * launches, parse errors naming the line and the statement. */
 #include "emulator_tests/ptx_test_kernels.h"
 #include "emulator_tests/ptx_test_util.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 #define HEAD ".version 7.8\n.target sm_90\n.address_size 64\n"
 

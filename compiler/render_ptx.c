@@ -409,9 +409,14 @@ static const char *render_alu(pr *r, const uop *n) {
       /* the shift amount is a u32 */
       rclass bc = rclass_of(r, n->src[1]->dtype);
       const char *amt = b;
-      if (bc != RC_B32) {
+      if (bc == RC_B64) { /* clamp before truncating: an amount of 2^32 + 1 (or a negative one) shifts all out */
+        const char *t64 = newreg(r, RC_B64);
         amt = newreg(r, RC_B32);
-        ins(r, "cvt.u32.%s %s, %s;", bc == RC_B64 ? "u64" : "u16", amt, b);
+        ins(r, "min.u64 %s, %s, 64;", t64, b);
+        ins(r, "cvt.u32.u64 %s, %s;", amt, t64);
+      } else if (bc != RC_B32) {
+        amt = newreg(r, RC_B32);
+        ins(r, "cvt.u32.u16 %s, %s;", amt, b);
       }
       if (op == UOP_SHL) ins(r, "shl.%s %s, %s, %s;", bsuf(c), d, a, amt);
       else ins(r, "shr.%s %s, %s, %s;", t, d, a, amt);
@@ -485,7 +490,7 @@ static const char *render_cast(pr *r, const uop *n) {
     if (to.scalar == UOP_FLOAT32) return f;
     const char *d = newreg(r, tc);
     if (tf) ins(r, "cvt.%s.f32 %s, %s;", tsuf(r, to), d, f);
-    else ins(r, "cvt.rzi.%s.f32 %s, %s;", tsuf(r, to), d, f);
+    else ins(r, "cvt.rzi.%s.f32 %s, %s;", is_8bit(to) ? msuf(r, to) : tsuf(r, to), d, f);
     if (is_8bit(to)) fix8(r, to, d);
     return d;
   }
@@ -496,7 +501,8 @@ static const char *render_cast(pr *r, const uop *n) {
   } else if (tf) {
     ins(r, "cvt.rn.%s.%s %s, %s;", tsuf(r, to), tsuf(r, from), d, a);
   } else if (ff) {
-    ins(r, "cvt.rzi.%s.%s %s, %s;", tsuf(r, to), tsuf(r, from), d, a);
+    /* 8-bit ints: cvt to .s8/.u8 saturates to their range (and extends into the 16-bit register) */
+    ins(r, "cvt.rzi.%s.%s %s, %s;", is_8bit(to) ? msuf(r, to) : tsuf(r, to), tsuf(r, from), d, a);
     if (is_8bit(to)) fix8(r, to, d);
   } else { /* int -> int: extend by the source's signedness, or truncate */
     if (tc == fc) ins(r, "mov.%s %s, %s;", bsuf(tc), d, a);

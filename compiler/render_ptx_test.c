@@ -196,7 +196,7 @@ static void test_zoo(void) {
       CHECK(strstr(s, "cvt.f32.f16") != NULL);       /* float16 -> float32 is exact: no rounding modifier */
       CHECK(strstr(s, "cvt.f64.f32") != NULL);
       CHECK(strstr(s, "cvt.rzi.s64.f32") != NULL);   /* float -> int truncates toward zero */
-      CHECK(strstr(s, "cvt.rzi.u16.f32") != NULL);
+      CHECK(strstr(s, "cvt.rzi.u8.f32") != NULL);    /* float -> uint8 saturates to 0..255 (cvt .u8 destination) */
       CHECK(strstr(s, "cvt.u16.u8") != NULL);        /* uint8 re-wrapped after the add */
       /* int8 constants are sign-extended to their 16-bit register: -2 is 0xFFFE (0xFE would compare as 254) */
       CHECK(strstr(s, ", 0xFFFE;") != NULL);

@@ -1,0 +1,384 @@
+/* Differential fuzzer of the PTX path: random kernels (elementwise over 1-2 loop dims, or a reduce add/max over one
+ * more; every scalar dtype the ptx renderer keeps in registers: float16, bfloat16, float32, float64, int8, uint8,
+ * int16, uint16, int32, uint32, int64, and bool as a dtype to cast through; + - * max neg, comparisons into where, mulacc, casts through another dtype, / recip
+ * sqrt trunc and exp2/log2/sin on floats, & | ^ << >> // % on integers; gated loads and stores) with random opts
+ * (LOCAL/GROUP/GROUPTOP/UPCAST/UNROLL, else the heuristic or none) are compiled for ptx:sm_90 or ptx:sm_80, run by
+ * the PTX interpreter and compared with the reference interpreter (compiler/interp.c) on the same buffers.
+ * Elementwise kernels without transcendentals get values over the whole dtype (NaN, +-inf, -0, subnormals, huge,
+ * INT_MIN/MAX) and must match bit for bit (a NaN matches any NaN); reduces (summation order) and transcendentals
+ * (decompositions of a few ulp) use benign values and a tolerance.
+ * Seed: HCQ_FUZZ_SEED (default fixed, printed); budget: HCQ_FUZZ_SECONDS (default 3). */
+#include <float.h>
+#include <stdarg.h>
+
+#include "compiler/examples_test_util.h"
+#include "emulator_tests/ptx_test_util.h"
+#include "base/fuzz.h"
+
+static uint64_t g_rng;
+static uint32_t rnd(uint32_t n) {
+  g_rng ^= g_rng << 13;
+  g_rng ^= g_rng >> 7;
+  g_rng ^= g_rng << 17;
+  return (uint32_t)(g_rng % n);
+}
+
+typedef struct sbuf {
+  char s[16384];
+  size_t n;
+} sbuf;
+
+__attribute__((format(printf, 2, 3))) static void sb(sbuf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(b->s + b->n, sizeof b->s - b->n, fmt, ap);
+  va_end(ap);
+  if (k > 0) b->n += (size_t)k;
+  if (b->n >= sizeof b->s) b->n = sizeof b->s - 1;
+}
+
+static const char *const DTYPES[] = {"float16", "bfloat16", "float32", "float64", "int8",   "uint8",
+                                     "int16",   "int32",    "uint32",  "int64",   "uint16", "bool"};
+#define NDT 11 /* the kernel's dtype: all but bool (bool only as the dtype values are cast through) */
+static bool is_float(int dt) { return dt < 4; }
+
+typedef struct kspec {
+  int dt, other;          /* the kernel's dtype, and the dtype of buffer 3 (read through a cast) */
+  int nloop, nred;
+  int64_t size[3];
+  bool wild;              /* full-range inputs, bit-exact comparison */
+  bool transcendental;
+} kspec;
+
+static void index_expr(sbuf *b, const kspec *k, bool with_red) {
+  int n = k->nloop + (with_red ? k->nred : 0);
+  if (n == 0) {
+    sb(b, "0");
+    return;
+  }
+  for (int i = 0; i < n - 1; i++) sb(b, "(+ ");
+  for (int i = 0; i < n; i++) {
+    int64_t stride = 1;
+    for (int j = i + 1; j < n; j++) stride *= k->size[j];
+    if (stride == 1) sb(b, "r%d", i);
+    else sb(b, "(* r%d %lld)", i, (long long)stride);
+    sb(b, i > 0 ? ") " : " ");
+  }
+}
+
+static void konst(sbuf *b, const kspec *k, int dt) {
+  if (is_float(dt)) {
+    static const char *const WILD[] = {"-0.0", "inf", "-inf", "nan", "65504.0", "1e-7", "3e38", "0.1"};
+    const char *w = WILD[rnd(8)];
+    /* half types: only constants they represent (the reference interpreter keeps a float16 0.1 unrounded: a
+     * reference issue, reported) */
+    if (dt <= 1 && (!strcmp(w, "3e38") || !strcmp(w, "0.1") || !strcmp(w, "1e-7") || !strcmp(w, "65504.0")))
+      w = dt == 0 ? "65504.0" : "-0.0";
+    if (k->wild && rnd(3) == 0) sb(b, "(const %s %s)", w, DTYPES[dt]);
+    else sb(b, "(const %.3f %s)", (double)((int)rnd(17) - 8) / 4.0, DTYPES[dt]);
+  } else if (dt == 11) {
+    sb(b, "(const %s bool)", rnd(2) ? "true" : "false");
+  } else {
+    static const char *const WILD[] = {"-1", "127", "-128", "255", "32767", "2147483647", "-2147483648"};
+    if (k->wild && rnd(3) == 0) {
+      const char *w = WILD[rnd(7)];
+      long long v = atoll(w);
+      int bits = dt == 4 || dt == 5 ? 8 : dt == 6 || dt == 10 ? 16 : dt == 9 ? 64 : 32;
+      bool uns = dt == 5 || dt == 8 || dt == 10;
+      long long lo = uns ? 0 : bits == 64 ? INT64_MIN : -(1LL << (bits - 1));
+      long long hi = bits == 64 ? INT64_MAX : uns ? (1LL << bits) - 1 : (1LL << (bits - 1)) - 1;
+      if (v < lo || v > hi) v = 3;
+      sb(b, "(const %lld %s)", v, DTYPES[dt]);
+    } else {
+      sb(b, "(const %d %s)", (int)rnd(9) - (dt == 5 || dt == 8 || dt == 10 ? 0 : 4), DTYPES[dt]);
+    }
+  }
+}
+
+static void load(sbuf *b, const kspec *k, int buf, bool in_red) {
+  int d = k->nloop > 0 ? (int)rnd((uint32_t)k->nloop) : -1;
+  bool gated = d >= 0 && k->size[d] > 1 && rnd(5) == 0;
+  sb(b, "(load (index in%d ", buf);
+  index_expr(b, k, in_red);
+  if (gated) {
+    sb(b, " (< r%d %lld))", d, (long long)(1 + rnd((uint32_t)k->size[d] - 1)));
+    sb(b, " ");
+    konst(b, k, buf == 3 ? k->other : k->dt);
+    sb(b, ")");
+  } else {
+    sb(b, "))");
+  }
+}
+
+/* A value of the kernel's dtype. */
+static void expr(sbuf *b, kspec *k, int depth, bool in_red) {
+  int dt = k->dt;
+  bool fl = is_float(dt);
+  uint32_t c = depth <= 0 ? rnd(3) : rnd(16);
+  switch (c) {
+    case 0: case 1: load(b, k, (int)rnd(3), in_red); return;
+    case 2: konst(b, k, dt); return;
+    case 3: /* through the other dtype: a load of buffer 3 cast to ours, or our value cast there and back */
+      if (rnd(2)) {
+        sb(b, "(cast %s ", DTYPES[dt]);
+        load(b, k, 3, in_red);
+        sb(b, ")");
+      } else {
+        sb(b, "(cast %s (cast %s ", DTYPES[dt], DTYPES[k->other]);
+        expr(b, k, depth - 1, in_red);
+        sb(b, "))");
+      }
+      return;
+    case 4: sb(b, "(neg "); expr(b, k, depth - 1, in_red); sb(b, ")"); return;
+    case 5: case 6: {
+      /* (!= x x) and (== x x) of one float x: the symbolic pass folds them as if x were never NaN (a compiler issue
+       * outside the PTX path, reported); compare two different operands or use < */
+      static const char *const CMP[] = {"<", "!=", "=="};
+      sbuf *l = malloc(sizeof *l), *r = malloc(sizeof *r);
+      l->n = r->n = 0;
+      expr(l, k, depth - 1, in_red);
+      expr(r, k, depth - 1, in_red);
+      bool same = l->n == r->n && !memcmp(l->s, r->s, l->n);
+      sb(b, "(where (%s %s %s) ", same ? "<" : CMP[rnd(3)], l->s, r->s);
+      free(l);
+      free(r);
+      break;
+    }
+    case 7:
+      sb(b, "(mulacc ");
+      expr(b, k, depth - 1, in_red);
+      sb(b, " ");
+      break;
+    case 8:
+      if (fl) {
+        static const char *const UN[] = {"recip", "sqrt", "trunc", "exp2", "log2", "sin"};
+        int u = (int)rnd(k->wild ? 3 : 6);
+        if (u >= 3) k->transcendental = true;
+        sb(b, "(%s ", UN[u]);
+        expr(b, k, depth - 1, in_red);
+        sb(b, ")");
+      } else { /* a divisor in 1..8 */
+        sb(b, "(%s ", rnd(2) ? "//" : "%");
+        expr(b, k, depth - 1, in_red);
+        sb(b, " (+ (& ");
+        expr(b, k, depth - 1, in_red);
+        sb(b, " (const 7 %s)) (const 1 %s)))", DTYPES[dt], DTYPES[dt]);
+      }
+      return;
+    default: {
+      static const char *const FOPS[] = {"+", "-", "*", "max", "/", "+", "*"};
+      static const char *const IOPS[] = {"+", "-", "*", "max", "&", "|", "^", "<<", ">>"};
+      sb(b, "(%s ", fl ? FOPS[rnd(7)] : IOPS[rnd(9)]);
+      break;
+    }
+  }
+  expr(b, k, depth - 1, in_red);
+  sb(b, " ");
+  expr(b, k, depth - 1, in_red);
+  sb(b, ")");
+}
+
+static const int64_t SIZES[] = {1, 2, 3, 4, 5, 7, 8, 16, 24, 32, 33, 64, 100};
+
+static void gen(sbuf *b, kspec *k) {
+  memset(k, 0, sizeof *k);
+  k->dt = (int)rnd(NDT);
+  k->other = (int)rnd(NDT + 1);
+  k->nloop = 1 + (int)rnd(2);
+  k->nred = rnd(3) == 0 && k->dt != 0 && k->dt != 1 ? 1 : 0; /* no float16/bfloat16 sums: f16 rounding per step */
+  int64_t total = 1;
+  for (int i = 0; i < k->nloop + k->nred; i++) {
+    k->size[i] = SIZES[rnd(sizeof SIZES / sizeof SIZES[0])];
+    if (total * k->size[i] > 8192) k->size[i] = 2;
+    total *= k->size[i];
+  }
+  k->wild = !k->nred && rnd(2);
+  int64_t out_n = 1, in_n = total;
+  for (int i = 0; i < k->nloop; i++) out_n *= k->size[i];
+  sb(b, "(kernel fz (let out (buf 0 %s %lld)) ", DTYPES[k->dt], (long long)out_n);
+  for (int j = 0; j < 3; j++) sb(b, "(let in%d (buf %d %s %lld)) ", j, j + 1, DTYPES[k->dt], (long long)in_n);
+  sb(b, "(let in3 (buf 4 %s %lld)) ", DTYPES[k->other], (long long)in_n);
+  for (int i = 0; i < k->nloop + k->nred; i++)
+    sb(b, "(let r%d (range %d %lld %s)) ", i, i < k->nloop ? i : 1000 + i, (long long)k->size[i],
+       i < k->nloop ? "loop" : "reduce");
+  sb(b, "(sink (store (index out ");
+  index_expr(b, k, false);
+  int gd = (int)rnd((uint32_t)k->nloop);
+  if (k->size[gd] > 1 && rnd(4) == 0) sb(b, " (< r%d %lld)", gd, (long long)(1 + rnd((uint32_t)k->size[gd] - 1)));
+  sb(b, ") ");
+  if (k->nred) {
+    bool mx = rnd(3) == 0;
+    sb(b, "(reduce %s ", mx ? "max" : "add");
+    expr(b, k, 2, true);
+    sb(b, " r%d)", k->nloop);
+  } else {
+    expr(b, k, 3, false);
+  }
+  for (int i = 0; i < k->nloop; i++) sb(b, " r%d", i);
+  sb(b, ")))");
+}
+
+/* Values over the whole dtype: for floats NaN, +-inf, +-0, subnormals, huge and any bit pattern; for integers the
+ * extremes and any bit pattern. */
+static void wild_fill(cc_kbuf *bufs, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    uint8_t *p = bufs[i].data;
+    size_t isz = bufs[i].size_B / (size_t)(bufs[i].nelems ? bufs[i].nelems : 1);
+    for (int64_t e = 0; e < bufs[i].nelems; e++) {
+      uint64_t bits = ((uint64_t)rnd(UINT32_MAX) << 32) | rnd(UINT32_MAX);
+      uint32_t cls = rnd(8);
+      if (cls == 0) bits = 0;                                     /* +0 / 0 */
+      else if (cls == 1) bits = (uint64_t)1 << (isz * 8 - 1);    /* -0 / INT_MIN */
+      else if (cls == 2) bits = ~(uint64_t)0 >> (65 - isz * 8);  /* NaN-ish / INT_MAX */
+      else if (cls == 3) bits &= 0xff;                           /* subnormal / small */
+      if (bufs[i].dtype.scalar == UOP_BOOL) bits &= 1; /* bools are 0 or 1 in memory */
+      memcpy(p + (size_t)e * isz, &bits, isz);
+    }
+  }
+}
+
+static bool float_dt(uop_dtype dt) { return uop_dt_is_float(dt); }
+
+/* Compare bit for bit (a NaN matches any NaN) or with a tolerance; counts mismatches. */
+static size_t compare(const cc_kbuf *ref, const cc_kbuf *got, size_t n, bool exact, double rel) {
+  size_t bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    bool fl = float_dt(ref[i].dtype);
+    double norm = 0;
+    for (int64_t e = 0; fl && e < ref[i].nelems; e++) {
+      double a = fabs(tu_elem(ref[i].data, ref[i].dtype, e));
+      if (isfinite(a) && a > norm) norm = a;
+    }
+    for (int64_t e = 0; e < ref[i].nelems; e++) {
+      double a = tu_elem(ref[i].data, ref[i].dtype, e), g = tu_elem(got[i].data, got[i].dtype, e);
+      bool ok;
+      if (!fl) ok = a == g;
+      else if (exact) ok = (isnan(a) && isnan(g)) || (a == g && signbit(a) == signbit(g));
+      else ok = cc_float_match(g, a, rel, 1e-6 + rel * norm);
+      if (!ok && bad++ < 3)
+        fprintf(stderr, "  buffer %zu element %lld: got %.17g, want %.17g\n", i, (long long)e, g, a);
+    }
+  }
+  return bad;
+}
+
+static int64_t g_cases, g_runs, g_wild, g_opted, g_thread_ins;
+
+static void fuzz_case(const cc_target *t) {
+  static sbuf b;
+  b.n = 0;
+  kspec k;
+  gen(&b, &k);
+  uop_ctx *ctx = NULL;
+  CHECK_OK(uop_ctx_create(&ctx));
+  const uop *sink = NULL;
+  cc_program *p = NULL;
+  cc_kbuf *ref = NULL, *got = NULL;
+  size_t nref = 0, ngot = 0;
+  char opts[128] = "";
+  hcq_status st = cc_kernel_parse(ctx, b.s, b.n, "<fuzz>", &sink);
+  if (st) {
+    fprintf(stderr, "generated kernel does not parse: %s\n%s\n", hcq_status_message(st), b.s);
+    hcq_status_free(st);
+    CHECK(!"parse");
+    goto done;
+  }
+  /* opts: explicit ones (when they apply), the heuristic, or none */
+  uint32_t mode = rnd(3);
+  if (mode == 0) {
+    static const char *const OPS[] = {"LOCAL", "UPCAST", "UNROLL", "GROUP", "GROUPTOP", "LOCAL"};
+    static const int AMT[] = {2, 4, 8, 16, 32, 3};
+    size_t n = 0;
+    for (int i = 0, m = 1 + (int)rnd(3); i < m; i++)
+      n += (size_t)snprintf(opts + n, sizeof opts - n, "%s%s:%d:%d", i ? "," : "", OPS[rnd(6)], (int)rnd(3),
+                            AMT[rnd(6)]);
+    cc_opt *o = NULL;
+    size_t no = 0;
+    CHECK_OK(cc_opts_parse(opts, &o, &no));
+    st = cc_compile_source(ctx, sink, t, &(cc_options){.opts = o, .nopts = no}, &p);
+    free(o);
+    if (st) { /* the opts do not apply to this kernel: fall back to the heuristic */
+      hcq_status_free(st);
+      st = HCQ_OK;
+      mode = 1;
+      snprintf(opts, sizeof opts, "(heuristic)");
+    } else {
+      g_opted++;
+    }
+  }
+  if (mode == 1) {
+    if (!opts[0]) snprintf(opts, sizeof opts, "(heuristic)");
+    st = cc_compile_source(ctx, sink, t, &(cc_options){0}, &p);
+  } else if (mode == 2) {
+    snprintf(opts, sizeof opts, "(noopt)");
+    st = cc_compile_source(ctx, sink, t, &(cc_options){.noopt = true}, &p);
+  }
+  if (!st) st = cc_kernel_buffers(sink, &ref, &nref);
+  if (!st) st = cc_kernel_buffers(sink, &got, &ngot);
+  if (!st) st = cc_kbufs_alloc_fill(ref, nref, (uint64_t)g_cases);
+  if (!st) st = cc_kbufs_alloc_fill(got, ngot, (uint64_t)g_cases);
+  if (st) {
+    fprintf(stderr, "compile: %s\n%s\nopts %s\n", hcq_status_message(st), b.s, opts);
+    hcq_status_free(st);
+    CHECK(!"compile");
+    goto done;
+  }
+  bool wild = k.wild && !k.transcendental;
+  if (wild) {
+    uint64_t save = g_rng;
+    wild_fill(ref, nref);
+    g_rng = save;
+    wild_fill(got, ngot);
+    g_wild++;
+  }
+  {
+    void *bufs[8] = {0};
+    size_t sizes[8] = {0};
+    for (size_t i = 0; i < nref; i++) bufs[ref[i].slot] = ref[i].data, sizes[ref[i].slot] = ref[i].size_B;
+    st = cc_interp_run(sink, bufs, sizes, 8, NULL, 0);
+  }
+  if (st) { /* the reference refuses (e.g. a runtime fault it reports): nothing to compare */
+    hcq_status_free(st);
+    goto done;
+  }
+  ptx_stats stats;
+  st = ptu_run_program(p, got, ngot, NULL, 0, &stats);
+  if (st) {
+    fprintf(stderr, "case %lld (%s, opts %s): ptx run: %s\n%s\n", (long long)g_cases, t->name, opts,
+            hcq_status_message(st), b.s);
+    hcq_status_free(st);
+    CHECK(!"ptx run");
+    goto done;
+  }
+  g_runs++;
+  g_thread_ins += (int64_t)stats.thread_instructions;
+  bool half = k.dt == 0 || k.dt == 1;
+  size_t bad = compare(ref, got, nref, wild || (!k.nred && !k.transcendental), half ? 4e-3 : 2e-5);
+  if (bad) {
+    fprintf(stderr, "case %lld (%s, opts %s, %s inputs): %zu mismatches\n%s\n", (long long)g_cases, t->name, opts,
+            wild ? "full-range" : "benign", bad, b.s);
+    if (getenv("HCQ_FUZZ_VERBOSE")) fprintf(stderr, "%s\n", p->source);
+    CHECK(!"mismatch");
+  }
+done:
+  cc_program_free(p);
+  if (ref) cc_kbufs_free(ref, nref);
+  if (got) cc_kbufs_free(got, ngot);
+  uop_ctx_destroy(ctx);
+  g_cases++;
+}
+
+int main(void) {
+  g_rng = fuzz_seed("ptx_fuzz", 0x50f1a5c0ffee1234ull);
+  double budget = fuzz_seconds(3.0, NULL), t0 = fuzz_now_s();
+  cc_target t90, t80;
+  CHECK_OK(cc_target_get("ptx:sm_90", 0, &t90));
+  CHECK_OK(cc_target_get("ptx:sm_80", 0, &t80));
+  while (fuzz_now_s() - t0 < budget && testing_failures < 5) fuzz_case(rnd(2) ? &t90 : &t80);
+  printf("ptx_fuzz: %lld kernels, %lld run (%lld with full-range inputs, %lld with explicit opts), %.1fM "
+         "thread-instructions, %.1f s\n",
+         (long long)g_cases, (long long)g_runs, (long long)g_wild, (long long)g_opted, (double)g_thread_ins / 1e6,
+         fuzz_now_s() - t0);
+  CHECK(g_runs > 0);
+  return testing_summary("ptx_fuzz");
+}

@@ -606,7 +606,9 @@ static hcq_status setup(interp *I, void *const *buffers, const size_t *sizes_B, 
     const uop *u = I->order[i];
     if (!kt_map_put(&I->slot, u, (intptr_t)i)) return nomem();
     if (u->op == UOP_CONST) {
-      if (uop_dt_is_float(u->dtype)) I->vals[i].f = u->arg.f;
+      uint8_t bits;
+      /* a constant holds its dtype's value: (const 0.1 float16) is 0.0999755859375 wherever it is used */
+      if (uop_dt_is_float(u->dtype)) I->vals[i].f = round_to(cls_of(u->dtype, &bits), u->arg.f);
       else I->vals[i].i = u->arg.i;
     } else if (u->op == UOP_DEFINE_VAR) {
       size_t k = 0;

@@ -102,6 +102,13 @@ static const uop *r_zero(uop_rewrite_ctx *rc, const uop *n, const uop_bindings *
   return mk_const(rc->uctx, n->dtype, 0);
 }
 
+/* x != x is false only when x cannot be NaN: integers, index and bool, never floats. */
+static const uop *r_ne_self(uop_rewrite_ctx *rc, const uop *n, const uop_bindings *b) {
+  (void)b;
+  if (!scalar_intlike(n) || !scalar_intlike(n->src[0])) return NULL;
+  return mk_const(rc->uctx, n->dtype, 0);
+}
+
 static const uop *r_one(uop_rewrite_ctx *rc, const uop *n, const uop_bindings *b) {
   (void)b;
   if (!scalar_intlike(n)) return NULL;
@@ -385,7 +392,7 @@ const uop_rule sym_rules_fold[] = {
     {"(MOD (MOD@x _ y) y)", r_x, "(x%y)%y"},
     {"(IDIV:index (MUL~ x y) y)", r_x, "(x*y)//y"},
     {"(CMPLT x x)", r_zero, "x<x"},
-    {"(CMPNE:bool x x)", r_zero, "x!=x"},
+    {"(CMPNE:bool x x)", r_ne_self, "x!=x"},
     {"(XOR x x)", r_zero, "x^x"},
     {"(AND:ints|index x x)", r_x, "x&x"},
     {"(OR:ints|index x x)", r_x, "x|x"},

@@ -67,7 +67,7 @@ static bool is_lost(cpu_device *dev) { return __atomic_load_n(&dev->lost, __ATOM
 
 static hcq_status lost_error(cpu_device *dev) {
   pthread_mutex_lock(&dev->lock);
-  hcq_status st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "%s", dev->lost_msg);
+  hcq_status st = hcq_status_make(HCQ_CODE_DEVICE_LOST, "%s", dev->lost_msg);
   pthread_mutex_unlock(&dev->lock);
   return st;
 }
@@ -362,6 +362,12 @@ static const hcq_device_ops cpu_ops = {
     .mem_free = op_mem_free,
     .wait_sleep = op_wait_sleep,
     .encoder = &cpu_words_encoder,
+    .info = cpu_device_op_info,
+    .program_load = cpu_device_op_program_load,
+    .program_free = cpu_device_op_program_free,
+    .signal_wait = cpu_device_op_signal_wait,
+    .take_error = cpu_device_op_take_error,
+    .destroy = cpu_device_op_destroy,
 };
 
 /* ------------------------------------------------------------------------------------------------ lifecycle */

@@ -59,6 +59,9 @@ const char *hcq_rt_backends(void);
 /* Name, arch, compiler target, memory sizes, features, whether it is a mock. */
 hcq_status hcq_rt_info(hcq_rt_device *dev, hcq_device_info *out);
 hcq_device *hcq_rt_lower(hcq_rt_device *dev);
+/* Use a device opened through its backend's own API (e.g. with backend options) with the runtime layer; with
+ * `owned`, hcq_rt_close also closes it (ops->destroy), else it only frees the runtime's state. */
+hcq_status hcq_rt_wrap(hcq_device *lower, int owned, hcq_rt_device **out);
 /* Wait until every launch so far finished (HCQ_CODE_TIMEOUT, or HCQ_CODE_DEVICE_LOST for a hung device), then
  * return the first error the device recorded (HCQ_CODE_KERNEL_FAULT naming the kernel), or OK. */
 hcq_status hcq_rt_sync(hcq_rt_device *dev, uint32_t timeout_ms);
@@ -93,6 +96,8 @@ hcq_status hcq_rt_launch(hcq_rt_kernel *k, hcq_rt_buffer *const *bufs, size_t nb
                          size_t nvars);
 /* Device time of the kernel's last finished launch in ms (after hcq_rt_sync), 0 if the device has no timestamps. */
 double hcq_rt_kernel_last_ms(const hcq_rt_kernel *k);
+/* The device's handle of the loaded program (what hcq_queue_exec takes), for recording one's own queues. */
+uint64_t hcq_rt_kernel_handle(const hcq_rt_kernel *k);
 /* Stream words the kernel's queue rewrote in total (a launch with nothing changed rewrites none). */
 uint64_t hcq_rt_kernel_words_written(const hcq_rt_kernel *k);
 

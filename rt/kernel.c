@@ -201,6 +201,7 @@ hcq_status hcq_rt_launch(hcq_rt_kernel *k, hcq_rt_buffer *const *bufs, size_t nb
   hcq_status st = hcq_queue_submit(k->q, d, k->vv, k->nvv);
   if (st) {
     d->timeline_value--; /* nothing was queued: hand the value out again */
+    rd->lost |= hcq_status_code(st) == HCQ_CODE_DEVICE_LOST;
     return hcq_status_annotate(st, "launching %s", p->name);
   }
   k->last_value = next;
@@ -212,5 +213,7 @@ double hcq_rt_kernel_last_ms(const hcq_rt_kernel *k) {
   if (!k || !(k->rd->info.features & HCQ_FEATURE_TIMESTAMPS)) return 0;
   return (double)(hcq_signal_timestamp_ns(k->ts1) - hcq_signal_timestamp_ns(k->ts0)) / 1e6;
 }
+
+uint64_t hcq_rt_kernel_handle(const hcq_rt_kernel *k) { return k ? k->handle : 0; }
 
 uint64_t hcq_rt_kernel_words_written(const hcq_rt_kernel *k) { return k ? hcq_queue_get_stats(k->q).words_written : 0; }

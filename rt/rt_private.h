@@ -10,6 +10,8 @@
 
 struct hcq_rt_device {
   hcq_device *dev;
+  bool owned; /* close dev with the runtime device */
+  bool lost;  /* a call reported HCQ_CODE_DEVICE_LOST: close does not wait */
   hcq_device_info info;
   uop_ctx *ctx; /* the launch queues' variables */
   hcq_rt_kernel *kernels;

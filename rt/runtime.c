@@ -11,12 +11,15 @@ _Static_assert(HCQ_RT_MEM_DEVICE_LOCAL == HCQ_MEM_DEVICE_LOCAL && HCQ_RT_MEM_HOS
                    HCQ_RT_MEM_UNCACHED == HCQ_MEM_UNCACHED,
                "public placement flags are the device's");
 
-hcq_status hcq_rt_open(const char *name, hcq_rt_device **out) {
+static hcq_status open_with(const char *name, hcq_device *lower, bool owned, hcq_rt_device **out) {
   if (!out) return hcq_status_make(HCQ_CODE_INVALID, "hcq_rt_open: NULL out");
   *out = NULL;
   hcq_rt_device *rd = calloc(1, sizeof *rd);
   if (!rd) return hcq_status_make(HCQ_CODE_NOMEM, "device %s", name ? name : "?");
-  hcq_status st = hcq_rt_backend_open(name, &rd->dev);
+  rd->owned = owned;
+  rd->dev = lower;
+  hcq_status st = lower ? HCQ_OK : hcq_rt_backend_open(name, &rd->dev);
+  if (st) rd->dev = NULL;
   if (!st) st = uop_ctx_create(&rd->ctx);
   if (!st && rd->dev->ops->info) st = rd->dev->ops->info(rd->dev, &rd->info);
   else if (!st) snprintf(rd->info.name, sizeof rd->info.name, "%s", rd->dev->name);
@@ -29,14 +32,21 @@ hcq_status hcq_rt_open(const char *name, hcq_rt_device **out) {
   return HCQ_OK;
 }
 
+hcq_status hcq_rt_open(const char *name, hcq_rt_device **out) { return open_with(name, NULL, true, out); }
+
+hcq_status hcq_rt_wrap(hcq_device *lower, int owned, hcq_rt_device **out) {
+  if (!lower || !lower->ops) return hcq_status_make(HCQ_CODE_INVALID, "hcq_rt_wrap: no device");
+  return open_with(lower->name, lower, owned != 0, out);
+}
+
 void hcq_rt_close(hcq_rt_device *rd) {
   if (!rd) return;
   if (rd->dev) {
-    hcq_status_free(hcq_rt_sync(rd, rd->dev->wait_timeout_ms));
+    if (!rd->lost) hcq_status_free(hcq_rt_sync(rd, rd->dev->wait_timeout_ms)); /* a lost device never finishes */
     while (rd->kernels) hcq_rt_kernel_free(rd->kernels);
     while (rd->buffers) hcq_rt_buffer_free(rd->buffers);
     hcq_retire_all(rd->dev);
-    if (rd->dev->ops->destroy) rd->dev->ops->destroy(rd->dev);
+    if (rd->owned && rd->dev->ops->destroy) rd->dev->ops->destroy(rd->dev);
   }
   uop_ctx_destroy(rd->ctx);
   free(rd);
@@ -62,6 +72,7 @@ hcq_status hcq_rt_sync(hcq_rt_device *rd, uint32_t timeout_ms) {
   hcq_status st = hcq_rt_wait_value(rd, hcq_timeline_last(d), timeout_ms);
   if (!st) st = hcq_device_synchronize(d, timeout_ms); /* done already: wraps the timeline, retires everything */
   hcq_status err = d->ops->take_error ? d->ops->take_error(d) : HCQ_OK;
+  rd->lost |= hcq_status_code(st) == HCQ_CODE_DEVICE_LOST || hcq_status_code(err) == HCQ_CODE_DEVICE_LOST;
   if (st) {
     hcq_status_free(err);
     return hcq_status_annotate(st, "synchronizing %s", d->name);

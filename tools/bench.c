@@ -17,7 +17,7 @@
 #include "hcq/graph.h"
 #include "tools/cli_args.h"
 #include "tools/bench_base.h"
-#include "tools/krun.h"
+#include "rt/krun.h"
 #include "tools/verbs.h"
 
 typedef struct bres {

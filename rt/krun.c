@@ -1,5 +1,5 @@
 /* krun: see krun.h. */
-#include "tools/krun.h"
+#include "rt/krun.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -2,8 +2,8 @@
  * the program described once, loaded as a kernel whose launch queue is recorded once; every krun_exec is one
  * hcq_rt_launch + hcq_rt_sync). What krun adds is the tool's side: kernel text, buffers as cc_kbufs for the
  * reference interpreter, the memory-limit check, comparisons. Shared by `hcq run`, `hcq bench` and the tests. */
-#ifndef HCQ_TOOLS_KRUN_H
-#define HCQ_TOOLS_KRUN_H
+#ifndef HCQ_RT_KRUN_H
+#define HCQ_RT_KRUN_H
 
 #include <stdbool.h>
 #include <stddef.h>

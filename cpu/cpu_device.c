@@ -248,10 +248,10 @@ static hcq_status decode(cpu_device *dev, const uint32_t *words, size_t count, c
           w->exec.fn = p->fn;
           w->exec.nargs = (int)(nbufs + nvals);
           const uint8_t *ab = (const uint8_t *)(uintptr_t)args_va;
-          for (uint32_t k = 0; k < nbufs; k++) memcpy(&w->exec.args[k], ab + 8u * k, 8);
+          for (uint32_t k = 0; k < nbufs; k++) memcpy(&w->exec.args[k], ab + hcq_kernarg_buf_offset_B(0, k), 8);
           for (uint32_t k = 0; k < nvals; k++) {
             int32_t v;
-            memcpy(&v, ab + 8u * nbufs + 4u * k, 4);
+            memcpy(&v, ab + hcq_kernarg_val_offset_B(0, nbufs, k), 4);
             w->exec.args[nbufs + k] = (uint64_t)(int64_t)v;
           }
           *c = (cpu_cmd){.kind = CPU_CMD_EXEC, .threads = (int)gx, .fn = cpu_device_exec_task, .ctx = w};

@@ -57,15 +57,14 @@ hcq_status hcq_program_add_var(hcq_program *p, const char *name, bool ranged, in
 }
 
 hcq_status hcq_program_layout(hcq_program *p, uint32_t prefix_B) {
-  uint32_t off = prefix_B;
-  for (size_t i = 0; i < p->nparams; i++) {
+  uint32_t nb = (uint32_t)hcq_program_nbufs(p), nv = (uint32_t)hcq_program_nvars(p);
+  for (uint32_t i = 0; i < nb + nv; i++) {
     hcq_param *q = &p->params[i];
-    q->size_B = q->kind == HCQ_PARAM_BUFFER ? 8u : 4u;
-    q->offset_B = off;
-    off += q->size_B;
+    q->size_B = i < nb ? 8u : 4u;
+    q->offset_B = i < nb ? hcq_kernarg_buf_offset_B(prefix_B, i) : hcq_kernarg_val_offset_B(prefix_B, nb, i - nb);
   }
   p->kernarg_prefix_B = prefix_B;
-  p->kernarg_size_B = off;
+  p->kernarg_size_B = hcq_kernarg_size_B(prefix_B, nb, nv);
   return HCQ_OK;
 }
 

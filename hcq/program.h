@@ -63,6 +63,16 @@ typedef struct hcq_var {
   int64_t value;
 } hcq_var;
 
+/* The default layout's rule, the one place it is written (hcq_program_layout, hcq_args, the CPU device's and the
+ * fake GPU's EXEC decoders use it): buffer i's address, then value i after nbufs buffers. */
+static inline uint32_t hcq_kernarg_buf_offset_B(uint32_t prefix_B, uint32_t i) { return prefix_B + 8u * i; }
+static inline uint32_t hcq_kernarg_val_offset_B(uint32_t prefix_B, uint32_t nbufs, uint32_t i) {
+  return prefix_B + 8u * nbufs + 4u * i;
+}
+static inline uint32_t hcq_kernarg_size_B(uint32_t prefix_B, uint32_t nbufs, uint32_t nvals) {
+  return hcq_kernarg_val_offset_B(prefix_B, nbufs, nvals);
+}
+
 /* An empty program (every launch size "1", registers -1). */
 void hcq_program_init(hcq_program *p);
 /* Append a buffer (slot = number of buffers so far) or a variable. Errors: too many, name too long, a buffer

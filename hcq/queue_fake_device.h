@@ -223,14 +223,14 @@ static hcq_status fake_walk(fake_dev *f, const uint32_t *w, size_t n, bool run) 
         *e = (fake_exec){.prog = prog, .args_va = args_va, .nbufs = nbufs, .nvals = nvals,
                          .global = {a[5], a[6], a[7]}, .local = {l[0], l[1], l[2]}};
         for (uint32_t b = 0; b < nbufs && b < FAKE_MAX_BUFS; b++)
-          memcpy(&e->bufs[b], (const uint8_t *)(uintptr_t)args_va + 8 * b, 8);
+          memcpy(&e->bufs[b], (const uint8_t *)(uintptr_t)args_va + hcq_kernarg_buf_offset_B(0, b), 8);
         if ((prog & 0xffff000000000000ULL) == FAKE_PROG_TAG && !f->progs[prog & 0xffffffffu]) {
           if (!f->error)
             f->error = hcq_status_make(HCQ_CODE_KERNEL_FAULT, "fake gpu: kernel %s faulted at global id 0,0,0",
                                        f->prog_names[prog & 0xffffffffu] ? f->prog_names[prog & 0xffffffffu] : "?");
         } else if ((prog & 0xffff000000000000ULL) == FAKE_PROG_TAG && nbufs <= FAKE_MAX_BUFS && nvals <= 16) {
           int32_t vals[16];
-          if (nvals) memcpy(vals, (const uint8_t *)(uintptr_t)args_va + 8 * nbufs, 4 * nvals);
+          if (nvals) memcpy(vals, (const uint8_t *)(uintptr_t)args_va + hcq_kernarg_val_offset_B(0, nbufs, 0), 4 * nvals);
           uint32_t gid[3];
           for (gid[2] = 0; gid[2] < a[7]; gid[2]++)
             for (gid[1] = 0; gid[1] < a[6]; gid[1]++)

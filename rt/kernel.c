@@ -193,18 +193,18 @@ hcq_status hcq_rt_launch(hcq_rt_kernel *k, hcq_rt_buffer *const *bufs, size_t nb
   for (int dd = 0; dd < 3; dd++) k->vv[V_G0 + dd].value = g[dd], k->vv[V_L0 + dd].value = l[dd];
   for (size_t i = 0; i < nb; i++) k->vv[V_FIXED + i].value = (int64_t)bufs[i]->mem.va;
   for (size_t i = nb; i < p->nparams; i++) k->vv[V_FIXED + i].value = vals[i - nb];
-  uint64_t last = hcq_timeline_last(d), next = hcq_timeline_next(d);
-  if (next == 0) return hcq_status_make(HCQ_CODE_INTERNAL, "device %s: timeline exhausted", d->name);
+  /* the value this launch signals is taken from the timeline only once the submit succeeded */
+  uint64_t last = hcq_timeline_last(d), next = d->timeline_value;
+  if (next >= 0xffffffffu) return hcq_status_make(HCQ_CODE_INTERNAL, "device %s: timeline exhausted", d->name);
   k->vv[V_TIMELINE].value = (int64_t)d->timeline->va;
   k->vv[V_TLW].value = (int64_t)last;
   k->vv[V_TLS].value = (int64_t)next;
   hcq_status st = hcq_queue_submit(k->q, d, k->vv, k->nvv);
   if (st) {
-    d->timeline_value--; /* nothing was queued: hand the value out again */
     rd->lost |= hcq_status_code(st) == HCQ_CODE_DEVICE_LOST;
     return hcq_status_annotate(st, "launching %s", p->name);
   }
-  k->last_value = next;
+  k->last_value = hcq_timeline_next(d);
   hcq_retire_poll(d);
   return HCQ_OK;
 }

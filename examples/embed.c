@@ -145,6 +145,12 @@ int main(int argc, char **argv) {
   EXPECT(hcq_status_code(st) == HCQ_CODE_NOT_FOUND, "an unknown device must be HCQ_CODE_NOT_FOUND");
   hcq_status_free(st);
   if (!ok(hcq_rt_open("cpu", &dev), "open cpu")) return 1;
+  hcq_device_info info;
+  if (ok(hcq_rt_info(dev, &info), "info")) {
+    printf("device %s: backend %s, arch %s, compiles for %s%s\n", info.name, info.backend, info.arch, info.target,
+           info.is_mock ? " (mock)" : "");
+    EXPECT(!strcmp(info.backend, "cpu") && !info.is_mock, "the cpu device describes itself as cpu, not a mock");
+  }
   replay(dev);
   fault(dev);
   if (argc > 1) image(dev, argv[1]);

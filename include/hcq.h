@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hcq/device_info.h"
 #include "hcq/program.h"
 #include "hcq/status.h"
 
@@ -41,7 +42,6 @@ typedef struct hcq_rt_buffer hcq_rt_buffer;
 typedef struct hcq_rt_program hcq_rt_program;
 typedef struct hcq_rt_kernel hcq_rt_kernel;
 typedef struct hcq_device hcq_device;           /* the lower layer (hcq/device.h), for drivers and tests */
-typedef struct hcq_device_info hcq_device_info; /* hcq/device.h */
 
 /* Memory placement flags for hcq_rt_buffer_alloc (the values of HCQ_MEM_* in hcq/device.h). */
 #define HCQ_RT_MEM_DEVICE_LOCAL (1u << 2) /* device memory */

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "hcq/program.h"
-#include "hcq/status.h"
+#include "base/status.h"
 #include "uop/uop.h"
 
 /* ------------------------------------------------------------------------------------------------ targets */

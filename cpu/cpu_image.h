@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "hcq/program.h"
-#include "hcq/status.h"
+#include "base/status.h"
 
 #define CPU_IMAGE_MAGIC "HCQKIMG\0" /* 8 bytes */
 #define CPU_IMAGE_VERSION 1u

@@ -14,7 +14,7 @@
 
 #include "hcq/device_info.h"
 #include "hcq/program.h"
-#include "hcq/status.h"
+#include "base/status.h"
 #include "uop/uop.h"
 
 typedef struct hcq_device hcq_device;

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hcq/status.h"
+#include "base/status.h"
 
 #define HCQ_PROGRAM_NAME_B 64
 #define HCQ_PROGRAM_EXPR_B 128

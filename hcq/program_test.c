@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static void build(hcq_program *p, int nb, int nv) {
   hcq_program_init(p);

@@ -31,7 +31,7 @@
 
 #include "hcq/device_info.h"
 #include "hcq/program.h"
-#include "hcq/status.h"
+#include "base/status.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "hcq/device.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 #include "include/hcq.h"
 
 #define TIMEOUT_MS 10000

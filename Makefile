@@ -26,7 +26,7 @@ LDFLAGS := $(SANFLAGS) $(EXTRA_LDFLAGS)
 LDLIBS := -lpthread -lm -ldl
 
 TEST_EXTRA :=
-LIB_DIRS := base hcq uop compiler elf cpu amd nv kernel_iface autogen
+LIB_DIRS := base hcq uop compiler elf cpu amd nv kernel_iface autogen rt
 LIB_SRCS := $(filter-out %_test.c,$(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
 EMU_SRCS := $(filter-out %_test.c,$(wildcard emulator_tests/*.c))
 TOOL_SRCS := $(filter-out %_test.c,$(wildcard tools/*.c))
@@ -62,15 +62,19 @@ $(EMU_LIB): $(call obj,$(EMU_SRCS))
 $(HCQ): $(call obj,$(TOOL_SRCS)) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(call obj,$(TOOL_SRCS)) $(LIB) $(LDLIBS)
 
-# A test is one C file; it links the library, the emulators, and (for tools/) the tool objects but their main.
+# A test is one C file linking the library and the emulators. Only the tests of the `hcq` command itself (the
+# verbs: tools/*_test.c, and cpu_e2e_test's `hcq run`/`hcq bench` cases) also link its objects but main: they call
+# the verbs in-process, since under qemu-user (no binfmt_misc) a test cannot exec the cross-built binary.
 TOOL_LIB_OBJS := $(call obj,$(filter-out tools/main.c,$(TOOL_SRCS)))
-$(BUILD)/tests/%: $(BUILD)/obj/%.o $(LIB) $(EMU_LIB) $(TOOL_LIB_OBJS)
+VERB_TESTS := $(BUILD)/tests/emulator_tests/cpu_e2e_test $(filter $(BUILD)/tests/tools/%,$(TESTS))
+$(BUILD)/tests/%: $(BUILD)/obj/%.o $(LIB) $(EMU_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $< $(TOOL_LIB_OBJS) $(EMU_LIB) $(LIB) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(if $(filter $@,$(VERB_TESTS)),$(TOOL_LIB_OBJS)) $(EMU_LIB) $(LIB) $(LDLIBS)
+$(VERB_TESTS): $(TOOL_LIB_OBJS)
 
-$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB) $(TOOL_LIB_OBJS)
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $< $(TOOL_LIB_OBJS) $(LIB) $(LDLIBS) $(BENCH_LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) $(BENCH_LDLIBS)
 
 deps:
 	@bash tools/deps.sh test

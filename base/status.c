@@ -62,6 +62,8 @@ const char *hcq_code_name(hcq_code code) {
   case HCQ_CODE_IO: return "i/o error";
   case HCQ_CODE_TIMEOUT: return "timeout";
   case HCQ_CODE_INTERNAL: return "internal error";
+  case HCQ_CODE_KERNEL_FAULT: return "kernel fault";
+  case HCQ_CODE_DEVICE_LOST: return "device lost";
   }
   return "unknown";
 }

@@ -21,6 +21,8 @@ typedef enum hcq_code {
   HCQ_CODE_IO,           /* an OS call failed (message carries the call and errno) */
   HCQ_CODE_TIMEOUT,      /* a wait did not complete in time */
   HCQ_CODE_INTERNAL,     /* a broken invariant that is not the caller's fault */
+  HCQ_CODE_KERNEL_FAULT, /* a kernel faulted on the device (bad address, trap); the device still works */
+  HCQ_CODE_DEVICE_LOST,  /* the device cannot run anything any more (hung kernel, GPU reset): reopen it */
 } hcq_code;
 
 typedef struct hcq_status_s *hcq_status;

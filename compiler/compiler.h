@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hcq/program.h"
 #include "base/status.h"
 #include "uop/uop.h"
 
@@ -116,5 +117,9 @@ hcq_status cc_compile_source(uop_ctx *ctx, const uop *kernel, const cc_target *t
 /* Source -> binary through the toolchain driver and the compile cache; fills prog->binary. */
 hcq_status cc_compile_binary(const cc_target *t, cc_program *prog);
 void cc_program_free(cc_program *prog);
+/* The device-facing part of a compile as the one program description (hcq/program.h): parameters and their
+ * kernel-argument layout, launch sizes rendered as expressions, shared memory; `binary` points into prog (describe
+ * again after cc_compile_binary). */
+hcq_status cc_program_describe(const cc_program *prog, const cc_target *t, hcq_program *out);
 
 #endif

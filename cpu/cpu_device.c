@@ -67,7 +67,7 @@ static bool is_lost(cpu_device *dev) { return __atomic_load_n(&dev->lost, __ATOM
 
 static hcq_status lost_error(cpu_device *dev) {
   pthread_mutex_lock(&dev->lock);
-  hcq_status st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "%s", dev->lost_msg);
+  hcq_status st = hcq_status_make(HCQ_CODE_DEVICE_LOST, "%s", dev->lost_msg);
   pthread_mutex_unlock(&dev->lock);
   return st;
 }
@@ -248,10 +248,10 @@ static hcq_status decode(cpu_device *dev, const uint32_t *words, size_t count, c
           w->exec.fn = p->fn;
           w->exec.nargs = (int)(nbufs + nvals);
           const uint8_t *ab = (const uint8_t *)(uintptr_t)args_va;
-          for (uint32_t k = 0; k < nbufs; k++) memcpy(&w->exec.args[k], ab + 8u * k, 8);
+          for (uint32_t k = 0; k < nbufs; k++) memcpy(&w->exec.args[k], ab + hcq_kernarg_buf_offset_B(0, k), 8);
           for (uint32_t k = 0; k < nvals; k++) {
             int32_t v;
-            memcpy(&v, ab + 8u * nbufs + 4u * k, 4);
+            memcpy(&v, ab + hcq_kernarg_val_offset_B(0, nbufs, k), 4);
             w->exec.args[nbufs + k] = (uint64_t)(int64_t)v;
           }
           *c = (cpu_cmd){.kind = CPU_CMD_EXEC, .threads = (int)gx, .fn = cpu_device_exec_task, .ctx = w};
@@ -362,6 +362,12 @@ static const hcq_device_ops cpu_ops = {
     .mem_free = op_mem_free,
     .wait_sleep = op_wait_sleep,
     .encoder = &cpu_words_encoder,
+    .info = cpu_device_op_info,
+    .program_load = cpu_device_op_program_load,
+    .program_free = cpu_device_op_program_free,
+    .signal_wait = cpu_device_op_signal_wait,
+    .take_error = cpu_device_op_take_error,
+    .destroy = cpu_device_op_destroy,
 };
 
 /* ------------------------------------------------------------------------------------------------ lifecycle */

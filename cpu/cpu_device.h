@@ -77,8 +77,12 @@ void *cpu_device_program_fn(const cpu_device_program *prog);
  * caller), hcq_signal_wait's 20 us busy spin delays the worker it waits for (measured: 44 us vs 12 us per
  * launch on 2 busy cores). */
 hcq_status cpu_device_signal_wait(cpu_device *dev, const hcq_signal *sig, uint64_t target, uint32_t timeout_ms);
-/* (A timeout while a kernel runs makes the device lost: HCQ_CODE_UNSUPPORTED with the lost message. To poll a
+/* (A timeout while a kernel runs makes the device lost: HCQ_CODE_DEVICE_LOST with the lost message. To poll a
  * long kernel, read hcq_signal_value instead.) */
+
+/* The registry's entry (hcq/runtime.h): "cpu" or "cpu:0" opens a device with the default threads; the hcq
+ * device's ops->destroy closes it. */
+hcq_status cpu_device_open(unsigned index, hcq_device **out);
 
 /* True once the device is lost (see above). */
 bool cpu_device_is_lost(cpu_device *dev);

@@ -172,14 +172,14 @@ static void case_oob(void) {
       int32_t v = (int32_t)o;
       hcq_status st = run(&e, wr, &B.va, 1, &v, 1);
       char want[96];
-      CHECK_ERR(st, HCQ_CODE_INVALID, "kernel wr faulted (SIGSEGV) at 0x");
+      CHECK_ERR(st, HCQ_CODE_KERNEL_FAULT, "kernel wr faulted (SIGSEGV) at 0x");
       st = run(&e, wr, &B.va, 1, &v, 1);
-      CHECK_ERR(st, HCQ_CODE_INVALID, o >= n ? "bytes past the end of buffer" : "bytes before buffer");
+      CHECK_ERR(st, HCQ_CODE_KERNEL_FAULT, o >= n ? "bytes past the end of buffer" : "bytes before buffer");
       st = run(&e, wr, &B.va, 1, &v, 1);
-      CHECK_ERR(st, HCQ_CODE_INVALID, "argument 0");
+      CHECK_ERR(st, HCQ_CODE_KERNEL_FAULT, "argument 0");
       uint64_t bufs[2] = {out.va, B.va};
       snprintf(want, sizeof want, "kernel rd faulted (SIGSEGV)");
-      CHECK_ERR(run(&e, rd, bufs, 2, &v, 1), HCQ_CODE_INVALID, want);
+      CHECK_ERR(run(&e, rd, bufs, 2, &v, 1), HCQ_CODE_KERNEL_FAULT, want);
       bool ok = all_bytes(&A, 0xa1) && all_bytes(&B, 0xb2) && all_bytes(&C, 0xc3);
       if (!ok) fprintf(stderr, "n=%d offset %" PRId64 ": a neighbour changed\n", n, o);
       CHECK(ok);
@@ -205,8 +205,8 @@ static void case_stack_trap(void) {
     CHECK(st && strstr(hcq_status_message(st), "kernel smash faulted ("));
     if (st) fprintf(stderr, "  (expected) %s\n", hcq_status_message(st));
     hcq_status_free(st);
-    CHECK_ERR(run(&e, bomb, &B.va, 1, NULL, 0), HCQ_CODE_INVALID, "kernel stackbomb faulted (SIGSEGV)");
-    CHECK_ERR(run(&e, trap, &B.va, 1, NULL, 0), HCQ_CODE_INVALID, "kernel trap faulted (SIGTRAP)");
+    CHECK_ERR(run(&e, bomb, &B.va, 1, NULL, 0), HCQ_CODE_KERNEL_FAULT, "kernel stackbomb faulted (SIGSEGV)");
+    CHECK_ERR(run(&e, trap, &B.va, 1, NULL, 0), HCQ_CODE_KERNEL_FAULT, "kernel trap faulted (SIGTRAP)");
     CHECK_EQ_INT(((int *)B.host)[0], 1); /* the trap stopped the kernel before its second store */
     int32_t off = 5;
     CHECK_OK(run(&e, wr, &B.va, 1, &off, 1));
@@ -215,7 +215,7 @@ static void case_stack_trap(void) {
   /* every core of a multi-core launch faults on its own stack */
   uint64_t v = submit(&e, bomb, 4, &B.va, 1, NULL, 0);
   CHECK_OK(cpu_device_signal_wait(e.dev, e.hd->timeline, v, 10000));
-  CHECK_ERR(cpu_device_take_error(e.dev), HCQ_CODE_INVALID, "kernel stackbomb faulted");
+  CHECK_ERR(cpu_device_take_error(e.dev), HCQ_CODE_KERNEL_FAULT, "kernel stackbomb faulted");
   cpu_device_free(e.dev, &B);
   env_close(&e);
 }
@@ -294,7 +294,7 @@ static void case_no_lazy_binding(void) {
   got[2] = saved;
   CHECK_OK(st);
   CHECK_OK(wait);
-  CHECK_ERR(fault, HCQ_CODE_INVALID, "kernel wr faulted (SIGSEGV)");
+  CHECK_ERR(fault, HCQ_CODE_KERNEL_FAULT, "kernel wr faulted (SIGSEGV)");
   cpu_device_free(e.dev, &B);
   env_close(&e);
 }
@@ -311,7 +311,7 @@ static void case_forever(void) {
   volatile int *counter = B.host;
   uint64_t v = submit(&e, fv, 1, &B.va, 1, NULL, 0);
   uint64_t t0 = now_ms();
-  CHECK_ERR(cpu_device_signal_wait(e.dev, e.hd->timeline, v, 200), HCQ_CODE_UNSUPPORTED,
+  CHECK_ERR(cpu_device_signal_wait(e.dev, e.hd->timeline, v, 200), HCQ_CODE_DEVICE_LOST,
             "device CPU:0 is lost: kernel forever still running after 200 ms");
   CHECK(cpu_device_is_lost(e.dev));
   cpu_device_free(e.dev, &B); /* kept: the kernel still writes there */
@@ -321,7 +321,7 @@ static void case_forever(void) {
   nanosleep(&ts, NULL);
   CHECK(counter[0] != before);
   hcq_mem more;
-  CHECK_ERR(cpu_device_alloc(e.dev, 64, &more), HCQ_CODE_UNSUPPORTED, "is lost");
+  CHECK_ERR(cpu_device_alloc(e.dev, 64, &more), HCQ_CODE_DEVICE_LOST, "is lost");
   int32_t off = 0;
   uint64_t bufs[1] = {e.argm.va};
   uint8_t *a = e.argm.host;
@@ -332,7 +332,7 @@ static void case_forever(void) {
   CHECK_OK(hcq_queue_create(e.hd, HCQ_QUEUE_COMPUTE, &q));
   hcq_val g[3] = {hcq_imm(1), hcq_imm(1), hcq_imm(1)};
   CHECK_OK(hcq_queue_exec(q, hcq_imm(cpu_device_program_handle(wr)), &args, g, g));
-  CHECK_ERR(hcq_queue_submit(q, e.hd, NULL, 0), HCQ_CODE_UNSUPPORTED, "the process must exit");
+  CHECK_ERR(hcq_queue_submit(q, e.hd, NULL, 0), HCQ_CODE_DEVICE_LOST, "the process must exit");
   hcq_queue_destroy(q);
   env_close(&e); /* must not join the spinning thread */
   CHECK(now_ms() - t0 < 3000);

@@ -222,7 +222,7 @@ void cpu_device_exec_task(void *ctx, int core_id) {
   bool data = a->sig == SIGSEGV || a->sig == SIGBUS;
   if (data) describe(fw, a->addr, where, sizeof where);
   else where[0] = 0;
-  cpu_device_record_error(fw->dev, hcq_status_make(HCQ_CODE_INVALID, "kernel %s faulted (%s) at %s%p, core_id %d%s",
+  cpu_device_record_error(fw->dev, hcq_status_make(HCQ_CODE_KERNEL_FAULT, "kernel %s faulted (%s) at %s%p, core_id %d%s",
                                                    fw->name, sig_name(a->sig), data ? "" : "instruction ", a->addr,
                                                    a->core_id, where));
 }

@@ -34,5 +34,12 @@ void cpu_device_kernel_leave(cpu_device *dev);
 /* Process-wide SIGSEGV/SIGBUS/SIGFPE/SIGILL/SIGTRAP handlers, reference counted per device. */
 hcq_status cpu_device_faults_install(void);
 void cpu_device_faults_uninstall(void);
+/* The device-interface ops of cpu_device_rt.c. */
+hcq_status cpu_device_op_info(hcq_device *dev, hcq_device_info *out);
+hcq_status cpu_device_op_program_load(hcq_device *dev, hcq_program *prog, uint64_t *out_handle);
+void cpu_device_op_program_free(hcq_device *dev, uint64_t handle);
+hcq_status cpu_device_op_signal_wait(hcq_device *dev, const hcq_signal *sig, uint64_t target, uint32_t timeout_ms);
+hcq_status cpu_device_op_take_error(hcq_device *dev);
+void cpu_device_op_destroy(hcq_device *dev);
 
 #endif

@@ -155,7 +155,7 @@ static void test_fault(fixture *f) {
   CHECK_OK(hcq_queue_submit(q, f->hd, NULL, 0));
   CHECK_OK(hcq_signal_wait(done, 1, 5000));
   hcq_status st = cpu_device_take_error(f->dev);
-  CHECK_ERR(st, HCQ_CODE_INVALID, "kernel poke faulted (SIGSEGV) at 0x");
+  CHECK_ERR(st, HCQ_CODE_KERNEL_FAULT, "kernel poke faulted (SIGSEGV) at 0x");
   hcq_queue_destroy(q);
 
   /* the same kernel with a good buffer works afterwards */
@@ -183,7 +183,7 @@ static void test_fault(fixture *f) {
   CHECK_OK(hcq_queue_signal(q, hcq_imm(done->va), hcq_imm(3)));
   CHECK_OK(hcq_queue_submit(q, f->hd, NULL, 0));
   CHECK_OK(hcq_signal_wait(done, 3, 5000));
-  CHECK_ERR(cpu_device_take_error(f->dev), HCQ_CODE_INVALID, "kernel divide faulted (SIGFPE)");
+  CHECK_ERR(cpu_device_take_error(f->dev), HCQ_CODE_KERNEL_FAULT, "kernel divide faulted (SIGFPE)");
   hcq_queue_destroy(q);
 #endif
   hcq_signal_destroy(done);

@@ -2,6 +2,8 @@
  * no stdio; only memcpy/memcmp/memset/strlen and hcq_status_make. */
 #include "cpu/cpu_image.h"
 
+#include "hcq/program.h"
+
 #include <elf.h>
 #include <string.h>
 
@@ -223,122 +225,13 @@ hcq_status cpu_image_check_host(const cpu_image *img, uint16_t host_machine) {
 
 /* ------------------------------------------------------------------------------------------------ expressions */
 
-typedef struct expr_parser {
-  const char *s;
-  const cpu_image_spec *spec;
-  const int64_t *vals;
-  hcq_status err;
-  int depth;
-} expr_parser;
-
-static void skip_ws(expr_parser *e) {
-  while (*e->s == ' ') e->s++;
-}
-
-static int64_t fail(expr_parser *e, const char *what) {
-  if (!e->err) e->err = hcq_status_make(HCQ_CODE_INVALID, "launch expression: %s at '%.20s'", what, e->s);
-  return 0;
-}
-
-static int64_t parse_sum(expr_parser *e);
-
-static int64_t parse_atom(expr_parser *e) {
-  skip_ws(e);
-  if (++e->depth > 64) return fail(e, "nested too deeply");
-  int64_t v = 0;
-  char c = *e->s;
-  if (c == '(') {
-    e->s++;
-    v = parse_sum(e);
-    skip_ws(e);
-    if (*e->s != ')') return fail(e, "expected ')'");
-    e->s++;
-  } else if (c == '-') {
-    e->s++;
-    v = (int64_t)(0 - (uint64_t)parse_atom(e));
-  } else if (c >= '0' && c <= '9') {
-    int n = 0;
-    while (*e->s >= '0' && *e->s <= '9') {
-      if (++n > 18) return fail(e, "number too long");
-      v = v * 10 + (*e->s++ - '0');
-    }
-  } else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_') {
-    const char *start = e->s;
-    while ((*e->s >= 'a' && *e->s <= 'z') || (*e->s >= 'A' && *e->s <= 'Z') || (*e->s >= '0' && *e->s <= '9') || *e->s == '_')
-      e->s++;
-    size_t n = (size_t)(e->s - start);
-    skip_ws(e);
-    bool is_max = n == 3 && memcmp(start, "max", 3) == 0, is_min = n == 3 && memcmp(start, "min", 3) == 0;
-    if ((is_max || is_min) && *e->s == '(') {
-      e->s++;
-      int64_t a = parse_sum(e);
-      skip_ws(e);
-      if (*e->s != ',') return fail(e, "expected ',' in max/min");
-      e->s++;
-      int64_t b = parse_sum(e);
-      skip_ws(e);
-      if (*e->s != ')') return fail(e, "expected ')' after max/min");
-      e->s++;
-      v = is_max ? (a > b ? a : b) : (a < b ? a : b);
-    } else {
-      size_t i = 0;
-      while (i < e->spec->nvars && !(strlen(e->spec->vars[i]) == n && memcmp(e->spec->vars[i], start, n) == 0)) i++;
-      if (i == e->spec->nvars) {
-        e->s = start;
-        return fail(e, "unknown variable");
-      }
-      v = e->vals[i];
-    }
-  } else {
-    return fail(e, "unexpected character");
-  }
-  e->depth--;
-  return v;
-}
-
-static int64_t parse_product(expr_parser *e) {
-  int64_t v = parse_atom(e);
-  for (;;) {
-    skip_ws(e);
-    char c = *e->s;
-    if (c != '*' && c != '/' && c != '%') return v;
-    e->s += (c == '/' && e->s[1] == '/') ? 2 : 1;
-    int64_t r = parse_atom(e);
-    if (e->err) return 0;
-    if (c == '*') v = (int64_t)((uint64_t)v * (uint64_t)r);
-    else if (r == 0) return fail(e, "division by zero");
-    else if (r == -1) v = c == '%' ? 0 : (int64_t)(0 - (uint64_t)v);
-    else if (c == '/') {
-      int64_t q = v / r; /* floor division (// of the reference) */
-      v = (q * r != v && ((v < 0) != (r < 0))) ? q - 1 : q;
-    } else {
-      v = v % r;
-    }
-  }
-}
-
-static int64_t parse_sum(expr_parser *e) {
-  int64_t v = parse_product(e);
-  for (;;) {
-    skip_ws(e);
-    char c = *e->s;
-    if (c != '+' && c != '-') return v;
-    e->s++;
-    int64_t r = parse_product(e);
-    v = (int64_t)(c == '+' ? (uint64_t)v + (uint64_t)r : (uint64_t)v - (uint64_t)r);
-  }
-}
-
+/* The launch expressions use the one evaluator of hcq/program.h. */
 hcq_status cpu_image_eval(const cpu_image_spec *spec, const char *expr, const int64_t *var_values, int64_t *out) {
-  if (!spec || !expr || !out || (spec->nvars && !var_values))
+  if (!spec || !expr || !out || (spec->nvars && !var_values) || spec->nvars > CPU_IMAGE_MAX_VARS)
     return hcq_status_make(HCQ_CODE_INVALID, "cpu_image_eval: NULL argument");
-  expr_parser e = {.s = expr, .spec = spec, .vals = var_values};
-  int64_t v = parse_sum(&e);
-  skip_ws(&e);
-  if (!e.err && *e.s) fail(&e, "trailing text");
-  if (e.err) return e.err;
-  *out = v;
-  return HCQ_OK;
+  const char *names[CPU_IMAGE_MAX_VARS];
+  for (size_t i = 0; i < spec->nvars; i++) names[i] = spec->vars[i];
+  return hcq_expr_eval(expr, names, var_values, spec->nvars, out);
 }
 
 /* ------------------------------------------------------------------------------------------------ spec writer */
@@ -428,4 +321,75 @@ long cpu_image_spec_format(const cpu_image_spec *sp, char *buf, size_t cap) {
   }
   put(&o, "end\n");
   return o.bad ? -1 : (long)o.len;
+}
+
+/* ------------------------------------------------------------------------------------------------ program view */
+
+hcq_status cpu_image_program(const cpu_image *img, hcq_program *out) {
+  const cpu_image_spec *sp = &img->spec;
+  hcq_program_init(out);
+  memcpy(out->name, sp->name, sizeof sp->name); /* both HCQ_PROGRAM_NAME_B == CPU_IMAGE_NAME_B bytes */
+  memcpy(out->symbol, sp->name, sizeof sp->name);
+  memcpy(out->target, "c:", 2);
+  memcpy(out->target + 2, sp->arch, strlen(sp->arch) + 1);
+  out->binary = img->elf;
+  out->binary_size_B = img->elf_size_B;
+  for (size_t i = 0; i < sp->nbufs; i++) {
+    const cpu_image_buf *b = &sp->bufs[i];
+    if (b->slot != (int)i) return hcq_status_make(HCQ_CODE_INVALID, "kernel image %s: buffer slots are not 0..%zu", sp->name, sp->nbufs - 1);
+    HCQ_TRY(hcq_program_add_buffer(out, b->dtype, b->size,
+                                   (b->read ? HCQ_ACCESS_READ : 0u) | (b->written ? HCQ_ACCESS_WRITE : 0u)));
+  }
+  for (size_t v = 0; v < sp->nvars; v++)
+    HCQ_TRY(hcq_program_add_var(out, sp->vars[v], sp->var_ranged[v], sp->var_min[v], sp->var_max[v]));
+  for (int d = 0; d < 3; d++) memcpy(out->global[d], sp->global[d], sizeof sp->global[d]);
+  HCQ_TRY(hcq_program_layout(out, 0));
+  return hcq_status_annotate(hcq_program_check(out), "kernel image");
+}
+
+_Static_assert(CPU_IMAGE_NAME_B == HCQ_PROGRAM_NAME_B && CPU_IMAGE_EXPR_B == HCQ_PROGRAM_EXPR_B,
+               "an image spec and a program description hold the same names and expressions");
+
+hcq_status cpu_image_spec_from_program(const hcq_program *p, const char *arch, cpu_image_spec *sp) {
+  memset(sp, 0, sizeof *sp);
+  size_t nb = hcq_program_nbufs(p), nv = hcq_program_nvars(p);
+  if (!cpu_image_machine_of(arch))
+    return hcq_status_make(HCQ_CODE_INVALID, "unknown image arch '%s' (x86_64, aarch64, armhf)", arch);
+  if (nb > CPU_IMAGE_MAX_BUFS || nv > CPU_IMAGE_MAX_VARS)
+    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s has %zu buffers and %zu variables; an image holds at most "
+                           "%d and %d", p->name, nb, nv, CPU_IMAGE_MAX_BUFS, CPU_IMAGE_MAX_VARS);
+  for (int d = 0; d < 3; d++)
+    if (strcmp(p->local[d], "1") != 0)
+      return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s: local size %d '%s': images hold CPU kernels only",
+                             p->name, d, p->local[d]);
+  memcpy(sp->name, p->symbol, sizeof sp->name); /* the image loads its kernel by this symbol */
+  memcpy(sp->arch, arch, strlen(arch) + 1);
+  sp->nbufs = nb;
+  for (size_t i = 0; i < nb; i++) {
+    const hcq_param *b = &p->params[i];
+    if (b->nelems < 0) return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s: buffer slot %zu has no known size", p->name, i);
+    cpu_image_buf *o = &sp->bufs[i];
+    o->slot = (int)i;
+    memcpy(o->dtype, b->dtype, sizeof o->dtype);
+    o->size = b->nelems;
+    o->read = (b->access & HCQ_ACCESS_READ) != 0;
+    o->written = (b->access & HCQ_ACCESS_WRITE) != 0;
+  }
+  sp->nvars = nv;
+  for (size_t v = 0; v < nv; v++) {
+    const hcq_param *q = hcq_program_var(p, v);
+    memcpy(sp->vars[v], q->name, sizeof sp->vars[v]);
+    sp->var_ranged[v] = q->ranged;
+    sp->var_min[v] = q->min;
+    sp->var_max[v] = q->max;
+  }
+  int64_t ones[CPU_IMAGE_MAX_VARS];
+  for (int v = 0; v < CPU_IMAGE_MAX_VARS; v++) ones[v] = 1;
+  for (int d = 0; d < 3; d++) {
+    int64_t val;
+    memcpy(sp->global[d], p->global[d], sizeof sp->global[d]);
+    HCQ_TRY(hcq_status_annotate(cpu_image_eval(sp, sp->global[d], ones, &val),
+                                "kernel %s: launch size %d '%s' cannot be stored in an image", p->name, d, sp->global[d]));
+  }
+  return HCQ_OK;
 }

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hcq/program.h"
 #include "base/status.h"
 
 #define CPU_IMAGE_MAGIC "HCQKIMG\0" /* 8 bytes */
@@ -63,6 +64,13 @@ hcq_status cpu_image_check_host(const cpu_image *img, uint16_t host_machine);
 /* Evaluate a launch expression with integer var values (names from spec.vars). Supports integers, var names,
  * + - * // / % with C precedence, parentheses, unary -, max(a, b), min(a, b). Division by zero is an error. */
 hcq_status cpu_image_eval(const cpu_image_spec *spec, const char *expr, const int64_t *var_values, int64_t *out);
+
+/* The image as the one program description (hcq/program.h): buffers and variables with the default kernel-argument
+ * layout, launch sizes, target "c:ARCH", binary = the image's ELF (a view into the image's bytes). */
+hcq_status cpu_image_program(const cpu_image *img, hcq_program *out);
+/* The spec an image stores for a program (writer side). Errors: more buffers/variables than an image holds, a
+ * buffer without a known size, names or expressions too long, a local size other than 1, an unknown arch. */
+hcq_status cpu_image_spec_from_program(const hcq_program *p, const char *arch, cpu_image_spec *out);
 
 /* Render the spec as text into buf (cap bytes, NUL-terminated); returns the text length, or -1 if it does not fit
  * or a field is invalid (a name with spaces or newlines, too many buffers). */

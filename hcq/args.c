@@ -4,7 +4,7 @@
 #include <string.h>
 
 size_t hcq_args_size_B(uint32_t prefix_words, uint32_t nbufs, uint32_t nvals) {
-  return 4u * (size_t)prefix_words + 8u * (size_t)nbufs + 4u * (size_t)nvals;
+  return hcq_kernarg_size_B(4u * prefix_words, nbufs, nvals);
 }
 
 hcq_status hcq_args_init(hcq_args *a, void *host, uint64_t va, size_t size_B, uint32_t prefix_words, uint32_t nbufs,

@@ -22,10 +22,13 @@ struct hcq_args {
   uint32_t prefix_words, nbufs, nvals;
 };
 
+/* The layout rule is hcq/program.h's (hcq_kernarg_*). */
 size_t hcq_args_size_B(uint32_t prefix_words, uint32_t nbufs, uint32_t nvals);
-static inline size_t hcq_args_buf_offset_B(const hcq_args *a, uint32_t i) { return 4u * a->prefix_words + 8u * i; }
+static inline size_t hcq_args_buf_offset_B(const hcq_args *a, uint32_t i) {
+  return hcq_kernarg_buf_offset_B(4u * a->prefix_words, i);
+}
 static inline size_t hcq_args_val_offset_B(const hcq_args *a, uint32_t i) {
-  return 4u * a->prefix_words + 8u * a->nbufs + 4u * i;
+  return hcq_kernarg_val_offset_B(4u * a->prefix_words, a->nbufs, i);
 }
 
 /* Describe memory [host, host+size_B) at device address va as an argument buffer; fails if it is too small. */

@@ -1,10 +1,13 @@
 /* Backend conformance: the same checks against every registered backend (IREE's CTS is the model). A backend
- * entry opens a device and wraps a host function as a program; everything else goes through the generic queue,
- * signal and graph APIs and hcq_device_ops, so a new backend adds one line to `backends` below.
+ * entry names the device in the registry (rt/registry.c; the fake GPU is registered by this test), wraps a host
+ * function as a program and describes two programs; everything else goes through the generic queue, signal,
+ * graph and runtime APIs and hcq_device_ops, so a new backend adds one line to `backends` below.
  *
  * Checks: signal/timestamp commands, the timeline and its 2^31 wrap, copies, waits across queues, exec with
  * arguments, graph replay with fresh buffer addresses and variable values (rewriting exactly the words whose
- * value changed, counted against a snapshot of the words), bad and missing variable values. Expected values are
+ * value changed, counted against a snapshot of the words), bad and missing variable values; through the runtime
+ * layer: device info, program load errors, launches with fresh buffers and values, bad values refused before
+ * anything is queued, kernel faults (reported once, the device lives on), wait timeouts. Expected values are
  * computed here from the inputs, not read back from the runtime. */
 #include "cpu/cpu_device.h"
 #include "hcq/args.h"
@@ -12,60 +15,67 @@
 #include "hcq/queue_fake_device.h"
 #include "hcq/signal.h"
 #include "base/testing.h"
+#include "rt/rt_internal.h"
 
 #define TIMEOUT_MS 5000
 
+/* The runtime-level checks use two programs per backend:
+ *   store: buffer 0 int32[64] (written), variable n in 1..64; out[i] = n * 1000 + i for i < n
+ *   fault: buffers 0 and 1 int32[8]; faults when buffer 1 holds a zero (the buffers are zero-filled) */
 typedef struct backend backend;
 struct backend {
-  const char *name;
-  hcq_status (*open)(backend *b);
-  void (*close)(backend *b);
-  uint64_t (*store_prog)(backend *b); /* out[gid] = n * 1000 + gid; args: 1 buffer, 1 value (n) */
+  const char *name; /* in the registry */
+  uint64_t (*store_prog)(backend *b); /* a queue-level handle of `store`: args 1 buffer, 1 value (n) */
+  hcq_status (*program)(backend *b, const char *which, hcq_program *out);
+  hcq_rt_device *rd;
   hcq_device *dev;
-  void *impl;
   void *prog;
+  hcq_rt_program *progs[2];
 };
 
 /* ---- cpu */
 static void cpu_store(int32_t *out, int n, int core_id) { out[core_id] = n * 1000 + core_id; }
-static hcq_status cpu_open(backend *b) {
-  cpu_device *d;
-  HCQ_TRY(cpu_device_create(2, &d));
-  b->impl = d;
-  b->dev = cpu_device_hcq(d);
-  return HCQ_OK;
-}
-static void cpu_close(backend *b) {
-  if (b->prog) cpu_device_program_destroy(b->prog);
-  cpu_device_destroy(b->impl);
-}
 static uint64_t cpu_prog(backend *b) {
-  if (!b->prog) CHECK_OK(cpu_device_wrap(b->impl, (void *)cpu_store, "store", (cpu_device_program **)&b->prog));
+  if (!b->prog) CHECK_OK(cpu_device_wrap(b->dev->impl, (void *)cpu_store, "store", (cpu_device_program **)&b->prog));
   return b->prog ? cpu_device_program_handle(b->prog) : 0;
+}
+static hcq_status cpu_program(backend *b, const char *which, hcq_program *out) {
+  static const char *store =
+      "(kernel store (let o (buf 0 int32 64)) (let n (var n 1 64 index)) (let r (range 0 n loop))\n"
+      " (sink (store (index o r) (+ (* (cast int32 n) (const 1000 int32)) (cast int32 r)) r)))\n";
+  static const char *fault = "(kernel fault (let o (buf 0 int32 8)) (let a (buf 1 int32 8)) (let r (range 0 8))\n"
+                             " (sink (store (index o r) (% (const 7 int32) (load (index a r))) r)))\n";
+  int i = strcmp(which, "store") != 0;
+  if (!b->progs[i]) HCQ_TRY(hcq_rt_program_compile(b->rd, i ? fault : store, "", &b->progs[i]));
+  *out = *hcq_rt_program_desc(b->progs[i]);
+  return HCQ_OK;
 }
 
 /* ---- fake GPU (PM4-like packets, hcq/queue_fake_device.h) */
 static void fake_store(const uint32_t gid[3], const uint64_t *bufs, uint32_t nbufs, const int32_t *vals, uint32_t nvals) {
   if (nbufs == 1 && nvals == 1) ((int32_t *)(uintptr_t)bufs[0])[gid[0]] = vals[0] * 1000 + (int32_t)gid[0];
 }
-static hcq_status fake_open(backend *b) {
-  fake_dev *f = calloc(1, sizeof(*f));
-  if (!f) return hcq_status_make(HCQ_CODE_NOMEM, "fake device");
-  hcq_status st = fake_dev_init(f, "FAKEGPU:0", true);
-  f->run_copies = true;
-  b->impl = f;
-  b->dev = &f->dev;
-  return st;
+static uint64_t fake_prog(backend *b) { return fake_dev_program(b->dev->impl, fake_store); }
+static hcq_status fake_program(backend *b, const char *which, hcq_program *out) {
+  static const uint8_t binary[4] = "FAKE";
+  bool store = !strcmp(which, "store");
+  fake_dev_program_named(b->dev->impl, which, store ? fake_store : NULL);
+  hcq_program_init(out);
+  snprintf(out->name, sizeof out->name, "%s", which);
+  snprintf(out->symbol, sizeof out->symbol, "%s", which);
+  snprintf(out->target, sizeof out->target, "fake");
+  out->binary = binary;
+  out->binary_size_B = sizeof binary;
+  HCQ_TRY(hcq_program_add_buffer(out, "int32", store ? 64 : 8, HCQ_ACCESS_WRITE));
+  if (store) HCQ_TRY(hcq_program_add_var(out, "n", true, 1, 64));
+  else HCQ_TRY(hcq_program_add_buffer(out, "int32", 8, HCQ_ACCESS_READ));
+  snprintf(out->global[0], sizeof out->global[0], store ? "n" : "8");
+  return hcq_program_layout(out, 0);
 }
-static void fake_close(backend *b) {
-  fake_dev_fini(b->impl);
-  free(b->impl);
-}
-static uint64_t fake_prog(backend *b) { return fake_dev_program(b->impl, fake_store); }
 
 static backend backends[] = {
-    {.name = "cpu", .open = cpu_open, .close = cpu_close, .store_prog = cpu_prog},
-    {.name = "fakegpu", .open = fake_open, .close = fake_close, .store_prog = fake_prog},
+    {.name = "cpu", .store_prog = cpu_prog, .program = cpu_program},
+    {.name = "fakegpu", .store_prog = fake_prog, .program = fake_program},
 };
 
 static uop_ctx *ctx;
@@ -208,20 +218,135 @@ static void test_graph(backend *b) {
   for (int i = 0; i < NB; i++) dev->ops->mem_free(dev, &bufs[i]);
 }
 
+/* Program load errors: another target, a missing symbol, a kernel-argument layout that overlaps. */
+static void test_program_load_errors(backend *b) {
+  hcq_program p;
+  CHECK_OK(b->program(b, "store", &p));
+  hcq_rt_kernel *k = NULL;
+  hcq_program bad = p;
+  snprintf(bad.target, sizeof bad.target, "amdgpu:gfx1100");
+  CHECK_ERR(hcq_rt_kernel_load(b->rd, &bad, &k), HCQ_CODE_UNSUPPORTED, "compiled for amdgpu:gfx1100");
+  bad = p;
+  snprintf(bad.symbol, sizeof bad.symbol, "no_such_kernel");
+  CHECK_ERR(hcq_rt_kernel_load(b->rd, &bad, &k), HCQ_CODE_NOT_FOUND, "no_such_kernel");
+  bad = p;
+  bad.params[1].offset_B = 4;
+  CHECK_ERR(hcq_rt_kernel_load(b->rd, &bad, &k), HCQ_CODE_INVALID, "overlap");
+  bad = p;
+  bad.binary = NULL;
+  CHECK_ERR(hcq_rt_kernel_load(b->rd, &bad, &k), HCQ_CODE_INVALID, "no binary");
+  CHECK(k == NULL);
+}
+
+/* Launches through the runtime layer: fresh buffers and n on every launch; bad values refused before anything is
+ * queued (the timeline does not move); results against n * 1000 + i computed here. */
+static void test_launch_vars(backend *b) {
+  hcq_program p;
+  CHECK_OK(b->program(b, "store", &p));
+  hcq_rt_kernel *k;
+  CHECK_OK(hcq_rt_kernel_load(b->rd, &p, &k));
+  if (!k) return;
+  enum { NB = 3 };
+  hcq_rt_buffer *bufs[NB];
+  for (int i = 0; i < NB; i++) CHECK_OK(hcq_rt_buffer_alloc(b->rd, 64 * 4, HCQ_RT_MEM_HOST_VISIBLE, &bufs[i]));
+  for (int r = 0; r < 7; r++) { /* queued back to back, run in order */
+    int o = (r * 2) % NB, n = 1 + (r * 29) % 64;
+    CHECK_OK(hcq_rt_launch(k, &bufs[o], 1, &(hcq_var){"n", n}, 1));
+  }
+  CHECK_OK(hcq_rt_sync(b->rd, TIMEOUT_MS));
+  for (int i = 0; i < NB; i++) {
+    /* replay the same sequence on the host */
+    int32_t want[64] = {0};
+    for (int r = 0; r < 7; r++) {
+      int o = (r * 2) % NB, n = 1 + (r * 29) % 64;
+      for (int e = 0; o == i && e < n; e++) want[e] = n * 1000 + e;
+    }
+    CHECK(memcmp(hcq_rt_buffer_host(bufs[i]), want, sizeof want) == 0);
+  }
+  uint64_t tl = b->dev->timeline_value;
+  CHECK_ERR(hcq_rt_launch(k, bufs, 1, &(hcq_var){"n", 65}, 1), HCQ_CODE_INVALID, "outside its declared range 1..64");
+  CHECK_ERR(hcq_rt_launch(k, bufs, 1, &(hcq_var){"n", 0}, 1), HCQ_CODE_INVALID, "outside its declared range");
+  CHECK_ERR(hcq_rt_launch(k, bufs, 1, &(hcq_var){"m", 3}, 1), HCQ_CODE_NOT_FOUND, "needs variable n");
+  CHECK_ERR(hcq_rt_launch(k, bufs, 2, &(hcq_var){"n", 3}, 1), HCQ_CODE_INVALID, "takes 1 buffers, 2 given");
+  CHECK_EQ_INT(b->dev->timeline_value, tl);
+  hcq_rt_kernel_free(k);
+  for (int i = 0; i < NB; i++) hcq_rt_buffer_free(bufs[i]);
+  CHECK_OK(hcq_rt_sync(b->rd, TIMEOUT_MS));
+}
+
+/* A faulting kernel is HCQ_CODE_KERNEL_FAULT naming it, and the device keeps running work afterwards. */
+static void test_kernel_fault(backend *b) {
+  hcq_program fp, sp;
+  CHECK_OK(b->program(b, "fault", &fp));
+  CHECK_OK(b->program(b, "store", &sp));
+  hcq_rt_kernel *kf, *ks;
+  CHECK_OK(hcq_rt_kernel_load(b->rd, &fp, &kf));
+  CHECK_OK(hcq_rt_kernel_load(b->rd, &sp, &ks));
+  hcq_rt_buffer *bufs[2], *out;
+  CHECK_OK(hcq_rt_buffer_alloc(b->rd, 32, HCQ_RT_MEM_HOST_VISIBLE, &bufs[0]));
+  CHECK_OK(hcq_rt_buffer_alloc(b->rd, 32, HCQ_RT_MEM_HOST_VISIBLE, &bufs[1]));
+  CHECK_OK(hcq_rt_buffer_alloc(b->rd, 256, HCQ_RT_MEM_HOST_VISIBLE, &out));
+  CHECK_OK(hcq_rt_launch(kf, bufs, 2, NULL, 0));
+  CHECK_OK(hcq_rt_launch(ks, &out, 1, &(hcq_var){"n", 5}, 1)); /* queued behind the fault */
+  CHECK_ERR(hcq_rt_sync(b->rd, TIMEOUT_MS), HCQ_CODE_KERNEL_FAULT, "fault");
+  CHECK_EQ_INT(((int32_t *)hcq_rt_buffer_host(out))[4], 5004);
+  CHECK_OK(hcq_rt_launch(ks, &out, 1, &(hcq_var){"n", 9}, 1));
+  CHECK_OK(hcq_rt_sync(b->rd, TIMEOUT_MS)); /* the error was reported once; the device lives on */
+  CHECK_EQ_INT(((int32_t *)hcq_rt_buffer_host(out))[8], 9008);
+  hcq_rt_kernel_free(kf);
+  hcq_rt_kernel_free(ks);
+  hcq_rt_buffer_free(bufs[0]);
+  hcq_rt_buffer_free(bufs[1]);
+  hcq_rt_buffer_free(out);
+}
+
+/* A wait for a value nobody signals is HCQ_CODE_TIMEOUT after about the time asked for, through the device's
+ * own wait path. */
+static void test_timeout(backend *b) {
+  hcq_signal *s;
+  CHECK_OK(hcq_signal_create(b->dev, "never", 0, &s));
+  uint64_t t0 = hcq_now_ns();
+  hcq_status st = b->dev->ops->signal_wait ? b->dev->ops->signal_wait(b->dev, s, 1, 30) : hcq_signal_wait(s, 1, 30);
+  double ms = (double)(hcq_now_ns() - t0) / 1e6;
+  CHECK_ERR(st, HCQ_CODE_TIMEOUT, "");
+  CHECK(ms >= 25 && ms < 2000);
+  hcq_signal_destroy(s);
+}
+
+/* The device describes itself. */
+static void test_info(backend *b) {
+  hcq_device_info info;
+  CHECK_OK(hcq_rt_info(b->rd, &info));
+  CHECK_EQ_STR(info.backend, b->name);
+  CHECK(info.target[0] != 0 && info.max_global[0] >= 64);
+  CHECK_EQ_INT(info.is_mock, strcmp(b->name, "cpu") != 0);
+}
+
 int main(void) {
   CHECK_OK(uop_ctx_create(&ctx));
+  /* a new backend: its own folder, one line in rt/registry.c; a test-only one is registered here */
+  CHECK_OK(hcq_rt_register(&(hcq_rt_backend){"fakegpu", fake_open}));
   for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
     backend *b = &backends[i];
     int before = testing_failures;
-    CHECK_OK(b->open(b));
-    if (!b->dev) continue;
+    CHECK_OK(hcq_rt_open(b->name, &b->rd));
+    if (!b->rd) continue;
+    b->dev = hcq_rt_lower(b->rd);
+    test_info(b);
     test_signal_timestamp(b);
     test_copy_and_cross_queue_wait(b);
     test_graph(b);
     test_timeline_wrap(b);
     test_graph(b); /* graphs keep working after a wrap */
+    test_program_load_errors(b);
+    test_launch_vars(b);
+    test_kernel_fault(b);
+    test_timeout(b);
     CHECK_OK(hcq_device_synchronize(b->dev, TIMEOUT_MS));
-    b->close(b);
+    if (b->prog) cpu_device_program_destroy(b->prog);
+    hcq_rt_program_free(b->progs[0]);
+    hcq_rt_program_free(b->progs[1]);
+    hcq_rt_close(b->rd);
     printf("conformance %s: %s\n", b->name, testing_failures == before ? "ok" : "FAILED");
   }
   uop_ctx_destroy(ctx);

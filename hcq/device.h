@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hcq/device_info.h"
+#include "hcq/program.h"
 #include "base/status.h"
 #include "uop/uop.h"
 
@@ -44,7 +46,14 @@ typedef struct hcq_mem {
 enum {
   HCQ_MEM_SIGNAL = 1u << 0,  /* signal page: host-visible, uncached, mapped into every peer device */
   HCQ_MEM_KERNARG = 1u << 1, /* kernel-argument memory: host-written, device-read */
+  /* Placement (user buffers): where the memory lives and how the host sees it. None of the three = the backend's
+   * default for compute buffers (device-local where that is not host-visible memory's equal). */
+  HCQ_MEM_DEVICE_LOCAL = 1u << 2, /* VRAM / device memory */
+  HCQ_MEM_HOST_VISIBLE = 1u << 3, /* `host` must be a usable CPU mapping */
+  HCQ_MEM_UNCACHED = 1u << 4,     /* CPU writes go straight to memory (write-combined / uncached mapping) */
 };
+
+/* What a device is (hcq_device_ops.info): hcq/device_info.h. */
 
 /* How a backend encodes the generic commands into its own native words (CPU words, PM4, push-buffer methods).
  * Each function appends one command to q with hcq_queue_reserve / hcq_queue_emit* and records every symbolic
@@ -78,6 +87,24 @@ typedef struct hcq_device_ops {
    * with mem_free. The queue grows by allocating a larger block and copying; submit then hands the hardware words
    * it can read in place. NULL = the queue keeps its words on the host heap. */
   hcq_status (*queue_storage)(hcq_device *dev, hcq_queue_kind kind, size_t size_B, hcq_mem *out_mem);
+
+  /* ---- device interface for the runtime layer (hcq/runtime.h); all optional for queue-only backends ---- */
+  /* Describe the device. */
+  hcq_status (*info)(hcq_device *dev, hcq_device_info *out);
+  /* Load prog->binary; *out_handle is what hcq_queue_exec takes. The backend may replace the kernel-argument
+   * layout (params[].offset_B/size_B, kernarg_prefix_B, kernarg_size_B) with what the binary states (AMD kernarg
+   * metadata, NV .nv.info); the caller re-checks it with hcq_program_check. Errors name the program. */
+  hcq_status (*program_load)(hcq_device *dev, hcq_program *prog, uint64_t *out_handle);
+  /* Free a loaded program once nothing queued uses it any more (the caller retires it on the timeline). */
+  void (*program_free)(hcq_device *dev, uint64_t handle);
+  /* The wait path: block until sig reaches target or timeout_ms passes. NULL = hcq_signal_wait. A wait that
+   * times out while the device is hung returns HCQ_CODE_DEVICE_LOST, otherwise HCQ_CODE_TIMEOUT. */
+  hcq_status (*signal_wait)(hcq_device *dev, const hcq_signal *sig, uint64_t target, uint32_t timeout_ms);
+  /* The first error work on the device recorded since the last call (HCQ_CODE_KERNEL_FAULT for a faulting
+   * kernel, HCQ_CODE_TIMEOUT for a queued wait that gave up, HCQ_CODE_DEVICE_LOST), or OK. NULL = none ever. */
+  hcq_status (*take_error)(hcq_device *dev);
+  /* Close a device the registry opened (after hcq_device_fini's users are gone): frees the backend. */
+  void (*destroy)(hcq_device *dev);
 } hcq_device_ops;
 
 /* The core's per-device state. Backends embed nothing here but `impl`. */
@@ -98,6 +125,8 @@ struct hcq_device {
   uint64_t timeline_wraps;        /* how many times the timeline was swapped (for tests and stats) */
   hcq_signal_page *signal_pages;  /* signal slot pool (hcq/signal.c) */
   uint32_t wait_timeout_ms;       /* default for synchronize: 30000 */
+  struct hcq_retire_entry *retire; /* resources freed once the timeline passes their value (hcq/retire.h) */
+  size_t nretire, retire_cap;
 };
 
 /* Create the core state: timeline + shadow signals (value 0), timeline_value = 1. `name` is copied. */

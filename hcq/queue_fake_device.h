@@ -23,6 +23,11 @@
  * COPY copies (with run_copies set; otherwise it is only logged), EXEC calls a host function registered with fake_dev_program (other program handles are only
  * logged) once per global id with the buffer addresses and values of its argument memory.
  *
+ * Device interface (hcq/device.h; the runtime layer opens it as "fakegpu" once a test registers fake_open with
+ * hcq_rt_register): info (a mock, target "fake"), program_load (target "fake": the symbol names a host function
+ * registered with fake_dev_program_named; the default kernel-argument layout), take_error (a program registered
+ * with a NULL function "faults" when executed: HCQ_CODE_KERNEL_FAULT, recorded once, the rest still runs).
+ *
  * Queue words live in fake "device" memory (the queue_storage hook): submit reads them in place and counts that
  * in zero_copy_submits. submit() also keeps a copy per queue kind (test instrumentation only) and counts the
  * words that differ from the previous submission of the same length. Memory is host memory; va == host.
@@ -30,6 +35,7 @@
 #ifndef HCQ_QUEUE_FAKE_DEVICE_H
 #define HCQ_QUEUE_FAKE_DEVICE_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,7 +83,9 @@ typedef struct fake_dev {
   size_t ncopies, copies_cap;
   uint64_t signals_done, waits_done;
   fake_kernel_fn progs[FAKE_MAX_PROGS];
+  const char *prog_names[FAKE_MAX_PROGS]; /* fake_dev_program_named; NULL for fake_dev_program */
   size_t nprogs;
+  hcq_status error; /* the first kernel fault since take_error */
   hcq_mem storage[4]; /* live queue storage blocks (submit checks that words lie in one) */
 } fake_dev;
 
@@ -215,10 +223,14 @@ static hcq_status fake_walk(fake_dev *f, const uint32_t *w, size_t n, bool run) 
         *e = (fake_exec){.prog = prog, .args_va = args_va, .nbufs = nbufs, .nvals = nvals,
                          .global = {a[5], a[6], a[7]}, .local = {l[0], l[1], l[2]}};
         for (uint32_t b = 0; b < nbufs && b < FAKE_MAX_BUFS; b++)
-          memcpy(&e->bufs[b], (const uint8_t *)(uintptr_t)args_va + 8 * b, 8);
-        if ((prog & 0xffff000000000000ULL) == FAKE_PROG_TAG && nbufs <= FAKE_MAX_BUFS && nvals <= 16) {
+          memcpy(&e->bufs[b], (const uint8_t *)(uintptr_t)args_va + hcq_kernarg_buf_offset_B(0, b), 8);
+        if ((prog & 0xffff000000000000ULL) == FAKE_PROG_TAG && !f->progs[prog & 0xffffffffu]) {
+          if (!f->error)
+            f->error = hcq_status_make(HCQ_CODE_KERNEL_FAULT, "fake gpu: kernel %s faulted at global id 0,0,0",
+                                       f->prog_names[prog & 0xffffffffu] ? f->prog_names[prog & 0xffffffffu] : "?");
+        } else if ((prog & 0xffff000000000000ULL) == FAKE_PROG_TAG && nbufs <= FAKE_MAX_BUFS && nvals <= 16) {
           int32_t vals[16];
-          if (nvals) memcpy(vals, (const uint8_t *)(uintptr_t)args_va + 8 * nbufs, 4 * nvals);
+          if (nvals) memcpy(vals, (const uint8_t *)(uintptr_t)args_va + hcq_kernarg_val_offset_B(0, nbufs, 0), 4 * nvals);
           uint32_t gid[3];
           for (gid[2] = 0; gid[2] < a[7]; gid[2]++)
             for (gid[1] = 0; gid[1] < a[6]; gid[1]++)
@@ -292,12 +304,61 @@ static hcq_status fake_submit(hcq_device *dev, hcq_queue_kind kind, const uint32
   return f->execute ? fake_execute(f, words, count) : HCQ_OK;
 }
 
+/* ------------------------------------------------------------------------------------------- device interface */
+
+static hcq_status fake_info(hcq_device *dev, hcq_device_info *out) {
+  memset(out, 0, sizeof(*out));
+  snprintf(out->name, sizeof(out->name), "%s", dev->name);
+  snprintf(out->backend, sizeof(out->backend), "fakegpu");
+  snprintf(out->arch, sizeof(out->arch), "fake1");
+  snprintf(out->target, sizeof(out->target), "fake");
+  out->features = HCQ_FEATURE_LOCAL_SIZE | HCQ_FEATURE_KERNEL_FAULTS | HCQ_FEATURE_TIMESTAMPS;
+  out->is_mock = true;
+  out->max_global[0] = out->max_global[1] = out->max_global[2] = 65535;
+  return HCQ_OK;
+}
+
+static hcq_status fake_program_load(hcq_device *dev, hcq_program *prog, uint64_t *out_handle) {
+  fake_dev *f = dev->impl;
+  if (strcmp(prog->target, "fake") != 0)
+    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s is compiled for %s; %s runs target fake", prog->name,
+                           prog->target, dev->name);
+  for (size_t i = 0; i < f->nprogs; i++)
+    if (f->prog_names[i] && !strcmp(f->prog_names[i], prog->symbol)) {
+      HCQ_TRY(hcq_program_layout(prog, 0));
+      *out_handle = FAKE_PROG_TAG | i;
+      return HCQ_OK;
+    }
+  return hcq_status_make(HCQ_CODE_NOT_FOUND, "kernel %s: no symbol %s in the binary", prog->name, prog->symbol);
+}
+
+static void fake_program_free(hcq_device *dev, uint64_t handle) { (void)dev, (void)handle; }
+
+static hcq_status fake_take_error(hcq_device *dev) {
+  fake_dev *f = dev->impl;
+  hcq_status st = f->error;
+  f->error = NULL;
+  return st;
+}
+
+static void fake_dev_fini(fake_dev *f);
+static void fake_destroy(hcq_device *dev) {
+  fake_dev *f = dev->impl;
+  fake_dev_fini(f);
+  free(f);
+}
+
 static const hcq_device_ops fake_ops = {.backend_name = "fakegpu",
                                         .submit = fake_submit,
                                         .mem_alloc = fake_mem_alloc,
                                         .mem_free = fake_mem_free,
                                         .encoder = &fake_encoder,
-                                        .queue_storage = fake_queue_storage};
+                                        .queue_storage = fake_queue_storage,
+                                        .info = fake_info,
+                                        .program_load = fake_program_load,
+                                        .program_free = fake_program_free,
+                                        .take_error = fake_take_error,
+                                        .destroy = fake_destroy};
 
 static hcq_status fake_dev_init(fake_dev *f, const char *name, bool execute) {
   memset(f, 0, sizeof(*f));
@@ -312,12 +373,39 @@ static inline uint64_t fake_dev_program(fake_dev *f, fake_kernel_fn fn) {
   return FAKE_PROG_TAG | f->nprogs++;
 }
 
+/* A program the runtime layer can load by symbol `name` (fn NULL: it faults when executed). */
+static inline uint64_t fake_dev_program_named(fake_dev *f, const char *name, fake_kernel_fn fn) {
+  if (f->nprogs == FAKE_MAX_PROGS) return 0;
+  f->prog_names[f->nprogs] = name;
+  f->progs[f->nprogs] = fn;
+  return FAKE_PROG_TAG | f->nprogs++;
+}
+
 static void fake_dev_fini(fake_dev *f) {
   hcq_device_fini(&f->dev);
+  hcq_status_free(f->error);
   free(f->last[0]);
   free(f->last[1]);
   free(f->execs);
   free(f->copies);
+}
+
+
+/* The registry entry (hcq_rt_register(&(hcq_rt_backend){"fakegpu", fake_open})): an executing fake that moves
+ * copies, freed by ops->destroy. */
+static inline hcq_status fake_open(unsigned index, hcq_device **out) {
+  fake_dev *f = calloc(1, sizeof(*f));
+  if (!f) return hcq_status_make(HCQ_CODE_NOMEM, "fake device");
+  char name[32];
+  snprintf(name, sizeof(name), "FAKEGPU:%u", index);
+  hcq_status st = fake_dev_init(f, name, true);
+  if (st) {
+    free(f);
+    return st;
+  }
+  f->run_copies = true;
+  *out = &f->dev;
+  return HCQ_OK;
 }
 
 #endif

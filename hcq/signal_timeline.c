@@ -2,6 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <stdlib.h>
+
+#include "hcq/retire.h"
 #include "hcq/signal.h"
 
 void hcq_signal_pages_free(hcq_device *dev); /* hcq/signal.c */
@@ -28,6 +31,10 @@ hcq_status hcq_device_init(hcq_device *dev, const hcq_device_ops *ops, void *imp
 
 void hcq_device_fini(hcq_device *dev) {
   if (!dev->ops) return;
+  hcq_retire_all(dev);
+  free(dev->retire);
+  dev->retire = NULL;
+  dev->retire_cap = 0;
   hcq_signal_destroy(dev->timeline);
   hcq_signal_destroy(dev->shadow_timeline);
   dev->timeline = dev->shadow_timeline = NULL;
@@ -44,6 +51,7 @@ uint64_t hcq_timeline_next(hcq_device *dev) {
 hcq_status hcq_device_synchronize(hcq_device *dev, uint32_t timeout_ms) {
   hcq_status st = hcq_signal_wait(dev->timeline, dev->timeline_value - 1, timeout_ms);
   if (st) return hcq_status_annotate(st, "synchronize %s", dev->name);
+  hcq_retire_all(dev); /* all work is done; entries must not outlive a wrap of the timeline values */
   if (dev->timeline_value > HCQ_TIMELINE_WRAP_AT) {
     /* Everything is done, so no queue still refers to the old timeline: swap and restart the count. */
     hcq_signal *old = dev->timeline;

@@ -123,58 +123,11 @@ static hcq_status find_linker_script(char *out, size_t cap) {
 }
 
 hcq_status aot_spec_from_program(const cc_program *prog, const char *arch, cpu_image_spec *sp) {
-  memset(sp, 0, sizeof *sp);
-  if (!cpu_image_machine_of(arch))
-    return hcq_status_make(HCQ_CODE_INVALID, "unknown image arch '%s' (x86_64, aarch64, armhf)", arch);
-  if (strlen(prog->symbol) >= sizeof sp->name) return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel name %s is too long", prog->name);
-  if (prog->nbufs > CPU_IMAGE_MAX_BUFS || prog->nvars > CPU_IMAGE_MAX_VARS)
-    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s has %zu buffers and %zu variables; an image holds at most "
-                           "%d and %d", prog->name, prog->nbufs, prog->nvars, CPU_IMAGE_MAX_BUFS, CPU_IMAGE_MAX_VARS);
-  snprintf(sp->name, sizeof sp->name, "%s", prog->symbol); /* the image loads its kernel by this symbol */
-  snprintf(sp->arch, sizeof sp->arch, "%s", arch);
-  sp->nbufs = prog->nbufs;
-  for (size_t i = 0; i < prog->nbufs; i++) {
-    const cc_buffer *b = &prog->bufs[i];
-    if (b->slot != (int)i) return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s: buffer slots are not 0..%zu", prog->name, prog->nbufs - 1);
-    if (b->size < 0) return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s: buffer slot %d has no known size", prog->name, b->slot);
-    cpu_image_buf *o = &sp->bufs[i];
-    o->slot = b->slot;
-    snprintf(o->dtype, sizeof o->dtype, "%s", uop_dt_name(b->dtype));
-    o->size = b->size;
-    o->read = b->read;
-    o->written = b->written;
-  }
-  sp->nvars = prog->nvars;
-  for (size_t v = 0; v < prog->nvars; v++) {
-    if (strlen(prog->var_names[v]) >= CPU_IMAGE_NAME_B) return hcq_status_make(HCQ_CODE_UNSUPPORTED, "variable name %s is too long", prog->var_names[v]);
-    snprintf(sp->vars[v], CPU_IMAGE_NAME_B, "%s", prog->var_names[v]);
-    for (size_t k = 0; k < prog->nlinear && !sp->var_ranged[v]; k++) { /* the declared range, for hcq run */
-      const uop *n = prog->linear[k];
-      if (n->op == UOP_DEFINE_VAR && n->arg.kind == UOP_ARG_VAR && !strcmp(n->arg.str, prog->var_names[v])) {
-        sp->var_ranged[v] = true;
-        sp->var_min[v] = n->arg.i;
-        sp->var_max[v] = n->arg.i2;
-      }
-    }
-  }
-  int64_t ones[CPU_IMAGE_MAX_VARS];
-  for (int v = 0; v < CPU_IMAGE_MAX_VARS; v++) ones[v] = 1;
-  for (int d = 0; d < 3; d++) {
-    char *text = NULL;
-    HCQ_TRY(uop_render(prog->global_size[d], &text));
-    hcq_status st = HCQ_OK;
-    int64_t val;
-    if (strlen(text) >= CPU_IMAGE_EXPR_B)
-      st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s: launch size %d '%s' is too long for an image", prog->name, d, text);
-    else {
-      snprintf(sp->global[d], CPU_IMAGE_EXPR_B, "%s", text);
-      st = hcq_status_annotate(cpu_image_eval(sp, sp->global[d], ones, &val),
-                               "kernel %s: launch size %d '%s' cannot be stored in an image", prog->name, d, text);
-    }
-    free(text);
-    HCQ_TRY(st);
-  }
-  return HCQ_OK;
+  hcq_program desc;
+  cc_target t = {.kind = CC_TARGET_C};
+  snprintf(t.name, sizeof t.name, "c:%.16s", arch);
+  HCQ_TRY(cc_program_describe(prog, &t, &desc));
+  return cpu_image_spec_from_program(&desc, arch, sp);
 }
 
 static hcq_status build_in(const char *dir, const cc_program *prog, const char *arch, uint8_t **elf, size_t *elf_B) {

@@ -17,9 +17,9 @@
 #include "hcq/graph.h"
 #include "tools/cli_args.h"
 #include "tools/bench_base.h"
+#include "rt/krun.h"
 #include "tools/bench_machine.h"
 #include "tools/bench_simd.h"
-#include "tools/krun.h"
 #include "tools/verbs.h"
 
 typedef struct bres {
@@ -448,14 +448,14 @@ static hcq_status bench_graph(bench *b) {
     hcq_val bufs[1] = {hcq_sym(buf0)};
     if (!st) st = hcq_args_bind(&a, q, NULL, bufs, NULL);
     hcq_val one[3] = {hcq_imm(1), hcq_imm(1), hcq_imm(1)};
-    if (!st) st = hcq_queue_exec(q, hcq_imm(cpu_device_program_handle(k.dprog)), &a, one, one);
+    if (!st) st = hcq_queue_exec(q, hcq_imm(krun_program_handle(&k)), &a, one, one);
   }
   if (!st) st = hcq_graph_finalize(g);
   int reps = b->quick ? 30 : 300;
   double *t = calloc((size_t)reps, sizeof *t);
   if (!st && !t) st = hcq_status_make(HCQ_CODE_NOMEM, "times");
   if (!st) f32(&k, 0)[0] = 0;
-  uop_var_val vv[1] = {{"buf0", (int64_t)k.mems[0].va}};
+  uop_var_val vv[1] = {{"buf0", (int64_t)hcq_rt_buffer_va(k.rbufs[0])}};
   for (int i = 0; !st && i < reps; i++) {
     uint64_t t0 = hcq_now_ns();
     st = hcq_graph_replay(g, vv, 1, 10000);

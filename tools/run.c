@@ -9,7 +9,7 @@
 
 #include "tools/aot.h"
 #include "tools/cli_args.h"
-#include "tools/krun.h"
+#include "rt/krun.h"
 #include "tools/verbs.h"
 
 #define MAX_ITEMS 32

@@ -1,5 +1,5 @@
 /* krun: see krun.h. */
-#include "tools/krun.h"
+#include "rt/krun.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -8,11 +8,7 @@
 #include <unistd.h>
 
 #include "compiler/kernel_text.h"
-#include "cpu/cpu_kernel.h"
 #include "cpu/cpu_memlimit.h"
-
-#define TLW_NAME "__hcq_timeline_wait"
-#define TLS_NAME "__hcq_timeline_signal"
 
 static double now_ms(void) { return (double)hcq_now_ns() / 1e6; }
 
@@ -75,64 +71,36 @@ static const uop *find_var(krun *k, const char *name) {
   return NULL;
 }
 
-static hcq_val val_of(const uop *n) {
-  int64_t v;
-  if (!n) return hcq_imm(1);
-  if (uop_const_value(n, &v)) return hcq_imm((uint64_t)v);
-  return hcq_sym(n);
-}
-
 hcq_status krun_setup(krun *k, cpu_device *dev) {
   cc_program *p = k->prog;
   k->dev = dev;
-  hcq_device *hd = cpu_device_hcq(dev);
   HCQ_TRY(cc_kernel_buffers(k->sink, &k->bufs, &k->nbufs));
   HCQ_TRY(check_memory(k));
-  k->mems = calloc(k->nbufs ? k->nbufs : 1, sizeof *k->mems);
+  k->rbufs = calloc(k->nbufs ? k->nbufs : 1, sizeof *k->rbufs);
   k->var_nodes = calloc(p->nvars + 1, sizeof *k->var_nodes);
-  k->vv = calloc(p->nvars + 2, sizeof *k->vv);
-  if (!k->mems || !k->var_nodes || !k->vv) return hcq_status_make(HCQ_CODE_NOMEM, "krun %s", p->name);
-  for (size_t i = 0; i < k->nbufs; i++) {
-    HCQ_TRY(hcq_status_annotate(cpu_device_alloc(dev, k->bufs[i].size_B, &k->mems[i]), "buffer slot %d of %s",
-                                k->bufs[i].slot, p->name));
-    k->bufs[i].data = k->mems[i].host;
-  }
+  k->vv = calloc(p->nvars + 1, sizeof *k->vv);
+  if (!k->rbufs || !k->var_nodes || !k->vv) return hcq_status_make(HCQ_CODE_NOMEM, "krun %s", p->name);
   for (size_t v = 0; v < p->nvars; v++) {
     k->var_nodes[v] = find_var(k, p->var_names[v]);
     if (!k->var_nodes[v])
       return hcq_status_make(HCQ_CODE_INTERNAL, "kernel %s: variable %s not in the AST", p->name, p->var_names[v]);
     k->vv[v] = (uop_var_val){p->var_names[v], k->var_nodes[v]->arg.i2};
   }
-  k->vv[p->nvars] = (uop_var_val){TLW_NAME, 0};
-  k->vv[p->nvars + 1] = (uop_var_val){TLS_NAME, 0};
-  HCQ_TRY(cpu_device_load_symbol(dev, p->binary, p->binary_size_B, p->symbol, p->name, &k->dprog));
-  /* kernel arguments: buffers in slot order (the renderer's data0..), then the variables */
-  uint32_t nslots = 0;
-  for (size_t i = 0; i < k->nbufs; i++)
-    if ((uint32_t)k->bufs[i].slot + 1 > nslots) nslots = (uint32_t)k->bufs[i].slot + 1;
-  if (nslots != k->nbufs)
-    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s: buffer slots are not 0..%zu", p->name, k->nbufs - 1);
-  HCQ_TRY(cpu_device_alloc(dev, hcq_args_size_B(0, nslots, (uint32_t)p->nvars), &k->argm));
-  HCQ_TRY(hcq_args_init(&k->args, k->argm.host, k->argm.va, k->argm.size_B, 0, nslots, (uint32_t)p->nvars));
-  hcq_val bufv[CPU_KERNEL_MAX_ARGS], varv[CPU_KERNEL_MAX_ARGS];
-  if (nslots + p->nvars > CPU_KERNEL_MAX_ARGS)
-    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s has too many arguments", p->name);
-  for (size_t i = 0; i < k->nbufs; i++) bufv[k->bufs[i].slot] = hcq_imm(k->mems[i].va);
-  for (size_t v = 0; v < p->nvars; v++) varv[v] = hcq_sym(k->var_nodes[v]);
-  HCQ_TRY(hcq_queue_create(hd, HCQ_QUEUE_COMPUTE, &k->q));
-  HCQ_TRY(hcq_args_bind(&k->args, k->q, NULL, bufv, varv));
-  HCQ_TRY(hcq_signal_create(hd, "t0", 0, &k->ts0));
-  HCQ_TRY(hcq_signal_create(hd, "t1", 0, &k->ts1));
-  const uop *tlw = uop_var(k->ctx, TLW_NAME, 0, INT64_MAX, uop_dt(UOP_INDEX));
-  const uop *tls = uop_var(k->ctx, TLS_NAME, 0, INT64_MAX, uop_dt(UOP_INDEX));
-  if (!tlw || !tls) return hcq_status_make(HCQ_CODE_NOMEM, "krun variables");
-  hcq_val g[3], l[3] = {hcq_imm(1), hcq_imm(1), hcq_imm(1)};
-  for (int d = 0; d < 3; d++) g[d] = val_of(p->global_size[d]);
-  HCQ_TRY(hcq_queue_wait(k->q, hcq_imm(hd->timeline->va), hcq_sym(tlw)));
-  HCQ_TRY(hcq_queue_timestamp(k->q, hcq_imm(k->ts0->va)));
-  HCQ_TRY(hcq_queue_exec(k->q, hcq_imm(cpu_device_program_handle(k->dprog)), &k->args, g, l));
-  HCQ_TRY(hcq_queue_timestamp(k->q, hcq_imm(k->ts1->va)));
-  HCQ_TRY(hcq_queue_signal(k->q, hcq_imm(hd->timeline->va), hcq_sym(tls)));
+  /* the runtime layer: the compiled program described once, loaded, its launch queue recorded */
+  HCQ_TRY(hcq_rt_wrap(cpu_device_hcq(dev), 0, &k->rd));
+  hcq_program desc;
+  HCQ_TRY(cc_program_describe(p, &k->target, &desc));
+  if (hcq_program_nbufs(&desc) != k->nbufs)
+    return hcq_status_make(HCQ_CODE_INTERNAL, "kernel %s: %zu buffers in the text, %zu in the program", p->name,
+                           k->nbufs, hcq_program_nbufs(&desc));
+  HCQ_TRY(hcq_rt_kernel_load(k->rd, &desc, &k->kern));
+  for (size_t i = 0; i < k->nbufs; i++) {
+    if (k->bufs[i].slot != (int)i)
+      return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s: buffer slots are not 0..%zu", p->name, k->nbufs - 1);
+    HCQ_TRY(hcq_status_annotate(hcq_rt_buffer_alloc(k->rd, k->bufs[i].size_B, HCQ_RT_MEM_HOST_VISIBLE, &k->rbufs[i]),
+                                "buffer slot %d of %s", k->bufs[i].slot, p->name));
+    k->bufs[i].data = hcq_rt_buffer_host(k->rbufs[i]);
+  }
   return HCQ_OK;
 }
 
@@ -160,19 +128,16 @@ hcq_status krun_set_vars(krun *k, const uop_var_val *vars, size_t n) {
   return HCQ_OK;
 }
 
+_Static_assert(sizeof(hcq_var) == sizeof(uop_var_val), "hcq_var and uop_var_val share their layout");
+
 hcq_status krun_exec(krun *k, uint32_t timeout_ms, double *out_ms) {
-  hcq_device *hd = cpu_device_hcq(k->dev);
-  size_t nv = k->prog->nvars;
-  uint64_t last = hcq_timeline_last(hd), next = hcq_timeline_next(hd);
-  if (next == 0) return hcq_status_make(HCQ_CODE_INTERNAL, "timeline exhausted");
-  k->vv[nv].value = (int64_t)last;
-  k->vv[nv + 1].value = (int64_t)next;
-  HCQ_TRY(hcq_queue_submit(k->q, hd, k->vv, nv + 2));
-  HCQ_TRY(hcq_status_annotate(cpu_device_signal_wait(k->dev, hd->timeline, next, timeout_ms), "running %s", k->prog->name));
-  HCQ_TRY(cpu_device_take_error(k->dev));
-  if (out_ms) *out_ms = (double)(hcq_signal_timestamp_ns(k->ts1) - hcq_signal_timestamp_ns(k->ts0)) / 1e6;
+  HCQ_TRY(hcq_rt_launch(k->kern, k->rbufs, k->nbufs, (const hcq_var *)k->vv, k->prog->nvars));
+  HCQ_TRY(hcq_status_annotate(hcq_rt_sync(k->rd, timeout_ms), "running %s", k->prog->name));
+  if (out_ms) *out_ms = hcq_rt_kernel_last_ms(k->kern);
   return HCQ_OK;
 }
+
+uint64_t krun_program_handle(const krun *k) { return hcq_rt_kernel_handle(k->kern); }
 
 cc_kbuf *krun_buf(krun *k, int slot) {
   for (size_t i = 0; i < k->nbufs; i++)
@@ -194,16 +159,9 @@ char *krun_opts_text(const krun *k) {
 
 void krun_free(krun *k) {
   if (!k) return;
-  hcq_queue_destroy(k->q);
-  hcq_signal_destroy(k->ts0);
-  hcq_signal_destroy(k->ts1);
-  if (k->dev) {
-    for (size_t i = 0; i < k->nbufs; i++) cpu_device_free(k->dev, &k->mems[i]);
-    cpu_device_free(k->dev, &k->argm);
-  }
-  cpu_device_program_destroy(k->dprog);
+  hcq_rt_close(k->rd); /* frees the kernel and the buffers; the cpu device stays the caller's */
   free(k->bufs);
-  free(k->mems);
+  free(k->rbufs);
   free(k->var_nodes);
   free(k->vv);
   cc_program_free(k->prog);

@@ -1,11 +1,9 @@
-/* krun: one kernel compiled for the c target and run on the CPU device through an hcq queue. Shared by
- * `hcq run`, `hcq bench` and the end-to-end tests.
- *
- * The queue is recorded once: wait(timeline, TLW) · timestamp(t0) · exec · timestamp(t1) · signal(timeline, TLS),
- * where TLW/TLS (the timeline values), the kernel's variables and a symbolic launch size are variables of the
- * submit, so every krun_exec is one hcq_queue_submit with var_vals by name. */
-#ifndef HCQ_TOOLS_KRUN_H
-#define HCQ_TOOLS_KRUN_H
+/* krun: one kernel compiled for the c target and run on the CPU device through the runtime layer (include/hcq.h:
+ * the program described once, loaded as a kernel whose launch queue is recorded once; every krun_exec is one
+ * hcq_rt_launch + hcq_rt_sync). What krun adds is the tool's side: kernel text, buffers as cc_kbufs for the
+ * reference interpreter, the memory-limit check, comparisons. Shared by `hcq run`, `hcq bench` and the tests. */
+#ifndef HCQ_RT_KRUN_H
+#define HCQ_RT_KRUN_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,6 +14,7 @@
 #include "hcq/args.h"
 #include "hcq/queue.h"
 #include "hcq/signal.h"
+#include "include/hcq.h"
 
 typedef struct krun {
   uop_ctx *ctx;
@@ -24,16 +23,13 @@ typedef struct krun {
   cc_program *prog;
   /* device side (krun_setup) */
   cpu_device *dev; /* borrowed */
-  cpu_device_program *dprog;
+  hcq_rt_device *rd; /* the runtime layer over dev */
+  hcq_rt_kernel *kern;
+  hcq_rt_buffer **rbufs; /* per slot */
   cc_kbuf *bufs; /* data = device memory (host view) */
-  hcq_mem *mems;
   size_t nbufs;
-  hcq_mem argm;
-  hcq_args args;
-  hcq_queue *q;
-  hcq_signal *ts0, *ts1;
   const uop **var_nodes; /* DEFINE_VAR per prog->var_names entry */
-  uop_var_val *vv;       /* prog->nvars kernel values + the two timeline values */
+  uop_var_val *vv;       /* prog->nvars kernel values */
   double compile_ms;     /* pipeline + external */
 } krun;
 
@@ -52,6 +48,8 @@ hcq_status krun_set_vars(krun *k, const uop_var_val *vars, size_t n);
 /* Submit and wait (timeout_ms); *out_ms (optional) gets the kernel time from the device timestamps. Errors the
  * device recorded (a kernel fault) are returned. */
 hcq_status krun_exec(krun *k, uint32_t timeout_ms, double *out_ms);
+/* The loaded program's device handle (for benchmarks that record their own queues). */
+uint64_t krun_program_handle(const krun *k);
 /* The buffer of a slot, or NULL. */
 cc_kbuf *krun_buf(krun *k, int slot);
 /* "UPCAST:0:4,THREAD:0:2" of the applied opts (malloc'd; "" for none). */

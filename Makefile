@@ -26,7 +26,7 @@ LDFLAGS := $(SANFLAGS) $(EXTRA_LDFLAGS)
 LDLIBS := -lpthread -lm -ldl
 
 TEST_EXTRA :=
-LIB_DIRS := base hcq uop compiler elf cpu amd nv kernel_iface autogen rt
+LIB_DIRS := base hcq uop compiler elf cpu amd nv kernel_iface autogen
 LIB_SRCS := $(filter-out %_test.c,$(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
 EMU_SRCS := $(filter-out %_test.c,$(wildcard emulator_tests/*.c))
 TOOL_SRCS := $(filter-out %_test.c,$(wildcard tools/*.c))

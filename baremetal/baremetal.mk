@@ -20,7 +20,7 @@ BM_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g -ffreestanding -fno-builtin
   -fno-stack-protector -fno-asynchronous-unwind-tables $(BM_CPU) -I. -D_GNU_SOURCE
 BM_KFLAGS := -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-stack-protector -fno-asynchronous-unwind-tables \
   -fno-ident $(BM_CPU)
-BM_CANDIDATES := $(filter-out %_test.c,$(wildcard base/*.c cpu/*.c elf/*.c hcq/*.c))
+BM_CANDIDATES := $(filter-out %_test.c hcq/rt_%.c,$(wildcard base/*.c cpu/*.c elf/*.c hcq/*.c))
 BM_CORE_OBJS := $(patsubst %.c,$(BM_DIR)/obj/%.o,$(BM_CANDIDATES))
 BM_CORE := $(BM_DIR)/libcore.a
 BM_START := $(addprefix baremetal/,start.S bm_libc.c bm_sync.c bm_main.c bm_images.S)

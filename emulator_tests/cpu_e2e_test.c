@@ -14,7 +14,7 @@
 
 #include "compiler/examples_test_util.h"
 #include "base/testing.h"
-#include "rt/krun.h"
+#include "hcq/rt_krun.h"
 #include "tools/verbs.h"
 
 #define RUN_LIMIT_B ((size_t)2 << 20)

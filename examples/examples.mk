@@ -1,11 +1,13 @@
 # make install (PREFIX, DESTDIR) and the embedding example built against the installed library.
-#   make install PREFIX=/usr/local DESTDIR=   lib/libhcq.a, include/hcq.h (+ the headers it includes), bin/hcq,
+#   make install PREFIX=/usr/local DESTDIR=   lib/libhcq.a, include/hcq.h (+ the headers it includes, under
+#                                             include/hcq/), bin/hcq,
 #                                             lib/pkgconfig/hcq.pc
 #   make install-test                         install into a temporary DESTDIR, build examples/embed.c with
 #                                             pkg-config against it, run it (part of `make test`)
 PREFIX ?= /usr/local
-# The installed headers are include/hcq.h and what it includes, found by the compiler (not listed by hand).
-PUBLIC_HEADERS = $(filter-out include/hcq.h,$(filter %.h,$(shell $(CC) -MM -I. include/hcq.h | tr -d '\\\n' | cut -d: -f2)))
+# The installed headers are hcq/hcq.h (as include/hcq.h) and what it includes, found by the compiler (not listed by
+# hand), under include/hcq/ so that their folder names (base/, hcq/) stay out of the include root.
+PUBLIC_HEADERS = $(filter-out hcq/hcq.h,$(filter %.h,$(shell $(CC) -MM -I. hcq/hcq.h | tr -d '\\\n' | cut -d: -f2)))
 HCQ_VERSION := 0.1
 
 .PHONY: install install-test
@@ -15,9 +17,9 @@ install: $(LIB) $(HCQ)
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libhcq.a
 	install -m 755 $(HCQ) $(DESTDIR)$(PREFIX)/bin/hcq
-	install -m 644 include/hcq.h $(DESTDIR)$(PREFIX)/include/hcq.h
-	for h in $(PUBLIC_HEADERS); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/$$h || exit 1; done
-	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: hcq\nDescription: %s\nVersion: %s\nLibs: -L$${libdir} -lhcq -lpthread -lm -ldl\nCflags: -I$${includedir}\n' \
+	install -m 644 hcq/hcq.h $(DESTDIR)$(PREFIX)/include/hcq.h
+	for h in $(PUBLIC_HEADERS); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/hcq/$$h || exit 1; done
+	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: hcq\nDescription: %s\nVersion: %s\nLibs: -L$${libdir} -lhcq -lpthread -lm -ldl\nCflags: -I$${includedir} -I$${includedir}/hcq\n' \
 	  '$(PREFIX)' 'GPU/CPU compute runtime and kernel compiler without vendor runtimes' '$(HCQ_VERSION)' \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hcq.pc
 

@@ -1,5 +1,5 @@
 /* Backend conformance: the same checks against every registered backend (IREE's CTS is the model). A backend
- * entry names the device in the registry (rt/registry.c; the fake GPU is registered by this test), wraps a host
+ * entry names the device in the registry (hcq/rt_registry.c; the fake GPU is registered by this test), wraps a host
  * function as a program and describes two programs; everything else goes through the generic queue, signal,
  * graph and runtime APIs and hcq_device_ops, so a new backend adds one line to `backends` below.
  *
@@ -15,7 +15,7 @@
 #include "hcq/queue_fake_device.h"
 #include "hcq/signal.h"
 #include "base/testing.h"
-#include "rt/rt_internal.h"
+#include "hcq/rt_internal.h"
 
 #define TIMEOUT_MS 5000
 
@@ -324,7 +324,7 @@ static void test_info(backend *b) {
 
 int main(void) {
   CHECK_OK(uop_ctx_create(&ctx));
-  /* a new backend: its own folder, one line in rt/registry.c; a test-only one is registered here */
+  /* a new backend: its own folder, one line in hcq/rt_registry.c; a test-only one is registered here */
   CHECK_OK(hcq_rt_register(&(hcq_rt_backend){"fakegpu", fake_open}));
   for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
     backend *b = &backends[i];

@@ -1,5 +1,5 @@
 /* hcq_device_info: what a device is (its name, arch, compiler target, memory, features, whether it is a mock).
- * Filled by a backend's hcq_device_ops.info (hcq/device.h); public through include/hcq.h (hcq_rt_info). */
+ * Filled by a backend's hcq_device_ops.info (hcq/device.h); public through hcq/hcq.h (hcq_rt_info). */
 #ifndef HCQ_DEVICE_INFO_H
 #define HCQ_DEVICE_INFO_H
 

@@ -9,7 +9,7 @@
 #include "compiler/interp.h"
 #include "cpu/cpu_device.h"
 #include "cpu/cpu_memlimit.h"
-#include "include/hcq.h"
+#include "hcq/hcq.h"
 #include "tools/aot.h"
 #include "tools/cli_args.h"
 #include "uop/text.h"

@@ -17,7 +17,7 @@
 #include "hcq/graph.h"
 #include "tools/cli_args.h"
 #include "tools/bench_base.h"
-#include "rt/krun.h"
+#include "hcq/rt_krun.h"
 #include "tools/bench_machine.h"
 #include "tools/bench_simd.h"
 #include "tools/verbs.h"

@@ -9,7 +9,7 @@
 
 #include "tools/aot.h"
 #include "tools/cli_args.h"
-#include "rt/krun.h"
+#include "hcq/rt_krun.h"
 #include "tools/verbs.h"
 
 #define MAX_ITEMS 32

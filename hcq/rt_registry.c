@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cpu/cpu_device.h"
-#include "rt/rt_internal.h"
+#include "hcq/rt_internal.h"
 
 static const hcq_rt_backend builtin[] = {
     {"cpu", cpu_device_open},

@@ -9,7 +9,7 @@
 
 #include "hcq/retire.h"
 #include "hcq/signal.h"
-#include "rt/rt_private.h"
+#include "hcq/rt_private.h"
 
 enum { V_TIMELINE, V_TLW, V_TLS, V_G0, V_L0 = V_G0 + 3, V_FIXED = V_L0 + 3 }; /* then buffers, then variables */
 

@@ -1,5 +1,5 @@
 /* krun: see krun.h. */
-#include "rt/krun.h"
+#include "hcq/rt_krun.h"
 
 #include <math.h>
 #include <stdio.h>

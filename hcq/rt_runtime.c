@@ -1,11 +1,11 @@
-/* The runtime layer: devices from the registry, buffers, synchronize (include/hcq.h). Kernels and launches are in
- * rt/kernel.c, programs in rt/program.c. */
+/* The runtime layer: devices from the registry, buffers, synchronize (hcq/hcq.h). Kernels and launches are in
+ * hcq/rt_kernel.c, programs in hcq/rt_program.c. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "hcq/retire.h"
 #include "hcq/signal.h"
-#include "rt/rt_private.h"
+#include "hcq/rt_private.h"
 
 _Static_assert(HCQ_RT_MEM_DEVICE_LOCAL == HCQ_MEM_DEVICE_LOCAL && HCQ_RT_MEM_HOST_VISIBLE == HCQ_MEM_HOST_VISIBLE &&
                    HCQ_RT_MEM_UNCACHED == HCQ_MEM_UNCACHED,

@@ -8,7 +8,7 @@
 
 #include "compiler/interp.h"
 #include "base/testing.h"
-#include "rt/krun.h"
+#include "hcq/rt_krun.h"
 
 static void put(void *buf, uop_scalar s, int i, double v) {
   switch (s) {

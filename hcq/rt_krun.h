@@ -1,4 +1,4 @@
-/* krun: one kernel compiled for the c target and run on the CPU device through the runtime layer (include/hcq.h:
+/* krun: one kernel compiled for the c target and run on the CPU device through the runtime layer (hcq/hcq.h:
  * the program described once, loaded as a kernel whose launch queue is recorded once; every krun_exec is one
  * hcq_rt_launch + hcq_rt_sync). What krun adds is the tool's side: kernel text, buffers as cc_kbufs for the
  * reference interpreter, the memory-limit check, comparisons. Shared by `hcq run`, `hcq bench` and the tests. */
@@ -14,7 +14,7 @@
 #include "hcq/args.h"
 #include "hcq/queue.h"
 #include "hcq/signal.h"
-#include "include/hcq.h"
+#include "hcq/hcq.h"
 
 typedef struct krun {
   uop_ctx *ctx;

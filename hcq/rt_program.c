@@ -6,7 +6,7 @@
 #include "compiler/kernel_text.h"
 #include "cpu/cpu_image.h"
 #include "cpu/cpu_reloc.h"
-#include "rt/rt_private.h"
+#include "hcq/rt_private.h"
 
 struct hcq_rt_program {
   hcq_program desc;

@@ -1,11 +1,11 @@
-/* State shared by the runtime layer's files (rt/runtime.c, rt/kernel.c, rt/program.c). */
+/* State shared by the runtime layer's files (hcq/rt_runtime.c, hcq/rt_kernel.c, hcq/rt_program.c). */
 #ifndef HCQ_RT_PRIVATE_H
 #define HCQ_RT_PRIVATE_H
 
 #include <stdio.h>
 
 #include "hcq/args.h"
-#include "rt/rt_internal.h"
+#include "hcq/rt_internal.h"
 #include "uop/uop.h"
 
 struct hcq_rt_device {

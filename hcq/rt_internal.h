@@ -1,10 +1,10 @@
-/* The runtime layer's private state and its registry (rt/registry.c). The core (hcq/) does not include this. */
+/* The runtime layer's private state and its registry (hcq/rt_registry.c). The core (hcq/) does not include this. */
 #ifndef HCQ_RT_INTERNAL_H
 #define HCQ_RT_INTERNAL_H
 
 #include "hcq/device.h"
 #include "hcq/queue.h"
-#include "include/hcq.h"
+#include "hcq/hcq.h"
 
 /* One backend of the registry: open device `index` (the N of "name:N") as an initialized hcq_device whose
  * ops->destroy closes it. */

@@ -6,7 +6,7 @@
 
 #include "hcq/device.h"
 #include "base/testing.h"
-#include "include/hcq.h"
+#include "hcq/hcq.h"
 
 #define TIMEOUT_MS 10000
 #define N 4096
@@ -147,5 +147,5 @@ int main(void) {
   test_open();
   test_launch_replay();
   test_program_errors();
-  return testing_summary("rt/runtime_test");
+  return testing_summary("rt_runtime_test");
 }

@@ -65,23 +65,9 @@ static inline void etu_reference(uop_ctx *ctx, const uop *sink, cc_kbuf *ref, si
   CHECK_OK(cc_interp_run(sink, bufs, sizes, 16, r->vals, r->nvals));
 }
 
-/* Call the compiled kernel fn once per core_id of global_size[0] on got (buffers, then variables, then core_id)
- * and compare got with ref; r->bad counts mismatching elements. */
-static inline void etu_native(const cc_program *p, void *fn, const cc_kbuf *ref, size_t nref, cc_kbuf *got,
-                              size_t ngot, etu_run *r) {
-  tu_kernel k = {.fn = fn};
-  uintptr_t args[10];
-  int nargs = 0;
-  for (size_t i = 0; i < ngot && nargs < 8; i++) args[nargs++] = (uintptr_t)got[i].data;
-  for (size_t v = 0; v < p->nvars && nargs < 9; v++)
-    for (size_t j = 0; j < r->nvals; j++)
-      if (strcmp(r->vals[j].name, p->var_names[v]) == 0) args[nargs++] = (uintptr_t)r->vals[j].value;
-  r->threads = 1;
-  CHECK(uop_const_value(p->global_size[0], &r->threads));
-  for (int64_t core = 0; core < r->threads; core++) {
-    args[nargs] = (uintptr_t)core;
-    tu_call(&k, args, nargs + 1);
-  }
+/* Compare got with ref (integers exactly, floats by cc_float_match with the tolerances above); r->bad counts
+ * mismatching elements, r->worst is the largest absolute float difference. */
+static inline void etu_compare(const cc_kbuf *ref, size_t nref, const cc_kbuf *got, etu_run *r) {
   r->bad = r->checked = 0;
   r->worst = 0;
   for (size_t i = 0; i < nref; i++) {
@@ -105,6 +91,26 @@ static inline void etu_native(const cc_program *p, void *fn, const cc_kbuf *ref,
       }
     }
   }
+}
+
+/* Call the compiled kernel fn once per core_id of global_size[0] on got (buffers, then variables, then core_id)
+ * and compare got with ref; r->bad counts mismatching elements. */
+static inline void etu_native(const cc_program *p, void *fn, const cc_kbuf *ref, size_t nref, cc_kbuf *got,
+                              size_t ngot, etu_run *r) {
+  tu_kernel k = {.fn = fn};
+  uintptr_t args[10];
+  int nargs = 0;
+  for (size_t i = 0; i < ngot && nargs < 8; i++) args[nargs++] = (uintptr_t)got[i].data;
+  for (size_t v = 0; v < p->nvars && nargs < 9; v++)
+    for (size_t j = 0; j < r->nvals; j++)
+      if (strcmp(r->vals[j].name, p->var_names[v]) == 0) args[nargs++] = (uintptr_t)r->vals[j].value;
+  r->threads = 1;
+  CHECK(uop_const_value(p->global_size[0], &r->threads));
+  for (int64_t core = 0; core < r->threads; core++) {
+    args[nargs] = (uintptr_t)core;
+    tu_call(&k, args, nargs + 1);
+  }
+  etu_compare(ref, nref, got, r);
 }
 
 #endif

@@ -59,6 +59,7 @@ typedef struct rdna3_dispatch {
   uint64_t kernarg_va;
   uint64_t dispatch_ptr_va; /* the AQL packet, for kernels that enable the dispatch pointer */
   uint64_t max_wave_insts;  /* 0: 1<<32; a wave running longer is reported as a hang */
+  uint64_t max_total_insts; /* 0: no limit; else the dispatch stops with HCQ_CODE_TIMEOUT past this many */
 } rdna3_dispatch;
 
 typedef struct rdna3_stats {

@@ -1,7 +1,8 @@
 /* Every example kernel (the .uop files in examples/) compiled for amdgpu:gfx1100 (without opts and with the default
  * heuristic), its decoded instructions checked against llvm-objdump-19, and run on the RDNA3 interpreter on
  * deterministically filled buffers, compared with the reference interpreter (compiler/interp.c) by the examples'
- * rule (compiler/examples_test_util.h). Kernels whose buffers exceed 2 MiB are compiled and decoded but not run.
+ * rule (compiler/examples_test_util.h). Kernels whose buffers exceed 2 MiB are compiled and decoded but not run,
+ * and unoptimized kernels that need over 2^22 wave-instructions are stopped (to keep the test within seconds).
  * Also measures the interpreter's speed (lane-instructions per second) over the runs. */
 #include <time.h>
 
@@ -9,6 +10,7 @@
 #include "emulator_tests/rdna3_test_util.h"
 
 #define RUN_LIMIT_B ((size_t)2 << 20)
+#define NOOPT_BUDGET ((uint64_t)1 << 22) /* wave-instructions for an unoptimized kernel (serial loops) */
 
 static uint64_t g_lane_insts;
 static double g_run_s;
@@ -53,8 +55,14 @@ static void run_example(const cc_target *t, const char *path, bool noopt) {
   etu_reference(ctx, sink, ref, nref, got, ngot, &r);
   rdna3_stats stats = {0};
   double t0 = now_s();
-  st = r3t_run(p, got, ngot, r.vals, r.nvals, &stats);
+  st = r3t_run(p, got, ngot, r.vals, r.nvals, noopt ? NOOPT_BUDGET : 0, &stats);
   double dt = now_s() - t0;
+  if (st && noopt && hcq_status_code(st) == HCQ_CODE_TIMEOUT) {
+    printf("%-36s %ld instructions decoded; not run to the end (over %llu wave-instructions)\n", what, n,
+           (unsigned long long)NOOPT_BUDGET);
+    hcq_status_free(st);
+    goto done;
+  }
   if (st) {
     fprintf(stderr, "%s: %s\n", what, hcq_status_message(st));
     hcq_status_free(st);

@@ -34,7 +34,7 @@ typedef struct ex {
   uint8_t *lds;
   uint32_t lds_B;
   uint32_t wg[3];
-  uint64_t max_insts;
+  uint64_t max_insts, max_total;
 } ex;
 
 /* ---- errors ---- */
@@ -223,7 +223,8 @@ static bool vcompute(const wave *w, const r3_inst *in, unsigned id, const uint16
     if ((id == R3_V_LDEXP_F64) && k == 1) kind = 0;
     if (id >= R3_VOPC_BASE && (fl & F_FP) && k == 1 && r3_info(id)->name[5] != '\0' && strstr(o->name, "class"))
       kind = 0;
-    bool ab = e64 && ((in->abs >> k) & 1) && (fl & F_FP), ng = e64 && ((in->neg >> k) & 1) && (fl & F_FP);
+    bool mods = (fl & F_FP) || id == R3_V_CNDMASK_B32; /* v_cndmask_b32_e64 takes float source modifiers too */
+    bool ab = e64 && ((in->abs >> k) & 1) && mods, ng = e64 && ((in->neg >> k) & 1) && mods;
     if (w64) fetch64(w, in, codes[k], kind, ab, ng, &s[k]);
     else fetch32(w, in, codes[k], kind, ab, ng, &s[k]);
   }
@@ -972,7 +973,10 @@ static hcq_status run_wave(ex *c, wave *w, int nwaves, rdna3_stats *stats) {
         break;
       default: st = bad(c, w, in, "not implemented"); break;
     }
-    if (w->ninst + count > c->max_insts) {
+    if (c->max_total && stats->wave_insts + count > c->max_total) {
+      st = hcq_status_make(HCQ_CODE_TIMEOUT, "rdna3: the dispatch ran over its budget of %" PRIu64 " instructions",
+                           c->max_total);
+    } else if (w->ninst + count > c->max_insts) {
       st = hcq_status_make(HCQ_CODE_TIMEOUT,
                            "rdna3: wave %d of workgroup (%u,%u,%u) executed %" PRIu64 " instructions without ending "
                            "(a hang?); now at code offset 0x%x",
@@ -1039,7 +1043,7 @@ hcq_status rdna3_run(const rdna3_program *p, const rdna3_dispatch *d, const rdna
   uint32_t threads = (uint32_t)threads64;
   int nwaves = (int)((threads + 31) / 32);
   ex c = {.p = p, .mem = mem, .d = d, .lds_B = p->kd.group_segment_B,
-          .max_insts = d->max_wave_insts ? d->max_wave_insts : (1ull << 32)};
+          .max_insts = d->max_wave_insts ? d->max_wave_insts : (1ull << 32), .max_total = d->max_total_insts};
   wave *waves = calloc((size_t)nwaves, sizeof *waves);
   uint32_t(*vregs)[32] = calloc((size_t)nwaves * 256, sizeof *vregs);
   uint8_t *lds = calloc(1, c.lds_B ? c.lds_B : 1);

@@ -111,9 +111,10 @@ static inline hcq_status r3t_load(const uint8_t *bin, size_t n, const char *symb
 }
 
 /* Run a compiled amdgpu program on got (kernarg: the buffers' addresses in slot order, then each variable as an
- * i32, as compiler/render_llvm.c declares the parameters); launch: global_size workgroups of local_size items. */
+ * i32, as compiler/render_llvm.c declares the parameters); launch: global_size workgroups of local_size items.
+ * max_insts: 0 for no limit, else a budget for the whole dispatch (exceeding it is HCQ_CODE_TIMEOUT). */
 static inline hcq_status r3t_run(const cc_program *p, cc_kbuf *got, size_t ngot, const uop_var_val *vals,
-                                 size_t nvals, rdna3_stats *stats) {
+                                 size_t nvals, uint64_t max_insts, rdna3_stats *stats) {
   rdna3_program *prog = NULL;
   HCQ_TRY(r3t_load(p->binary, p->binary_size_B, p->symbol, &prog));
   uint8_t kernarg[256] __attribute__((aligned(16))) = {0};
@@ -131,7 +132,7 @@ static inline hcq_status r3t_run(const cc_program *p, cc_kbuf *got, size_t ngot,
         memcpy(kernarg + at, &x, 4);
       }
   r3t_mem_add(&m, kernarg, sizeof kernarg);
-  rdna3_dispatch d = {.kernarg_va = (uint64_t)(uintptr_t)kernarg};
+  rdna3_dispatch d = {.kernarg_va = (uint64_t)(uintptr_t)kernarg, .max_total_insts = max_insts};
   hcq_status st = HCQ_OK;
   for (int k = 0; k < 3 && !st; k++) {
     int64_t g = 1, l = 1;

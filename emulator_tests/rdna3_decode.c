@@ -446,12 +446,14 @@ void r3_print(const r3_inst *in, char *buf, size_t n) {
       switch (in->id) {
         case R3_S_WAITCNT: pr_waitcnt(&b, imm); break;
         case R3_S_DELAY_ALU: pr_delay_alu(&b, imm); break;
-        case R3_S_CLAUSE: case R3_S_WAITCNT_DEPCTR: case R3_S_ROUND_MODE: pf(&b, " 0x%x", imm); break;
+        case R3_S_CLAUSE: case R3_S_WAITCNT_DEPCTR: case R3_S_ROUND_MODE: case R3_S_SET_INST_PREFETCH_DISTANCE:
+          pf(&b, " 0x%x", imm);
+          break;
         case R3_S_SENDMSG:
           if (imm == 3) pf(&b, " sendmsg(MSG_DEALLOC_VGPRS)");
           else pf(&b, " sendmsg(%u, %u, %u)", imm & 0xff, (imm >> 4) & 7, (imm >> 8) & 3);
           break;
-        case R3_S_ENDPGM: case R3_S_CODE_END: case R3_S_BARRIER: case R3_S_ICACHE_INV:
+        case R3_S_ENDPGM: case R3_S_CODE_END: case R3_S_BARRIER: case R3_S_ICACHE_INV: case R3_S_WAIT_IDLE:
           if (imm) pf(&b, " %u", imm);
           break;
         default: pf(&b, " %u", imm);

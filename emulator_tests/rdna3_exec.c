@@ -86,8 +86,8 @@ static uint64_t sval64(const wave *w, unsigned code, uint32_t lit, int kind) {
   if (code < 128) return code == R3_NULL ? 0 : w->s[code] | (uint64_t)w->s[code + 1] << 32;
   if (code <= 192) return code - 128;
   if (code <= 208) return (uint64_t)(int64_t)(192 - (int)code);
-  if (code >= 240 && code <= 248) return kind == 2 ? k_f64[code - 240] : k_f32[code - 240];
-  if (code == R3_LIT) return kind == 2 ? (uint64_t)lit << 32 : (uint64_t)(int64_t)(int32_t)lit;
+  if (code >= 240 && code <= 248) return k_f64[code - 240]; /* a 64-bit operand's float constants are doubles */
+  if (code == R3_LIT) /* a float64 literal gives the high half; an integer one is sign-extended */ return kind == 2 ? (uint64_t)lit << 32 : (uint64_t)(int64_t)(int32_t)lit;
   return sval32(w, code, lit, kind);
 }
 
@@ -472,7 +472,8 @@ static bool vcompute(const wave *w, const r3_inst *in, unsigned id, const uint16
     case R3_V_DIV_FIXUP_F64: LANES OUTD(r3_div_fixup64(DA, DB, DC)); break;
     /* 16-bit integer ops: op_sel picks source halves; the other half of the destination is kept */
     case R3_V_ADD_NC_U16: case R3_V_SUB_NC_U16: case R3_V_MUL_LO_U16: case R3_V_LSHLREV_B16: case R3_V_LSHRREV_B16:
-    case R3_V_ASHRREV_I16: case R3_V_AND_B16: case R3_V_OR_B16: case R3_V_XOR_B16:
+    case R3_V_ASHRREV_I16: case R3_V_AND_B16: case R3_V_OR_B16: case R3_V_XOR_B16: case R3_V_MAX_U16:
+    case R3_V_MAX_I16: case R3_V_MIN_U16: case R3_V_MIN_I16: case R3_V_ADD_NC_I16: case R3_V_SUB_NC_I16:
       LANES {
         uint16_t a = (uint16_t)((in->opsel & 1) ? A >> 16 : A), b = (uint16_t)((in->opsel & 2) ? B >> 16 : B), r;
         switch (id) {
@@ -483,6 +484,12 @@ static bool vcompute(const wave *w, const r3_inst *in, unsigned id, const uint16
           case R3_V_LSHRREV_B16: r = (uint16_t)(b >> (a & 15)); break;
           case R3_V_ASHRREV_I16: r = (uint16_t)((int16_t)b >> (a & 15)); break;
           case R3_V_AND_B16: r = a & b; break;
+          case R3_V_MAX_U16: r = a > b ? a : b; break;
+          case R3_V_MIN_U16: r = a < b ? a : b; break;
+          case R3_V_MAX_I16: r = (int16_t)a > (int16_t)b ? a : b; break;
+          case R3_V_MIN_I16: r = (int16_t)a < (int16_t)b ? a : b; break;
+          case R3_V_ADD_NC_I16: r = (uint16_t)(a + b); break;
+          case R3_V_SUB_NC_I16: r = (uint16_t)(a - b); break;
           case R3_V_OR_B16: r = a | b; break;
           default: r = a ^ b; break;
         }

@@ -147,10 +147,13 @@ enum { E_SOP1, E_SOP2, E_SOPK, E_SOPC, E_SOPP, E_SMEM, E_VOP1, E_VOP2, E_VOPC, E
   X(S_WAITCNT_LGKMCNT, "s_waitcnt_lgkmcnt", E_SOPK, 27, 0, 0)                        \
   /* SOPP */                                                                         \
   X(S_NOP, "s_nop", E_SOPP, 0, 0, 0)                                                 \
+  X(S_SLEEP, "s_sleep", E_SOPP, 3, 0, 0)                                             \
+  X(S_SET_INST_PREFETCH_DISTANCE, "s_set_inst_prefetch_distance", E_SOPP, 4, 0, 0)   \
   X(S_CLAUSE, "s_clause", E_SOPP, 5, 0, 0)                                           \
   X(S_DELAY_ALU, "s_delay_alu", E_SOPP, 7, 0, 0)                                     \
   X(S_WAITCNT_DEPCTR, "s_waitcnt_depctr", E_SOPP, 8, 0, 0)                           \
   X(S_WAITCNT, "s_waitcnt", E_SOPP, 9, 0, 0)                                         \
+  X(S_WAIT_IDLE, "s_wait_idle", E_SOPP, 10, 0, 0)                                    \
   X(S_ROUND_MODE, "s_round_mode", E_SOPP, 17, 0, 0)                                  \
   X(S_DENORM_MODE, "s_denorm_mode", E_SOPP, 18, 0, 0)                                \
   X(S_CODE_END, "s_code_end", E_SOPP, 31, 0, 0)                                      \
@@ -299,6 +302,12 @@ enum { E_SOP1, E_SOP2, E_SOPK, E_SOPC, E_SOPP, E_SMEM, E_VOP1, E_VOP2, E_VOPC, E
   X(V_ADD_NC_U16, "v_add_nc_u16", E_VOP3, 771, 2, F_F16)                             \
   X(V_SUB_NC_U16, "v_sub_nc_u16", E_VOP3, 772, 2, F_F16)                             \
   X(V_MUL_LO_U16, "v_mul_lo_u16", E_VOP3, 773, 2, F_F16)                             \
+  X(V_MAX_U16, "v_max_u16", E_VOP3, 777, 2, F_F16)                                   \
+  X(V_MAX_I16, "v_max_i16", E_VOP3, 778, 2, F_F16)                                   \
+  X(V_MIN_U16, "v_min_u16", E_VOP3, 779, 2, F_F16)                                   \
+  X(V_MIN_I16, "v_min_i16", E_VOP3, 780, 2, F_F16)                                   \
+  X(V_ADD_NC_I16, "v_add_nc_i16", E_VOP3, 781, 2, F_F16)                             \
+  X(V_SUB_NC_I16, "v_sub_nc_i16", E_VOP3, 782, 2, F_F16)                             \
   X(V_LDEXP_F32, "v_ldexp_f32", E_VOP3, 796, 2, F_FP)                                \
   X(V_BFM_B32, "v_bfm_b32", E_VOP3, 797, 2, 0)                                       \
   X(V_BCNT_U32_B32, "v_bcnt_u32_b32", E_VOP3, 798, 2, 0)                             \

@@ -474,8 +474,15 @@ static bool vcompute(const wave *w, const r3_inst *in, unsigned id, const uint16
     case R3_V_ADD_NC_U16: case R3_V_SUB_NC_U16: case R3_V_MUL_LO_U16: case R3_V_LSHLREV_B16: case R3_V_LSHRREV_B16:
     case R3_V_ASHRREV_I16: case R3_V_AND_B16: case R3_V_OR_B16: case R3_V_XOR_B16: case R3_V_MAX_U16:
     case R3_V_MAX_I16: case R3_V_MIN_U16: case R3_V_MIN_I16: case R3_V_ADD_NC_I16: case R3_V_SUB_NC_I16:
+    case R3_V_MAD_U16: case R3_V_MAD_I16: case R3_V_MIN3_I16: case R3_V_MIN3_U16: case R3_V_MAX3_I16:
+    case R3_V_MAX3_U16: case R3_V_MED3_I16: case R3_V_MED3_U16: case R3_V_MAD_U32_U16: case R3_V_MAD_I32_I16:
       LANES {
         uint16_t a = (uint16_t)((in->opsel & 1) ? A >> 16 : A), b = (uint16_t)((in->opsel & 2) ? B >> 16 : B), r;
+        uint32_t c32 = ns > 2 ? C : 0;
+        uint16_t cc = (uint16_t)((in->opsel & 4) ? c32 >> 16 : c32);
+        int16_t sa = (int16_t)a, sb_ = (int16_t)b, sc = (int16_t)cc;
+        if (id == R3_V_MAD_U32_U16) { OUT((uint32_t)a * b + c32); continue; }
+        if (id == R3_V_MAD_I32_I16) { OUT((uint32_t)((int32_t)sa * sb_) + c32); continue; }
         switch (id) {
           case R3_V_ADD_NC_U16: r = (uint16_t)(a + b); break;
           case R3_V_SUB_NC_U16: r = (uint16_t)(a - b); break;
@@ -490,6 +497,13 @@ static bool vcompute(const wave *w, const r3_inst *in, unsigned id, const uint16
           case R3_V_MIN_I16: r = (int16_t)a < (int16_t)b ? a : b; break;
           case R3_V_ADD_NC_I16: r = (uint16_t)(a + b); break;
           case R3_V_SUB_NC_I16: r = (uint16_t)(a - b); break;
+          case R3_V_MAD_U16: case R3_V_MAD_I16: r = (uint16_t)(a * b + cc); break;
+          case R3_V_MIN3_U16: { uint16_t m = a < b ? a : b; r = m < cc ? m : cc; break; }
+          case R3_V_MAX3_U16: { uint16_t m = a > b ? a : b; r = m > cc ? m : cc; break; }
+          case R3_V_MIN3_I16: { int16_t m = sa < sb_ ? sa : sb_; r = (uint16_t)(m < sc ? m : sc); break; }
+          case R3_V_MAX3_I16: { int16_t m = sa > sb_ ? sa : sb_; r = (uint16_t)(m > sc ? m : sc); break; }
+          case R3_V_MED3_U16: { uint16_t mx = a > b ? a : b, mn = a < b ? a : b, t = mx < cc ? mx : cc; r = mn > t ? mn : t; break; }
+          case R3_V_MED3_I16: { int16_t mx = sa > sb_ ? sa : sb_, mn = sa < sb_ ? sa : sb_, t = mx < sc ? mx : sc; r = (uint16_t)(mn > t ? mn : t); break; }
           case R3_V_OR_B16: r = a | b; break;
           default: r = a ^ b; break;
         }

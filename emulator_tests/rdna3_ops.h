@@ -278,6 +278,14 @@ enum { E_SOP1, E_SOP2, E_SOPK, E_SOPC, E_SOPP, E_SMEM, E_VOP1, E_VOP2, E_VOPC, E
   X(V_DIV_FMAS_F32, "v_div_fmas_f32", E_VOP3, 567, 3, F_FP)                          \
   X(V_DIV_FMAS_F64, "v_div_fmas_f64", E_VOP3, 568, 3, F_FP | F_ALL64)                \
   X(V_XOR3_B32, "v_xor3_b32", E_VOP3, 576, 3, 0)                                     \
+  X(V_MAD_U16, "v_mad_u16", E_VOP3, 577, 3, F_F16)                                   \
+  X(V_MIN3_I16, "v_min3_i16", E_VOP3, 586, 3, F_F16)                                 \
+  X(V_MIN3_U16, "v_min3_u16", E_VOP3, 587, 3, F_F16)                                 \
+  X(V_MAX3_I16, "v_max3_i16", E_VOP3, 589, 3, F_F16)                                 \
+  X(V_MAX3_U16, "v_max3_u16", E_VOP3, 590, 3, F_F16)                                 \
+  X(V_MED3_I16, "v_med3_i16", E_VOP3, 592, 3, F_F16)                                 \
+  X(V_MED3_U16, "v_med3_u16", E_VOP3, 593, 3, F_F16)                                 \
+  X(V_MAD_I16, "v_mad_i16", E_VOP3, 595, 3, F_F16)                                   \
   X(V_PERM_B32, "v_perm_b32", E_VOP3, 580, 3, 0)                                     \
   X(V_XAD_U32, "v_xad_u32", E_VOP3, 581, 3, 0)                                       \
   X(V_LSHL_ADD_U32, "v_lshl_add_u32", E_VOP3, 582, 3, 0)                             \
@@ -286,6 +294,8 @@ enum { E_SOP1, E_SOP2, E_SOPK, E_SOPC, E_SOPP, E_SMEM, E_VOP1, E_VOP2, E_VOPC, E
   X(V_LSHL_OR_B32, "v_lshl_or_b32", E_VOP3, 598, 3, 0)                               \
   X(V_AND_OR_B32, "v_and_or_b32", E_VOP3, 599, 3, 0)                                 \
   X(V_OR3_B32, "v_or3_b32", E_VOP3, 600, 3, 0)                                       \
+  X(V_MAD_U32_U16, "v_mad_u32_u16", E_VOP3, 601, 3, F_F16)                           \
+  X(V_MAD_I32_I16, "v_mad_i32_i16", E_VOP3, 602, 3, F_F16)                           \
   X(V_MAXMIN_F32, "v_maxmin_f32", E_VOP3, 606, 3, F_FP)                              \
   X(V_MINMAX_F32, "v_minmax_f32", E_VOP3, 607, 3, F_FP)                              \
   X(V_MAXMIN_U32, "v_maxmin_u32", E_VOP3, 610, 3, 0)                                 \

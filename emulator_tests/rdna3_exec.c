@@ -43,10 +43,12 @@ static hcq_status fault(ex *c, wave *w, const r3_inst *in, int lane, uint64_t ad
                         hcq_status inner) {
   char dis[192];
   r3_print(in, dis, sizeof dis);
+  char who[32] = "scalar unit";
+  if (lane >= 0) snprintf(who, sizeof who, "lane %d", lane);
   hcq_status st = hcq_status_make(HCQ_CODE_INVALID,
                                   "rdna3: GPU page fault: %s of address 0x%" PRIx64 " by `%s` at code offset 0x%x, "
-                                  "lane %d of wave %d in workgroup (%u,%u,%u)%s%s",
-                                  what, addr, dis, in->off_B, lane, w->id, c->wg[0], c->wg[1], c->wg[2],
+                                  "%s of wave %d in workgroup (%u,%u,%u)%s%s",
+                                  what, addr, dis, in->off_B, who, w->id, c->wg[0], c->wg[1], c->wg[2],
                                   inner ? ": " : "", inner ? hcq_status_message(inner) : "");
   hcq_status_free(inner);
   return st;
@@ -804,7 +806,7 @@ static hcq_status smem(ex *c, wave *w, const r3_inst *in) {
 static hcq_status lds_check(ex *c, wave *w, const r3_inst *in, int lane, uint32_t addr, uint32_t size) {
   if ((uint64_t)addr + size > c->lds_B) {
     char why[96];
-    snprintf(why, sizeof why, "LDS access of %u bytes outside the %u-byte LDS allocation", size, c->lds_B);
+    snprintf(why, sizeof why, "LDS access of %u bytes (the workgroup has %u bytes of LDS)", size, c->lds_B);
     return fault(c, w, in, lane, addr, why, NULL);
   }
   return HCQ_OK;
@@ -908,7 +910,7 @@ static hcq_status flat(ex *c, wave *w, const r3_inst *in) {
       uint32_t priv = c->p->kd.private_segment_B;
       if (pa + size > priv) {
         char why[96];
-        snprintf(why, sizeof why, "scratch %s outside the %u-byte private segment", load ? "read" : "write", priv);
+        snprintf(why, sizeof why, "scratch %s (the private segment is %u bytes per lane)", load ? "read" : "write", priv);
         return fault(c, w, in, l, pa, why, NULL);
       }
       uint8_t *p = w->scratch + (size_t)l * priv + pa;

@@ -51,28 +51,9 @@ static bool run_asm(const char *body, uint32_t denorm_mode) {
            "%s\n"
            "global_store_b32 v11, v4, s[6:7]\n"
            "s_endpgm\n", body);
-  char spath[] = "/tmp/hcq-r3-ops-XXXXXX.s", opath[64];
-  int fd = mkstemps(spath, 2);
-  if (fd < 0 || write(fd, src, strlen(src)) != (ssize_t)strlen(src)) return false;
-  close(fd);
-  snprintf(opath, sizeof opath, "%s.o", spath);
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "llvm-mc-19 -arch=amdgcn -mcpu=gfx1100 -filetype=obj %s -o %s", spath, opath);
-  int rc = system(cmd);
-  unlink(spath);
-  FILE *f = fopen(opath, "rb");
   static uint8_t obj[65536];
-  size_t n = f ? fread(obj, 1, sizeof obj, f) : 0;
-  if (f) fclose(f);
-  unlink(opath);
-  if (rc != 0 || !n) {
-    fprintf(stderr, "llvm-mc failed on:\n%s\n", body);
-    return false;
-  }
   r3t_code c;
-  hcq_status st = r3t_elf(obj, n, NULL, &c);
-  hcq_status_free(st); /* no kernel descriptor in a plain object: we make one */
-  if (!c.text) return false;
+  if (!r3t_asm(src, obj, sizeof obj, &c)) return false;
   /* kernarg pointer in s[0:1] (kernel_code_properties bit 3), wave32 (bit 10); USER_SGPR_COUNT 2, workgroup id x
    * in s2 (rsrc2 bit 7); FLOAT_DENORM_MODE_32 in rsrc1 17:16 */
   rdna3_kd kd = {.code_props = (1u << 3) | (1u << 10), .rsrc2 = (2u << 1) | (1u << 7), .rsrc1 = denorm_mode << 16 | 3u << 18};
@@ -86,7 +67,7 @@ static bool run_asm(const char *body, uint32_t denorm_mode) {
   r3t_mem_add(&m, args, sizeof args);
   rdna3_dispatch d = {.groups = {N / 32, 1, 1}, .block = {32, 1, 1}, .kernarg_va = (uint64_t)(uintptr_t)args};
   memset(g_out, 0xcd, sizeof g_out);
-  st = rdna3_run(p, &d, &(rdna3_mem_ops){.ctx = &m, .read = r3t_read, .write = r3t_write}, NULL);
+  hcq_status st = rdna3_run(p, &d, &(rdna3_mem_ops){.ctx = &m, .read = r3t_read, .write = r3t_write}, NULL);
   rdna3_free(p);
   if (st) {
     fprintf(stderr, "%s: %s\n", body, hcq_status_message(st));

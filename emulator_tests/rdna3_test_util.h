@@ -145,6 +145,29 @@ static inline hcq_status r3t_run(const cc_program *p, cc_kbuf *got, size_t ngot,
   return st;
 }
 
+/* Assemble gfx1100 source with llvm-mc-19 into obj (cap bytes) and find its .text; false if the tool fails. */
+static inline bool r3t_asm(const char *src, uint8_t *obj, size_t cap, r3t_code *c) {
+  char spath[] = "/tmp/hcq-r3-asm-XXXXXX.s", opath[64], cmd[300];
+  int fd = mkstemps(spath, 2);
+  if (fd < 0) return false;
+  bool ok = write(fd, src, strlen(src)) == (ssize_t)strlen(src);
+  close(fd);
+  snprintf(opath, sizeof opath, "%s.o", spath);
+  snprintf(cmd, sizeof cmd, "llvm-mc-19 -arch=amdgcn -mcpu=gfx1100 -filetype=obj %s -o %s", spath, opath);
+  ok = ok && system(cmd) == 0;
+  unlink(spath);
+  FILE *f = ok ? fopen(opath, "rb") : NULL;
+  size_t n = f ? fread(obj, 1, cap, f) : 0;
+  if (f) fclose(f);
+  unlink(opath);
+  if (!n) {
+    fprintf(stderr, "llvm-mc-19 failed on:\n%s\n", src);
+    return false;
+  }
+  hcq_status_free(r3t_elf(obj, n, NULL, c)); /* a plain object has no kernel descriptor: the caller makes one */
+  return c->text != NULL;
+}
+
 /* Collapse runs of blanks to one space and drop trailing blanks. */
 static inline void r3t_norm(char *s) {
   char *o = s;

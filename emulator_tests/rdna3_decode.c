@@ -90,9 +90,11 @@ static void init_tables(void) {
 
 const r3_opinfo *r3_info(unsigned id) {
   pthread_once(&g_once, init_tables);
-  if (id >= R3_VOPC_BASE) return &g_cmp[id - R3_VOPC_BASE];
-  return &g_ops[id];
+  return r3_info_ready(id);
 }
+
+/* After the first r3_decode (which builds the tables): no once-check on the executor's hot path. */
+const r3_opinfo *r3_info_ready(unsigned id) { return id >= R3_VOPC_BASE ? &g_cmp[id - R3_VOPC_BASE] : &g_ops[id]; }
 
 /* VOPD opcodes (VOPDInstructions.td, GFX11): X takes 0-12, Y also 16-18. */
 static const uint16_t g_vopd[19] = {R3_V_FMAC_F32, R3_V_DUAL_FMAAK_F32, R3_V_DUAL_FMAMK_F32, R3_V_MUL_F32, R3_V_ADD_F32,

@@ -148,7 +148,7 @@ static void swrite64(wave *w, unsigned code, uint64_t v) {
 
 static bool float_result(unsigned id) {
   if (id >= R3_VOPC_BASE) return false;
-  if (!(r3_info(id)->flags & F_FP)) return false;
+  if (!(r3_info_ready(id)->flags & F_FP)) return false;
   switch (id) {
     case R3_V_CVT_I32_F32: case R3_V_CVT_U32_F32: case R3_V_CVT_I32_F64: case R3_V_CVT_U32_F64:
     case R3_V_FREXP_EXP_I32_F32: case R3_V_FREXP_EXP_I32_F64: case R3_V_CVT_F16_F32: return false;
@@ -170,12 +170,12 @@ static uint32_t cvt_u32(double x) {
 static int32_t s24(uint32_t x) { return (int32_t)(x << 8) >> 8; }
 
 #define LANES for (int l = 0; l < 32; l++)
-#define A s[0].p[l]
-#define B s[1].p[l]
-#define C s[2].p[l]
-#define FA r3_f(s[0].p[l])
-#define FB r3_f(s[1].p[l])
-#define FC r3_f(s[2].p[l])
+#define A pa[l]
+#define B pb[l]
+#define C pc[l]
+#define FA r3_f(pa[l])
+#define FB r3_f(pb[l])
+#define FC r3_f(pc[l])
 #define DA r3_d(s[0].d[l])
 #define DB r3_d(s[1].d[l])
 #define DC r3_d(s[2].d[l])
@@ -212,10 +212,15 @@ static int cmp_f(double a, double b, int cond) {
 /* Compute operation id on all 32 lanes into lo/hi (64-bit results) and *cmask (compare / carry masks). Returns
  * false for an operation the executor does not implement. */
 static bool vcompute(const wave *w, const r3_inst *in, unsigned id, const uint16_t *codes, bool e64,
-                     unsigned mask_code, uint32_t *lo, uint32_t *hi, uint32_t *cmask) {
-  const r3_opinfo *o = r3_info(id);
+                     unsigned mask_code, uint32_t *restrict lo, uint32_t *restrict hi, uint32_t *cmask) {
+  const r3_opinfo *o = r3_info_ready(id);
   uint32_t fl = o->flags;
   src s[3];
+  int type = -1, cond = 0;
+  if (id >= R3_VOPC_BASE) {
+    bool x;
+    r3_vopc_split(id - R3_VOPC_BASE, &type, &cond, &x);
+  }
   int ns = o->nsrc;
   if (id == R3_V_DUAL_FMAAK_F32 || id == R3_V_DUAL_FMAMK_F32 || id == R3_V_FMAAK_F32 || id == R3_V_FMAMK_F32) ns = 2;
   for (int k = 0; k < ns; k++) {
@@ -223,24 +228,33 @@ static bool vcompute(const wave *w, const r3_inst *in, unsigned id, const uint16
     int kind = (fl & F_FP) ? (w64 ? 2 : (fl & F_F16) ? 3 : 1) : w64 ? 0 : 0;
     if (id == R3_V_LDEXP_F32 && k == 1) kind = 0;
     if ((id == R3_V_LDEXP_F64) && k == 1) kind = 0;
-    if (id >= R3_VOPC_BASE && (fl & F_FP) && k == 1 && r3_info(id)->name[5] != '\0' && strstr(o->name, "class"))
-      kind = 0;
+    if (type >= 9 && k == 1) kind = 0; /* v_cmp_class: src1 is the class mask */
     bool mods = (fl & F_FP) || id == R3_V_CNDMASK_B32; /* v_cndmask_b32_e64 takes float source modifiers too */
     bool ab = e64 && ((in->abs >> k) & 1) && mods, ng = e64 && ((in->neg >> k) & 1) && mods;
     if (w64) fetch64(w, in, codes[k], kind, ab, ng, &s[k]);
     else fetch32(w, in, codes[k], kind, ab, ng, &s[k]);
   }
+  /* restrict: the sources (registers or copies) never alias the caller's result arrays, so the lane loops vectorize */
+  const uint32_t *restrict pa = ns > 0 ? s[0].p : NULL, *restrict pb = ns > 1 ? s[1].p : NULL,
+                           *restrict pc = ns > 2 ? s[2].p : NULL;
   uint32_t mask = 0;
   if (fl & F_CIN) mask = mask_code == R3_VCC ? w->s[R3_VCC] : sval32(w, mask_code, in->lit, 0);
   *cmask = 0;
   if (id >= R3_VOPC_BASE) {
-    int type, cond;
-    bool x;
-    r3_vopc_split(id - R3_VOPC_BASE, &type, &cond, &x);
     uint32_t m = 0;
     switch (type) {
       case 0: LANES m |= (uint32_t)cmp_f(r3_h2f((uint16_t)A), r3_h2f((uint16_t)B), cond) << l; break;
-      case 1: LANES m |= (uint32_t)cmp_f(FA, FB, cond) << l; break;
+      case 1: /* the hot one: one loop per condition */
+        switch (cond) {
+          case 1: LANES m |= (uint32_t)(FA < FB) << l; break;
+          case 2: LANES m |= (uint32_t)(FA == FB) << l; break;
+          case 3: LANES m |= (uint32_t)(FA <= FB) << l; break;
+          case 4: LANES m |= (uint32_t)(FA > FB) << l; break;
+          case 6: LANES m |= (uint32_t)(FA >= FB) << l; break;
+          case 13: LANES m |= (uint32_t)!(FA == FB) << l; break;
+          default: LANES m |= (uint32_t)cmp_f(FA, FB, cond) << l; break;
+        }
+        break;
       case 2: LANES m |= (uint32_t)cmp_f(DA, DB, cond) << l; break;
       case 3: LANES m |= (uint32_t)CMP_I((int16_t)A, (int16_t)B, cond) << l; break;
       case 4: LANES m |= (uint32_t)CMP_I((uint16_t)A, (uint16_t)B, cond) << l; break;
@@ -548,7 +562,7 @@ static void vwrite(wave *w, unsigned dst, bool d64, const uint32_t *lo, const ui
 static hcq_status valu(ex *c, wave *w, const r3_inst *in) {
   uint32_t lo[32], hi[32], cm, exec = w->s[R3_EXEC];
   unsigned id = in->id;
-  const r3_opinfo *o = r3_info(id);
+  const r3_opinfo *o = r3_info_ready(id);
   bool e64 = in->enc == E_VOP3;
   if (in->enc == E_VOPD) {
     uint32_t lo2[32], hi2[32], cm2;
@@ -600,7 +614,7 @@ static hcq_status set_mode(ex *c, wave *w, const r3_inst *in, uint32_t mode) {
 }
 
 static hcq_status salu(ex *c, wave *w, const r3_inst *in) {
-  const r3_opinfo *o = r3_info(in->id);
+  const r3_opinfo *o = r3_info_ready(in->id);
   uint32_t fl = o->flags;
   uint32_t a = 0, b = 0;
   uint64_t a64 = 0, b64 = 0;

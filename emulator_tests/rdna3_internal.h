@@ -50,6 +50,7 @@ typedef struct r3_opinfo {
 
 /* Information about operation id (compares are generated). */
 const r3_opinfo *r3_info(unsigned id);
+const r3_opinfo *r3_info_ready(unsigned id); /* the same, once any instruction was decoded */
 /* Decode the instruction at words[0..avail) (offset off_B in code). */
 hcq_status r3_decode(const uint32_t *words, size_t avail, uint32_t off_B, r3_inst *out);
 void r3_print(const r3_inst *in, char *buf, size_t n);

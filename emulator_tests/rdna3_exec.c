@@ -85,7 +85,7 @@ static uint32_t sval32(const wave *w, unsigned code, uint32_t lit, int kind) {
   }
 }
 static uint64_t sval64(const wave *w, unsigned code, uint32_t lit, int kind) {
-  if (code < 128) return code == R3_NULL ? 0 : w->s[code] | (uint64_t)w->s[code + 1] << 32;
+  if (code < 128) return code == R3_NULL ? 0 : w->s[code] | (uint64_t)w->s[(code + 1) & 127] << 32;
   if (code <= 192) return code - 128;
   if (code <= 208) return (uint64_t)(int64_t)(192 - (int)code);
   if (code >= 240 && code <= 248) return k_f64[code - 240]; /* a 64-bit operand's float constants are doubles */
@@ -806,7 +806,7 @@ static hcq_status sopk(ex *c, wave *w, const r3_inst *in) {
 
 static hcq_status smem(ex *c, wave *w, const r3_inst *in) {
   uint32_t n = 1u << (in->id - R3_S_LOAD_B32);
-  uint64_t base = (w->s[in->src[0]] | (uint64_t)w->s[in->src[0] + 1] << 32) & 0xffffffffffffull;
+  uint64_t base = (w->s[in->src[0]] | (uint64_t)w->s[(in->src[0] + 1) & 127] << 32) & 0xffffffffffffull;
   uint64_t va = base + (uint64_t)(int64_t)in->imm + ((unsigned)in->imm1 == R3_NULL ? 0 : w->s[in->imm1]);
   va &= ~3ull; /* the scalar cache ignores the low two address bits */
   uint32_t buf[16];
@@ -936,7 +936,7 @@ static hcq_status flat(ex *c, wave *w, const r3_inst *in) {
       }
     } else {
       uint64_t va;
-      if (in->seg == 2 && sa != R3_NULL) va = (w->s[sa] | (uint64_t)w->s[sa + 1] << 32) + w->v[a][l];
+      if (in->seg == 2 && sa != R3_NULL) va = (w->s[sa] | (uint64_t)w->s[(sa + 1) & 127] << 32) + w->v[a][l];
       else va = w->v[a][l] | (uint64_t)w->v[(a + 1) & 255][l] << 32;
       va += (uint64_t)(int64_t)in->imm;
       if (load) {

@@ -5,7 +5,8 @@
  * - a wave64 kernel descriptor is refused; a branch into the middle of an instruction is refused;
  * - an endless loop ends with HCQ_CODE_TIMEOUT naming the wave, not a hang;
  * - s_barrier: two waves of one workgroup exchange values through LDS (each reads what the other wrote before the
- *   barrier), EXEC masking of a partial last wave, and the work-item ids packed in v0 (x 9:0, y 19:10). */
+ *   barrier), EXEC masking of a partial last wave, and the work-item ids packed in v0 (x 9:0, y 19:10);
+ * - scratch: each lane's private memory is its own, and an access past private_segment_fixed_size faults. */
 #include "emulator_tests/rdna3_test_util.h"
 
 static uint8_t g_obj[65536];
@@ -142,6 +143,30 @@ static void test_barrier_and_ids(void) {
   CHECK(g_buf[48] == 0xeeeeeeeeu); /* lanes past the block are off in EXEC */
 }
 
+static void test_scratch(void) {
+  rdna3_kd kd = KD;
+  kd.private_segment_B = 16;
+  const char *src = "s_load_b64 s[4:5], s[0:1], 0x0\n"
+                    "v_and_b32 v1, 0x3ff, v0\n"
+                    "v_mov_b32 v3, 4\n"
+                    "v_mul_u32_u24 v2, v1, 3\n"
+                    "scratch_store_b32 v3, v2, off offset:8\n" /* private address 12 of every lane */
+                    "scratch_store_b32 off, v1, off\n"
+                    "scratch_load_b32 v4, off, off offset:12\n"
+                    "scratch_load_b32 v5, v3, off offset:-4\n"
+                    "v_lshl_or_b32 v4, v5, 16, v4\n"
+                    "v_lshlrev_b32 v6, 2, v1\n"
+                    "s_waitcnt lgkmcnt(0)\n"
+                    "global_store_b32 v6, v4, s[4:5]\n"
+                    "s_endpgm\n";
+  memset(g_buf, 0, sizeof g_buf);
+  CHECK_OK(run(src, kd, 64, 1, 1, 0));
+  for (uint32_t l = 0; l < 64; l++) CHECK(g_buf[l] == (3 * l | l << 16));
+  expect_error(run("v_mov_b32 v1, 1\nscratch_store_b32 off, v1, off offset:16\ns_endpgm\n", kd, 32, 1, 1, 0),
+               "scratch out of bounds", (const char *const[]){"page fault", "scratch write", "0x10", "16 bytes per lane",
+                                                                "scratch_store_b32 off, v1, off offset:16", NULL});
+}
+
 int main(void) {
   if (system("command -v llvm-mc-19 >/dev/null 2>&1") != 0) {
     fprintf(stderr, "SKIP: llvm-mc-19 missing\n");
@@ -150,5 +175,6 @@ int main(void) {
   test_page_faults();
   test_refusals();
   test_barrier_and_ids();
+  test_scratch();
   return testing_summary("rdna3_fault");
 }

@@ -60,6 +60,10 @@ typedef struct rdna3_dispatch {
   uint64_t dispatch_ptr_va; /* the AQL packet, for kernels that enable the dispatch pointer */
   uint64_t max_wave_insts;  /* 0: 1<<32; a wave running longer is reported as a hang */
   uint64_t max_total_insts; /* 0: no limit; else the dispatch stops with HCQ_CODE_TIMEOUT past this many */
+  /* Optional: called before each executed instruction with one line ("wg X,Y,Z wave W 0xOFF: disassembly
+   * | exec=0x.. scc=N"), e.g. for the mock's HCQ_TRACE; slows execution down a lot. */
+  void (*trace)(void *user, const char *line);
+  void *trace_user;
 } rdna3_dispatch;
 
 typedef struct rdna3_stats {

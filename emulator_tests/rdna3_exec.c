@@ -978,6 +978,13 @@ static hcq_status run_wave(ex *c, wave *w, int nwaves, rdna3_stats *stats) {
     }
     const r3_inst *in = &insts[w->pc++];
     count++;
+    if (c->d->trace) {
+      char dis[192], line[288];
+      r3_print(in, dis, sizeof dis);
+      snprintf(line, sizeof line, "wg %u,%u,%u wave %d 0x%x: %s | exec=0x%08x scc=%d", c->wg[0], c->wg[1], c->wg[2],
+               w->id, in->off_B, dis, w->s[R3_EXEC], w->scc);
+      c->d->trace(c->d->trace_user, line);
+    }
     switch (in->enc) {
       case E_VOP1: case E_VOP2: case E_VOPC: case E_VOP3: case E_VOPD: st = valu(c, w, in); break;
       case E_SOP1: case E_SOP2: case E_SOPC: st = salu(c, w, in); break;

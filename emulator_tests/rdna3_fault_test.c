@@ -16,6 +16,13 @@ static uint32_t g_buf[256];
 static const rdna3_kd KD = {.code_props = (1u << 3) | (1u << 10), .rsrc2 = (2u << 1) | (1u << 7) | (1u << 11),
                             .rsrc1 = 3u << 16 | 3u << 18, .group_segment_B = 256};
 
+static char g_trace[4096];
+static void trace(void *user, const char *line) {
+  (void)user;
+  size_t n = strlen(g_trace);
+  snprintf(g_trace + n, sizeof g_trace - n, "%s\n", line);
+}
+
 static hcq_status run(const char *src, rdna3_kd kd, uint32_t block_x, uint32_t block_y, uint32_t groups,
                       uint64_t max_insts) {
   r3t_code c;
@@ -27,7 +34,8 @@ static hcq_status run(const char *src, rdna3_kd kd, uint32_t block_x, uint32_t b
   r3t_mem_add(&m, g_buf, sizeof g_buf);
   r3t_mem_add(&m, args, sizeof args);
   rdna3_dispatch d = {.groups = {groups, 1, 1}, .block = {block_x, block_y, 1}, .kernarg_va = (uint64_t)(uintptr_t)args,
-                      .max_wave_insts = max_insts};
+                      .max_wave_insts = max_insts, .trace = trace};
+  g_trace[0] = 0;
   hcq_status st = rdna3_run(p, &d, &(rdna3_mem_ops){.ctx = &m, .read = r3t_read, .write = r3t_write}, NULL);
   rdna3_free(p);
   return st;
@@ -107,6 +115,8 @@ static void test_refusals(void) {
                (const char *const[]){"branch at code offset 0x0", "0x8", "not the start of an instruction", NULL});
   expect_error(run("s_branch -1\ns_endpgm\n", KD, 32, 1, 1, 1000), "endless loop",
                (const char *const[]){"wave 0", "1001 instructions", NULL});
+  /* the trace hook sees every executed instruction */
+  CHECK(strstr(g_trace, "wg 0,0,0 wave 0 0x0: s_branch 65535 | exec=0xffffffff scc=0\n") == g_trace);
 }
 
 static void test_barrier_and_ids(void) {

@@ -17,7 +17,7 @@ static const r3_opinfo g_ops[] = {
 
 #define NONE 0xffffu
 static uint16_t t_sop1[256], t_sop2[128], t_sopk[32], t_sopc[128], t_sopp[128], t_smem[256], t_vop1[256],
-    t_vop2[64], t_vop3[1024], t_ds[256], t_flat[128];
+    t_vop2[64], t_vop3[1024], t_ds[256], t_flat[128], t_vop3p[128];
 static r3_opinfo g_cmp[256];
 static char g_cmp_names[256][24];
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -45,8 +45,8 @@ bool r3_vopc_split(unsigned op, int *type, int *cond, bool *cmpx) {
 }
 
 static void init_tables(void) {
-  uint16_t *all[] = {t_sop1, t_sop2, t_sopk, t_sopc, t_sopp, t_smem, t_vop1, t_vop2, t_vop3, t_ds, t_flat};
-  size_t sizes[] = {256, 128, 32, 128, 128, 256, 256, 64, 1024, 256, 128};
+  uint16_t *all[] = {t_sop1, t_sop2, t_sopk, t_sopc, t_sopp, t_smem, t_vop1, t_vop2, t_vop3, t_ds, t_flat, t_vop3p};
+  size_t sizes[] = {256, 128, 32, 128, 128, 256, 256, 64, 1024, 256, 128, 128};
   for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++)
     for (size_t i = 0; i < sizes[t]; i++) all[t][i] = NONE;
   for (unsigned id = 0; id < sizeof g_ops / sizeof *g_ops; id++) {
@@ -66,6 +66,7 @@ static void init_tables(void) {
       case E_VOP3: t_vop3[o->op] = (uint16_t)id; break;
       case E_DS: t_ds[o->op] = (uint16_t)id; break;
       case E_FLAT: t_flat[o->op] = (uint16_t)id; break;
+      case E_VOP3P: t_vop3p[o->op] = (uint16_t)id; break;
       default: break;
     }
   }
@@ -269,8 +270,19 @@ hcq_status r3_decode(const uint32_t *w, size_t avail, uint32_t off, r3_inst *in)
       if (op == 43) id = R3_BUFFER_GL0_INV;
       else if (op == 44) id = R3_BUFFER_GL1_INV;
       else return unknown(w, avail, off, "MUBUF", op);
-    } else if ((w0 >> 24) == 0xcc) {
-      return unknown(w, avail, off, "VOP3P", (w0 >> 16) & 0x7f);
+    } else if ((w0 >> 24) == 0xcc) { /* VOP3P */
+      in->enc = E_VOP3P;
+      unsigned op = (w0 >> 16) & 0x7f;
+      if ((id = t_vop3p[op]) == NONE) return unknown(w, avail, off, "VOP3P", op);
+      in->dst = w0 & 0xff;
+      in->abs = (w0 >> 8) & 7; /* neg_hi */
+      in->opsel = (uint8_t)((w0 >> 11) & 7);
+      in->omod = (uint8_t)(((w1 >> 27) & 3) | ((w0 >> 14) & 1) << 2); /* op_sel_hi */
+      in->clamp = (w0 >> 15) & 1;
+      in->src[0] = w1 & 0x1ff;
+      in->src[1] = (w1 >> 9) & 0x1ff;
+      in->src[2] = r3_info(id)->nsrc > 2 ? (w1 >> 18) & 0x1ff : R3_NULL;
+      in->neg = (w1 >> 29) & 7;
     } else {
       return hcq_status_make(HCQ_CODE_UNSUPPORTED,
                              "rdna3: unknown encoding at offset 0x%x (words 0x%08" PRIx32 " 0x%08" PRIx32 ")", off, w0, w1);
@@ -278,7 +290,7 @@ hcq_status r3_decode(const uint32_t *w, size_t avail, uint32_t off, r3_inst *in)
   }
   in->id = id;
   if (in->enc == E_VOP1 || in->enc == E_VOP2 || in->enc == E_VOPC || in->enc == E_SOP1 || in->enc == E_SOP2 ||
-      in->enc == E_SOPC || in->enc == E_VOP3)
+      in->enc == E_SOPC || in->enc == E_VOP3 || in->enc == E_VOP3P)
     for (int s = 0; s < 3; s++) lit |= in->src[s] == R3_LIT && (in->enc != E_VOP2 || s == 0) && (in->enc != E_VOPC || s == 0);
   if (lit) {
     if (avail <= in->nwords)
@@ -326,7 +338,8 @@ static void pr_vreg(pbuf *b, unsigned v, int regs) {
   else pf(b, "v[%u:%u]", v, v + regs - 1);
 }
 
-/* A source operand: kind 0 integer, 1 f32, 2 f64, 3 f16 (for inline constants). */
+/* A source operand: kind 0 integer, 1 f32, 2 f64, 3 f16 (for inline constants), 4 a 16-bit integer (its
+ * literal prints as 16 bits). */
 static void pr_src(pbuf *b, const r3_inst *in, unsigned code, int regs, int kind, bool abs, bool neg) {
   if (neg) pf(b, "-");
   if (abs) pf(b, "|");
@@ -338,7 +351,7 @@ static void pr_src(pbuf *b, const r3_inst *in, unsigned code, int regs, int kind
     static const char *const fc[] = {"0.5", "-0.5", "1.0", "-1.0", "2.0", "-2.0", "4.0", "-4.0"};
     pf(b, "%s", fc[code - 240]);
   } else if (code == 248) pf(b, "%s", kind == 2 ? "0.15915494309189532" : kind == 3 ? "0.15915494" : "0.15915494");
-  else if (code == R3_LIT) pf(b, "0x%" PRIx32, in->lit);
+  else if (code == R3_LIT) pf(b, "0x%" PRIx32, kind == 4 ? in->lit & 0xffff : in->lit);
   else if (code == R3_SCC) pf(b, "src_scc");
   else if (code == R3_VCCZ) pf(b, "src_vccz");
   else if (code == R3_EXECZ) pf(b, "src_execz");
@@ -482,6 +495,35 @@ void r3_print(const r3_inst *in, char *buf, size_t n) {
       return;
     }
     case E_MUBUF: pf(&b, "%s", o->name); return;
+    case E_VOP3P: {
+      pf(&b, "%s ", o->name);
+      pr_vreg(&b, in->dst, 1);
+      for (int s = 0; s < o->nsrc; s++) pf(&b, ", "), pr_src(&b, in, in->src[s], 1, 0, false, false);
+      unsigned full = (1u << o->nsrc) - 1;
+      /* defaults: op_sel all 0, op_sel_hi all 1 (printed only when different) */
+      if (in->opsel & full) {
+        pf(&b, " op_sel:[");
+        for (int s = 0; s < o->nsrc; s++) pf(&b, "%s%d", s ? "," : "", (in->opsel >> s) & 1);
+        pf(&b, "]");
+      }
+      if ((in->omod & full) != full) {
+        pf(&b, " op_sel_hi:[");
+        for (int s = 0; s < o->nsrc; s++) pf(&b, "%s%d", s ? "," : "", (in->omod >> s) & 1);
+        pf(&b, "]");
+      }
+      if (in->neg & full) {
+        pf(&b, " neg_lo:[");
+        for (int s = 0; s < o->nsrc; s++) pf(&b, "%s%d", s ? "," : "", (in->neg >> s) & 1);
+        pf(&b, "]");
+      }
+      if (in->abs & full) {
+        pf(&b, " neg_hi:[");
+        for (int s = 0; s < o->nsrc; s++) pf(&b, "%s%d", s ? "," : "", (in->abs >> s) & 1);
+        pf(&b, "]");
+      }
+      if (in->clamp) pf(&b, " clamp");
+      return;
+    }
     case E_VOPD:
       pr_vopd_half(&b, in, in->id, in->dst, in->src);
       pf(&b, " :: ");
@@ -575,7 +617,9 @@ void r3_print(const r3_inst *in, char *buf, size_t n) {
     pf(&b, ", ");
     if (sep[0] == ' ' && s == 0) b.at -= 2, pf(&b, " ");
     if (in->id == R3_V_FMAMK_F32 && s == 1) pf(&b, "0x%" PRIx32 ", ", in->lit);
-    pr_src(&b, in, in->src[s], src_regs(fl, s), src_kind(fl, s), e64 && ((in->abs >> s) & 1), e64 && ((in->neg >> s) & 1));
+    int kind = src_kind(fl, s);
+    if ((fl & F_F16) && !(fl & F_FP) && !(s == 2 && (in->id == R3_V_MAD_U32_U16 || in->id == R3_V_MAD_I32_I16))) kind = 4;
+    pr_src(&b, in, in->src[s], src_regs(fl, s), kind, e64 && ((in->abs >> s) & 1), e64 && ((in->neg >> s) & 1));
   }
   if (in->id == R3_V_FMAAK_F32) pf(&b, ", 0x%" PRIx32, in->lit);
   if ((fl & F_CIN) && o->enc == E_VOP2) {

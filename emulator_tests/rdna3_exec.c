@@ -416,6 +416,9 @@ static bool vcompute(const wave *w, const r3_inst *in, unsigned id, const uint16
     case R3_V_CVT_I32_F32: LANES OUT(cvt_i32(FA)); break;
     case R3_V_CVT_U32_F32: LANES OUT(cvt_u32(FA)); break;
     case R3_V_CVT_F32_UBYTE0: LANES OUTF((float)(A & 0xff)); break;
+    case R3_V_CVT_F32_UBYTE1: LANES OUTF((float)((A >> 8) & 0xff)); break;
+    case R3_V_CVT_F32_UBYTE2: LANES OUTF((float)((A >> 16) & 0xff)); break;
+    case R3_V_CVT_F32_UBYTE3: LANES OUTF((float)(A >> 24)); break;
     case R3_V_CVT_F64_I32: LANES OUTD((double)(int32_t)A); break;
     case R3_V_CVT_F64_U32: LANES OUTD((double)A); break;
     case R3_V_CVT_I32_F64: LANES OUT(cvt_i32(DA)); break;
@@ -525,6 +528,35 @@ static bool vcompute(const wave *w, const r3_inst *in, unsigned id, const uint16
         }
         uint32_t old = w->v[in->dst][l];
         OUT((in->opsel & 8) ? (old & 0xffffu) | (uint32_t)r << 16 : (old & 0xffff0000u) | r);
+      }
+      break;
+    case R3_V_PK_MAD_I16: case R3_V_PK_MUL_LO_U16: case R3_V_PK_ADD_I16: case R3_V_PK_SUB_I16:
+    case R3_V_PK_LSHLREV_B16: case R3_V_PK_LSHRREV_B16: case R3_V_PK_ASHRREV_I16: case R3_V_PK_MAX_I16:
+    case R3_V_PK_MIN_I16: case R3_V_PK_MAD_U16: case R3_V_PK_ADD_U16: case R3_V_PK_SUB_U16: case R3_V_PK_MAX_U16:
+    case R3_V_PK_MIN_U16:
+      /* per half h: source s's half is op_sel bit s (low result) or op_sel_hi bit s (high result) */
+      LANES {
+        uint32_t r = 0;
+        for (int h = 0; h < 2; h++) {
+          uint8_t sel = h ? in->omod : in->opsel;
+          uint16_t a = (uint16_t)((sel & 1) ? A >> 16 : A), b = (uint16_t)((sel & 2) ? B >> 16 : B);
+          uint16_t cc = ns > 2 ? (uint16_t)((sel & 4) ? C >> 16 : C) : 0, v;
+          switch (id) {
+            case R3_V_PK_MAD_I16: case R3_V_PK_MAD_U16: v = (uint16_t)(a * b + cc); break;
+            case R3_V_PK_MUL_LO_U16: v = (uint16_t)(a * b); break;
+            case R3_V_PK_ADD_I16: case R3_V_PK_ADD_U16: v = (uint16_t)(a + b); break;
+            case R3_V_PK_SUB_I16: case R3_V_PK_SUB_U16: v = (uint16_t)(a - b); break;
+            case R3_V_PK_LSHLREV_B16: v = (uint16_t)(b << (a & 15)); break;
+            case R3_V_PK_LSHRREV_B16: v = (uint16_t)(b >> (a & 15)); break;
+            case R3_V_PK_ASHRREV_I16: v = (uint16_t)((int16_t)b >> (a & 15)); break;
+            case R3_V_PK_MAX_I16: v = (int16_t)a > (int16_t)b ? a : b; break;
+            case R3_V_PK_MIN_I16: v = (int16_t)a < (int16_t)b ? a : b; break;
+            case R3_V_PK_MAX_U16: v = a > b ? a : b; break;
+            default: v = a < b ? a : b; break;
+          }
+          r |= (uint32_t)v << (16 * h);
+        }
+        OUT(r);
       }
       break;
     default: return false;
@@ -683,6 +715,9 @@ static hcq_status salu(ex *c, wave *w, const r3_inst *in) {
     case R3_S_CSELECT_B32: r = w->scc ? a : b; break;
     case R3_S_CSELECT_B64: r64 = w->scc ? a64 : b64; break;
     case R3_S_PACK_LL_B32_B16: r = (a & 0xffff) | b << 16; break;
+    case R3_S_PACK_LH_B32_B16: r = (a & 0xffff) | (b & 0xffff0000u); break;
+    case R3_S_PACK_HH_B32_B16: r = a >> 16 | (b & 0xffff0000u); break;
+    case R3_S_PACK_HL_B32_B16: r = a >> 16 | b << 16; break;
     case R3_S_MOV_B32: r = a; break;
     case R3_S_MOV_B64: r64 = a64; break;
     case R3_S_CMOV_B32: if (!w->scc) return HCQ_OK; r = a; break;
@@ -906,14 +941,18 @@ static hcq_status ds(ex *c, wave *w, const r3_inst *in) {
 static hcq_status flat(ex *c, wave *w, const r3_inst *in) {
   uint32_t exec = w->s[R3_EXEC];
   unsigned id = in->id;
-  bool load = id <= R3_M_LOAD_B128;
+  bool load = id <= R3_M_LOAD_B128 || (id >= R3_M_LOAD_D16_U8 && id <= R3_M_LOAD_D16_HI_B16);
   static const uint8_t size_of[] = {[R3_M_LOAD_U8 - R3_M_LOAD_U8] = 1, [R3_M_LOAD_I8 - R3_M_LOAD_U8] = 1,
                                     [R3_M_LOAD_U16 - R3_M_LOAD_U8] = 2, [R3_M_LOAD_I16 - R3_M_LOAD_U8] = 2,
                                     [R3_M_LOAD_B32 - R3_M_LOAD_U8] = 4, [R3_M_LOAD_B64 - R3_M_LOAD_U8] = 8,
                                     [R3_M_LOAD_B96 - R3_M_LOAD_U8] = 12, [R3_M_LOAD_B128 - R3_M_LOAD_U8] = 16,
                                     [R3_M_STORE_B8 - R3_M_LOAD_U8] = 1, [R3_M_STORE_B16 - R3_M_LOAD_U8] = 2,
                                     [R3_M_STORE_B32 - R3_M_LOAD_U8] = 4, [R3_M_STORE_B64 - R3_M_LOAD_U8] = 8,
-                                    [R3_M_STORE_B96 - R3_M_LOAD_U8] = 12, [R3_M_STORE_B128 - R3_M_LOAD_U8] = 16};
+                                    [R3_M_STORE_B96 - R3_M_LOAD_U8] = 12, [R3_M_STORE_B128 - R3_M_LOAD_U8] = 16,
+                                    [R3_M_LOAD_D16_U8 - R3_M_LOAD_U8] = 1, [R3_M_LOAD_D16_I8 - R3_M_LOAD_U8] = 1,
+                                    [R3_M_LOAD_D16_B16 - R3_M_LOAD_U8] = 2, [R3_M_LOAD_D16_HI_U8 - R3_M_LOAD_U8] = 1,
+                                    [R3_M_LOAD_D16_HI_I8 - R3_M_LOAD_U8] = 1, [R3_M_LOAD_D16_HI_B16 - R3_M_LOAD_U8] = 2,
+                                    [R3_M_STORE_D16_HI_B8 - R3_M_LOAD_U8] = 1, [R3_M_STORE_D16_HI_B16 - R3_M_LOAD_U8] = 2};
   uint32_t size = size_of[id - R3_M_LOAD_U8], words = (size + 3) / 4;
   unsigned a = in->src[0], dat = in->src[1], sa = in->src[2];
   for (int l = 0; l < 32; l++) {
@@ -944,12 +983,22 @@ static hcq_status flat(ex *c, wave *w, const r3_inst *in) {
         if (st) return fault(c, w, in, l, va, "read", st);
       } else {
         for (uint32_t k = 0; k < words; k++) buf[k] = w->v[(dat + k) & 255][l];
+        if (id == R3_M_STORE_D16_HI_B8 || id == R3_M_STORE_D16_HI_B16) buf[0] >>= 16;
         hcq_status st = c->mem->write(c->mem->ctx, va, size, buf);
         if (st) return fault(c, w, in, l, va, "write", st);
         continue;
       }
     }
-    uint32_t v = buf[0];
+    uint32_t v = buf[0], old = w->v[in->dst][l];
+    switch (id) { /* d16 loads fill one half of the VGPR and keep the other */
+      case R3_M_LOAD_D16_U8: w->v[in->dst][l] = (old & 0xffff0000u) | (v & 0xff); continue;
+      case R3_M_LOAD_D16_I8: w->v[in->dst][l] = (old & 0xffff0000u) | ((uint32_t)(int32_t)(int8_t)v & 0xffff); continue;
+      case R3_M_LOAD_D16_B16: w->v[in->dst][l] = (old & 0xffff0000u) | (v & 0xffff); continue;
+      case R3_M_LOAD_D16_HI_U8: w->v[in->dst][l] = (old & 0xffff) | (v & 0xff) << 16; continue;
+      case R3_M_LOAD_D16_HI_I8: w->v[in->dst][l] = (old & 0xffff) | (uint32_t)(int32_t)(int8_t)v << 16; continue;
+      case R3_M_LOAD_D16_HI_B16: w->v[in->dst][l] = (old & 0xffff) | (v & 0xffff) << 16; continue;
+      default: break;
+    }
     switch (id) {
       case R3_M_LOAD_I8: v = (uint32_t)(int32_t)(int8_t)v; break;
       case R3_M_LOAD_I16: v = (uint32_t)(int32_t)(int16_t)v; break;
@@ -986,7 +1035,7 @@ static hcq_status run_wave(ex *c, wave *w, int nwaves, rdna3_stats *stats) {
       c->d->trace(c->d->trace_user, line);
     }
     switch (in->enc) {
-      case E_VOP1: case E_VOP2: case E_VOPC: case E_VOP3: case E_VOPD: st = valu(c, w, in); break;
+      case E_VOP1: case E_VOP2: case E_VOPC: case E_VOP3: case E_VOP3P: case E_VOPD: st = valu(c, w, in); break;
       case E_SOP1: case E_SOP2: case E_SOPC: st = salu(c, w, in); break;
       case E_SOPK: st = sopk(c, w, in); break;
       case E_SMEM: st = smem(c, w, in); break;

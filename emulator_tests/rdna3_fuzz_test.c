@@ -34,8 +34,8 @@ __attribute__((format(printf, 2, 3))) static void sb(sbuf *b, const char *fmt, .
   if (b->n >= sizeof b->s) b->n = sizeof b->s - 1;
 }
 
-enum { T_F32, T_F64, T_I32, T_U32 };
-static const char *const TN[] = {"float32", "float64", "int32", "uint32"};
+enum { T_F32, T_F64, T_I32, T_U32, T_I8, T_U8, T_I16, T_U16 };
+static const char *const TN[] = {"float32", "float64", "int32", "uint32", "int8", "uint8", "int16", "uint16"};
 
 typedef struct kspec {
   int t;          /* T_* */
@@ -56,8 +56,13 @@ static void konst(sbuf *b, const kspec *k) {
     sb(b, "(const %s %s)", v, TN[k->t]);
   } else if (k->t == T_I32) {
     sb(b, "(const %s int32)", k->wild && rnd(2) ? WI[rnd(7)] : (const char *[]){"3", "-2", "5", "1"}[rnd(4)]);
-  } else {
+  } else if (k->t == T_U32) {
     sb(b, "(const %s uint32)", k->wild && rnd(2) ? WU[rnd(6)] : (const char *[]){"3", "2", "5", "1"}[rnd(4)]);
+  } else { /* 8/16-bit: the type's extremes */
+    bool sg = k->t == T_I8 || k->t == T_I16, b8 = k->t == T_I8 || k->t == T_U8;
+    static const char *const E[4][3] = {{"127", "-128", "-1"}, {"255", "128", "0"}, {"32767", "-32768", "-1"}, {"65535", "32768", "0"}};
+    int row = (b8 ? 0 : 2) + (sg ? 0 : 1);
+    sb(b, "(const %s %s)", k->wild && rnd(2) ? E[row][rnd(3)] : (const char *[]){"3", "2", "5", "1"}[rnd(4)], TN[k->t]);
   }
 }
 
@@ -118,6 +123,10 @@ static void expr(sbuf *b, kspec *k, int depth) {
         sb(b, "(cast %s (cast int32 (trunc ", T);
         expr(b, k, depth - 1);
         sb(b, ")))");
+      } else if (k->t >= T_I8) {
+        sb(b, "(cast %s (cast %s ", T, rnd(2) ? "int32" : "uint32");
+        expr(b, k, depth - 1);
+        sb(b, "))");
       } else {
         sb(b, "(cast %s (cast %s ", T, rnd(2) ? "float64" : "int64");
         expr(b, k, depth - 1);
@@ -132,7 +141,6 @@ static void expr(sbuf *b, kspec *k, int depth) {
       case 11: case 12: {
         static const char *const U[] = {"recip", "sqrt", "exp2", "log2", "sin", "trunc", "neg"};
         const char *u = U[rnd(7)];
-        if (k->t == T_F64 && (!strcmp(u, "exp2") || !strcmp(u, "log2") || !strcmp(u, "sin"))) u = "neg";
         sb(b, "(%s ", u);
         expr(b, k, depth - 1);
         sb(b, ")");
@@ -176,7 +184,7 @@ static const int64_t SIZES[] = {1, 3, 4, 7, 16, 32, 33, 64};
 
 static void gen(sbuf *b, kspec *k) {
   memset(k, 0, sizeof *k);
-  k->t = (int)rnd(4);
+  k->t = (int)rnd(8);
   k->nbufs = 1 + (int)rnd(3);
   k->n0 = SIZES[1 + rnd(7)];
   k->n1 = rnd(2) ? SIZES[rnd(8)] : 1;

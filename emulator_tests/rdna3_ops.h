@@ -72,6 +72,9 @@ enum { E_SOP1, E_SOP2, E_SOPK, E_SOPC, E_SOPP, E_SMEM, E_VOP1, E_VOP2, E_VOPC, E
   X(S_CSELECT_B32, "s_cselect_b32", E_SOP2, 48, 2, 0)                                \
   X(S_CSELECT_B64, "s_cselect_b64", E_SOP2, 49, 2, F_ALL64)                          \
   X(S_PACK_LL_B32_B16, "s_pack_ll_b32_b16", E_SOP2, 50, 2, 0)                        \
+  X(S_PACK_LH_B32_B16, "s_pack_lh_b32_b16", E_SOP2, 51, 2, 0)                        \
+  X(S_PACK_HH_B32_B16, "s_pack_hh_b32_b16", E_SOP2, 52, 2, 0)                        \
+  X(S_PACK_HL_B32_B16, "s_pack_hl_b32_b16", E_SOP2, 53, 2, 0)                        \
   /* SOP1 */                                                                         \
   X(S_MOV_B32, "s_mov_b32", E_SOP1, 0, 1, 0)                                         \
   X(S_MOV_B64, "s_mov_b64", E_SOP1, 1, 1, F_D64 | F_S0_64)                           \
@@ -223,6 +226,9 @@ enum { E_SOP1, E_SOP2, E_SOPK, E_SOPC, E_SOPP, E_SMEM, E_VOP1, E_VOP2, E_VOPC, E
   X(V_CVT_F32_F64, "v_cvt_f32_f64", E_VOP1, 15, 1, F_FP | F_S0_64)                   \
   X(V_CVT_F64_F32, "v_cvt_f64_f32", E_VOP1, 16, 1, F_FP | F_D64)                     \
   X(V_CVT_F32_UBYTE0, "v_cvt_f32_ubyte0", E_VOP1, 17, 1, 0)                          \
+  X(V_CVT_F32_UBYTE1, "v_cvt_f32_ubyte1", E_VOP1, 18, 1, 0)                          \
+  X(V_CVT_F32_UBYTE2, "v_cvt_f32_ubyte2", E_VOP1, 19, 1, 0)                          \
+  X(V_CVT_F32_UBYTE3, "v_cvt_f32_ubyte3", E_VOP1, 20, 1, 0)                          \
   X(V_CVT_U32_F64, "v_cvt_u32_f64", E_VOP1, 21, 1, F_FP | F_S0_64)                   \
   X(V_CVT_F64_U32, "v_cvt_f64_u32", E_VOP1, 22, 1, F_D64)                            \
   X(V_TRUNC_F64, "v_trunc_f64", E_VOP1, 23, 1, F_FP | F_D64 | F_S0_64)               \
@@ -384,7 +390,30 @@ enum { E_SOP1, E_SOP2, E_SOPK, E_SOPC, E_SOPP, E_SMEM, E_VOP1, E_VOP2, E_VOPC, E
   X(M_STORE_B32, "store_b32", E_FLAT, 26, 0, 0)                                      \
   X(M_STORE_B64, "store_b64", E_FLAT, 27, 0, 0)                                      \
   X(M_STORE_B96, "store_b96", E_FLAT, 28, 0, 0)                                      \
-  X(M_STORE_B128, "store_b128", E_FLAT, 29, 0, 0)
+  X(M_STORE_B128, "store_b128", E_FLAT, 29, 0, 0)                                    \
+  X(M_LOAD_D16_U8, "load_d16_u8", E_FLAT, 30, 0, 0)                                  \
+  X(M_LOAD_D16_I8, "load_d16_i8", E_FLAT, 31, 0, 0)                                  \
+  X(M_LOAD_D16_B16, "load_d16_b16", E_FLAT, 32, 0, 0)                                \
+  X(M_LOAD_D16_HI_U8, "load_d16_hi_u8", E_FLAT, 33, 0, 0)                            \
+  X(M_LOAD_D16_HI_I8, "load_d16_hi_i8", E_FLAT, 34, 0, 0)                            \
+  X(M_LOAD_D16_HI_B16, "load_d16_hi_b16", E_FLAT, 35, 0, 0)                          \
+  X(M_STORE_D16_HI_B8, "store_d16_hi_b8", E_FLAT, 36, 0, 0)                          \
+  X(M_STORE_D16_HI_B16, "store_d16_hi_b16", E_FLAT, 37, 0, 0)                        \
+  /* VOP3P: packed 16-bit (two halves, op_sel / op_sel_hi pick the source halves) */ \
+  X(V_PK_MAD_I16, "v_pk_mad_i16", E_VOP3P, 0, 3, F_F16)                              \
+  X(V_PK_MUL_LO_U16, "v_pk_mul_lo_u16", E_VOP3P, 1, 2, F_F16)                        \
+  X(V_PK_ADD_I16, "v_pk_add_i16", E_VOP3P, 2, 2, F_F16)                              \
+  X(V_PK_SUB_I16, "v_pk_sub_i16", E_VOP3P, 3, 2, F_F16)                              \
+  X(V_PK_LSHLREV_B16, "v_pk_lshlrev_b16", E_VOP3P, 4, 2, F_F16)                      \
+  X(V_PK_LSHRREV_B16, "v_pk_lshrrev_b16", E_VOP3P, 5, 2, F_F16)                      \
+  X(V_PK_ASHRREV_I16, "v_pk_ashrrev_i16", E_VOP3P, 6, 2, F_F16)                      \
+  X(V_PK_MAX_I16, "v_pk_max_i16", E_VOP3P, 7, 2, F_F16)                              \
+  X(V_PK_MIN_I16, "v_pk_min_i16", E_VOP3P, 8, 2, F_F16)                              \
+  X(V_PK_MAD_U16, "v_pk_mad_u16", E_VOP3P, 9, 3, F_F16)                              \
+  X(V_PK_ADD_U16, "v_pk_add_u16", E_VOP3P, 10, 2, F_F16)                             \
+  X(V_PK_SUB_U16, "v_pk_sub_u16", E_VOP3P, 11, 2, F_F16)                             \
+  X(V_PK_MAX_U16, "v_pk_max_u16", E_VOP3P, 12, 2, F_F16)                             \
+  X(V_PK_MIN_U16, "v_pk_min_u16", E_VOP3P, 13, 2, F_F16)
 
 enum {
 #define X(id, name, enc, op, nsrc, flags) R3_##id,

@@ -338,16 +338,16 @@ static bool vcompute(const wave *w, const r3_inst *in, unsigned id, const uint16
     case R3_V_MUL_LO_U32: LANES OUT(A * B); break;
     case R3_V_MUL_HI_U32: LANES OUT((uint32_t)((uint64_t)A * B >> 32)); break;
     case R3_V_MUL_HI_I32: LANES OUT((uint32_t)((uint64_t)((int64_t)(int32_t)A * (int32_t)B) >> 32)); break;
-    case R3_V_MAD_U64_U32: LANES {
-        unsigned __int128 r = (unsigned __int128)((uint64_t)A * B) + s[2].d[l];
-        *cmask |= (uint32_t)(r >> 64) << l;
-        OUT64((uint64_t)r);
+    case R3_V_MAD_U64_U32: LANES { /* a*b < 2^64 - 2^33, so the sum wrapped iff it is below the addend */
+        uint64_t r = (uint64_t)A * B + s[2].d[l];
+        *cmask |= (uint32_t)(r < s[2].d[l]) << l;
+        OUT64(r);
       }
       break;
     case R3_V_MAD_I64_I32: LANES {
-        __int128 r = (__int128)((int64_t)(int32_t)A * (int32_t)B) + (int64_t)s[2].d[l];
-        *cmask |= (uint32_t)(r != (__int128)(int64_t)r) << l;
-        OUT64((uint64_t)(int64_t)r);
+        int64_t r;
+        *cmask |= (uint32_t)__builtin_add_overflow((int64_t)(int32_t)A * (int32_t)B, (int64_t)s[2].d[l], &r) << l;
+        OUT64((uint64_t)r);
       }
       break;
     case R3_V_BFE_U32: LANES { uint32_t off = B & 31, wd = C & 31; OUT(wd ? (A >> off) & (uint32_t)((1ull << wd) - 1) : 0); } break;

@@ -101,14 +101,16 @@ typedef struct src {
 
 static inline uint32_t flush32(uint32_t u) { return (u & 0x7f800000u) ? u : u & 0x80000000u; }
 
-static void fetch32(const wave *w, const r3_inst *in, unsigned code, int kind, bool abs, bool neg,
+/* hi: a 16-bit float source taken from the high half (VOP3 op_sel); modifiers then apply to that half. */
+static void fetch32(const wave *w, const r3_inst *in, unsigned code, int kind, bool abs, bool neg, bool hi,
                     src *s) {
   bool ftz = w->ftz_in32 && kind == 1;
-  if (code >= R3_VGPR && !abs && !neg && !ftz) {
+  if (code >= R3_VGPR && !abs && !neg && !ftz && !hi) {
     s->p = w->v[code - R3_VGPR];
     return;
   }
-  if (code >= R3_VGPR) memcpy(s->t, w->v[code - R3_VGPR], sizeof s->t);
+  if (code >= R3_VGPR && hi) for (int l = 0; l < 32; l++) s->t[l] = w->v[code - R3_VGPR][l] >> 16;
+  else if (code >= R3_VGPR) memcpy(s->t, w->v[code - R3_VGPR], sizeof s->t);
   else {
     uint32_t x = sval32(w, code, in->lit, kind);
     for (int l = 0; l < 32; l++) s->t[l] = x;
@@ -148,10 +150,12 @@ static void swrite64(wave *w, unsigned code, uint64_t v) {
 
 static bool float_result(unsigned id) {
   if (id >= R3_VOPC_BASE) return false;
-  if (!(r3_info_ready(id)->flags & F_FP)) return false;
+  const r3_opinfo *o = r3_info_ready(id);
+  if (!(o->flags & F_FP) || (o->flags & F_F16) || o->enc == E_VOP3P) return false; /* f16/packed: no clamp/omod */
   switch (id) {
     case R3_V_CVT_I32_F32: case R3_V_CVT_U32_F32: case R3_V_CVT_I32_F64: case R3_V_CVT_U32_F64:
     case R3_V_FREXP_EXP_I32_F32: case R3_V_FREXP_EXP_I32_F64: case R3_V_CVT_F16_F32: return false;
+    case R3_V_CVT_F32_F16: return true;
     default: return true;
   }
 }
@@ -180,6 +184,12 @@ static int32_t s24(uint32_t x) { return (int32_t)(x << 8) >> 8; }
 #define DB r3_d(s[1].d[l])
 #define DC r3_d(s[2].d[l])
 #define OUT(x) lo[l] = (x)
+#define HA r3_h2f((uint16_t)pa[l])
+#define HB r3_h2f((uint16_t)pb[l])
+#define HC r3_h2f((uint16_t)pc[l])
+#define OUTH16(h) do { uint32_t o_ = w->v[in->dst][l], h_ = (h); \
+    lo[l] = e64 && (in->opsel & 8) ? (o_ & 0xffffu) | h_ << 16 : (o_ & 0xffff0000u) | h_; } while (0)
+#define OUTH(x) OUTH16(r3_f2h(x))
 #define OUTF(x) lo[l] = r3_u(x)
 #define OUT64(x) do { uint64_t o_ = (x); lo[l] = (uint32_t)o_; hi[l] = (uint32_t)(o_ >> 32); } while (0)
 #define OUTD(x) OUT64(r3_ud(x))
@@ -232,7 +242,7 @@ static bool vcompute(const wave *w, const r3_inst *in, unsigned id, const uint16
     bool mods = (fl & F_FP) || id == R3_V_CNDMASK_B32; /* v_cndmask_b32_e64 takes float source modifiers too */
     bool ab = e64 && ((in->abs >> k) & 1) && mods, ng = e64 && ((in->neg >> k) & 1) && mods;
     if (w64) fetch64(w, in, codes[k], kind, ab, ng, &s[k]);
-    else fetch32(w, in, codes[k], kind, ab, ng, &s[k]);
+    else fetch32(w, in, codes[k], kind, ab, ng, e64 && kind == 3 && ((in->opsel >> k) & 1), &s[k]);
   }
   /* restrict: the sources (registers or copies) never alias the caller's result arrays, so the lane loops vectorize */
   const uint32_t *restrict pa = ns > 0 ? s[0].p : NULL, *restrict pb = ns > 1 ? s[1].p : NULL,
@@ -426,7 +436,36 @@ static bool vcompute(const wave *w, const r3_inst *in, unsigned id, const uint16
     case R3_V_CVT_F32_F64: LANES OUTF((float)DA); break;
     case R3_V_CVT_F64_F32: LANES OUTD((double)FA); break;
     case R3_V_CVT_F16_F32: LANES OUT((w->v[in->dst][l] & 0xffff0000u) | r3_f2h(FA)); break;
-    case R3_V_CVT_F32_F16: LANES OUTF(r3_h2f((uint16_t)(e64 && (in->opsel & 1) ? A >> 16 : A))); break;
+    case R3_V_CVT_F32_F16: LANES OUTF(r3_h2f((uint16_t)A)); break;
+    /* f16: computed in f32 and rounded once to f16 (f32 carries 24 >= 2*11+2 bits, so add, sub, mul, div and sqrt are
+     * correctly rounded); the result fills one half of the VGPR (op_sel bit 3 in VOP3: the high one) */
+    case R3_V_ADD_F16: LANES OUTH(HA + HB); break;
+    case R3_V_SUB_F16: LANES OUTH(HA - HB); break;
+    case R3_V_SUBREV_F16: LANES OUTH(HB - HA); break;
+    case R3_V_MUL_F16: LANES OUTH(HA * HB); break;
+    case R3_V_FMAC_F16: LANES OUTH((float)fma(HA, HB, r3_h2f((uint16_t)w->v[in->dst][l]))); break;
+    case R3_V_FMA_F16: LANES OUTH((float)fma(HA, HB, HC)); break;
+    case R3_V_MAX_F16: LANES OUTH(r3_fmax(HA, HB)); break;
+    case R3_V_MIN_F16: LANES OUTH(r3_fmin(HA, HB)); break;
+    case R3_V_MAX3_F16: LANES OUTH(r3_fmax(r3_fmax(HA, HB), HC)); break;
+    case R3_V_MIN3_F16: LANES OUTH(r3_fmin(r3_fmin(HA, HB), HC)); break;
+    case R3_V_MED3_F16: LANES OUTH(r3_fmed3(HA, HB, HC)); break;
+    case R3_V_DIV_FIXUP_F16: LANES OUTH(r3_div_fixup32(HA, HB, HC)); break;
+    case R3_V_CVT_F16_U16: LANES OUTH((float)(uint16_t)A); break;
+    case R3_V_CVT_F16_I16: LANES OUTH((float)(int16_t)A); break;
+    case R3_V_CVT_U16_F16: LANES { float x = HA; OUTH16(isnan(x) || x <= 0 ? 0 : x >= 65535.0f ? 0xffff : (uint16_t)x); } break;
+    case R3_V_CVT_I16_F16: LANES { float x = HA; OUTH16(isnan(x) ? 0 : x >= 32767.0f ? 0x7fff : x <= -32768.0f ? 0x8000 : (uint16_t)(int16_t)x); } break;
+    case R3_V_RCP_F16: LANES OUTH(1.0f / HA); break;
+    case R3_V_SQRT_F16: LANES OUTH(sqrtf(HA)); break;
+    case R3_V_RSQ_F16: LANES OUTH((float)(1.0 / sqrt((double)HA))); break;
+    case R3_V_LOG_F16: LANES OUTH(r3_log2(HA)); break;
+    case R3_V_EXP_F16: LANES OUTH(r3_exp2(HA)); break;
+    case R3_V_FLOOR_F16: LANES OUTH(floorf(HA)); break;
+    case R3_V_CEIL_F16: LANES OUTH(ceilf(HA)); break;
+    case R3_V_TRUNC_F16: LANES OUTH(truncf(HA)); break;
+    case R3_V_RNDNE_F16: LANES OUTH(nearbyintf(HA)); break;
+    case R3_V_SIN_F16: LANES OUTH(r3_sin(HA)); break;
+    case R3_V_COS_F16: LANES OUTH(r3_cos(HA)); break;
     /* rounding and transcendentals */
     case R3_V_TRUNC_F32: LANES OUTF(truncf(FA)); break;
     case R3_V_CEIL_F32: LANES OUTF(ceilf(FA)); break;
@@ -557,6 +596,56 @@ static bool vcompute(const wave *w, const r3_inst *in, unsigned id, const uint16
           r |= (uint32_t)v << (16 * h);
         }
         OUT(r);
+      }
+      break;
+    case R3_V_PACK_B32_F16: LANES OUT((A & 0xffff) | B << 16); break; /* halves chosen by op_sel in the fetch */
+    case R3_V_PK_FMA_F16: case R3_V_PK_ADD_F16: case R3_V_PK_MUL_F16: case R3_V_PK_MIN_F16: case R3_V_PK_MAX_F16:
+      /* per half h: op_sel / op_sel_hi pick each source's half, neg_lo / neg_hi negate it */
+      LANES {
+        uint32_t r = 0;
+        for (int h = 0; h < 2; h++) {
+          uint8_t sel = h ? in->omod : in->opsel, ng = h ? in->abs : in->neg;
+          float x[3] = {0, 0, 0};
+          for (int k = 0; k < ns; k++) {
+            uint32_t v = k == 0 ? A : k == 1 ? B : C;
+            x[k] = r3_h2f((uint16_t)((sel >> k) & 1 ? v >> 16 : v));
+            if ((ng >> k) & 1) x[k] = -x[k];
+          }
+          float v;
+          switch (id) {
+            case R3_V_PK_FMA_F16: v = (float)fma(x[0], x[1], x[2]); break;
+            case R3_V_PK_ADD_F16: v = x[0] + x[1]; break;
+            case R3_V_PK_MUL_F16: v = x[0] * x[1]; break;
+            case R3_V_PK_MIN_F16: v = r3_fmin(x[0], x[1]); break;
+            default: v = r3_fmax(x[0], x[1]); break;
+          }
+          r |= (uint32_t)r3_f2h(v) << (16 * h);
+        }
+        OUT(r);
+      }
+      break;
+    case R3_V_FMA_MIX_F32: case R3_V_FMA_MIXLO_F16: case R3_V_FMA_MIXHI_F16:
+      /* each source is f32, or (op_sel_hi bit) an f16 from the half op_sel picks; neg_lo negates, neg_hi is abs */
+      LANES {
+        double x[3];
+        for (int k = 0; k < 3; k++) {
+          uint32_t v = k == 0 ? A : k == 1 ? B : C;
+          unsigned code = codes[k];
+          if ((in->omod >> k) & 1) {
+            uint16_t hv = code >= 240 && code <= 248 ? (uint16_t)(v == k_f32[code - 240] ? k_f16[code - 240] : v)
+                                                     : (uint16_t)((in->opsel >> k) & 1 ? v >> 16 : v);
+            x[k] = r3_h2f(hv);
+          } else {
+            x[k] = r3_f(v);
+          }
+          if ((in->abs >> k) & 1) x[k] = fabs(x[k]);
+          if ((in->neg >> k) & 1) x[k] = -x[k];
+        }
+        float f = (float)fma(x[0], x[1], x[2]);
+        uint32_t old = w->v[in->dst][l];
+        if (id == R3_V_FMA_MIX_F32) OUTF(fmaf((float)x[0], (float)x[1], (float)x[2]));
+        else if (id == R3_V_FMA_MIXLO_F16) OUT((old & 0xffff0000u) | r3_f2h(f));
+        else OUT((old & 0xffffu) | (uint32_t)r3_f2h(f) << 16);
       }
       break;
     default: return false;

@@ -34,8 +34,8 @@ __attribute__((format(printf, 2, 3))) static void sb(sbuf *b, const char *fmt, .
   if (b->n >= sizeof b->s) b->n = sizeof b->s - 1;
 }
 
-enum { T_F32, T_F64, T_I32, T_U32, T_I8, T_U8, T_I16, T_U16 };
-static const char *const TN[] = {"float32", "float64", "int32", "uint32", "int8", "uint8", "int16", "uint16"};
+enum { T_F32, T_F64, T_F16, T_I32, T_U32, T_I8, T_U8, T_I16, T_U16 };
+static const char *const TN[] = {"float32", "float64", "float16", "int32", "uint32", "int8", "uint8", "int16", "uint16"};
 
 typedef struct kspec {
   int t;          /* T_* */
@@ -45,13 +45,17 @@ typedef struct kspec {
   bool wild;      /* full-range constants */
 } kspec;
 
-static bool is_f(const kspec *k) { return k->t <= T_F64; }
+static bool is_f(const kspec *k) { return k->t <= T_F16; }
 
 static void konst(sbuf *b, const kspec *k) {
   static const char *const WF[] = {"-0.0", "1e-40", "0.1", "1e-45", "1.00000012", "inf", "-inf", "nan", "3e38", "-7.5"};
   static const char *const WI[] = {"2147483647", "-2147483648", "-1", "65536", "0", "7", "-3"};
   static const char *const WU[] = {"4294967295", "2147483648", "0", "1", "65536", "7"};
-  if (is_f(k)) {
+  if (k->t == T_F16) { /* float16's own extremes: 65504, the smallest subnormal, values that round */
+    static const char *const WH[] = {"-0.0", "6e-8", "0.1", "65504.0", "inf", "-inf", "nan", "1.0009765625", "-7.5"};
+    const char *v = k->wild && rnd(2) ? WH[rnd(9)] : (const char *[]){"0.5", "-1.25", "2.0", "0.75", "-3.0"}[rnd(5)];
+    sb(b, "(const %s float16)", v);
+  } else if (is_f(k)) {
     const char *v = k->wild && rnd(2) ? WF[rnd(10)] : (const char *[]){"0.5", "-1.25", "2.0", "0.75", "-3.0"}[rnd(5)];
     sb(b, "(const %s %s)", v, TN[k->t]);
   } else if (k->t == T_I32) {
@@ -137,17 +141,22 @@ static void expr(sbuf *b, kspec *k, int depth) {
   }
   if (is_f(k)) {
     switch (c) {
-      case 10: return expr2(b, k, "/", depth);
+      case 10: /* float16 division: LLVM multiplies by an f32 reciprocal, one half ULP off the reference's
+                  correctly rounded quotient at times; both are right */
+        return expr2(b, k, k->t == T_F16 ? "*" : "/", depth);
       case 11: case 12: {
         static const char *const U[] = {"recip", "sqrt", "exp2", "log2", "sin", "trunc", "neg"};
         const char *u = U[rnd(7)];
+        /* float16: only the correctly rounded ones (the reference rounds libm's float result to half, the GPU
+         * has its own 1-ULP units: both are right, and they may differ by one half ULP) */
+        if (k->t == T_F16 && strcmp(u, "sqrt") && strcmp(u, "trunc") && strcmp(u, "neg")) u = "neg";
         sb(b, "(%s ", u);
         expr(b, k, depth - 1);
         sb(b, ")");
         return;
       }
       case 13: /* a precision-sensitive cast */
-        sb(b, "(cast %s (cast %s ", T, k->t == T_F32 ? "float64" : "float32");
+        sb(b, "(cast %s (cast %s ", T, k->t == T_F32 ? "float64" : k->t == T_F16 ? (rnd(2) ? "float32" : "float64") : "float32");
         expr(b, k, depth - 1);
         sb(b, "))");
         return;
@@ -184,7 +193,7 @@ static const int64_t SIZES[] = {1, 3, 4, 7, 16, 32, 33, 64};
 
 static void gen(sbuf *b, kspec *k) {
   memset(k, 0, sizeof *k);
-  k->t = (int)rnd(8);
+  k->t = (int)rnd(9);
   k->nbufs = 1 + (int)rnd(3);
   k->n0 = SIZES[1 + rnd(7)];
   k->n1 = rnd(2) ? SIZES[rnd(8)] : 1;

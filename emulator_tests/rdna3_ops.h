@@ -211,6 +211,13 @@ enum { E_SOP1, E_SOP2, E_SOPK, E_SOPC, E_SOPP, E_SMEM, E_VOP1, E_VOP2, E_VOPC, E
   X(V_FMAC_F32, "v_fmac_f32", E_VOP2, 43, 2, F_FP)                                   \
   X(V_FMAMK_F32, "v_fmamk_f32", E_VOP2, 44, 2, F_FP | F_NOSFX)                       \
   X(V_FMAAK_F32, "v_fmaak_f32", E_VOP2, 45, 2, F_FP | F_NOSFX)                       \
+  X(V_ADD_F16, "v_add_f16", E_VOP2, 50, 2, F_FP | F_F16)                             \
+  X(V_SUB_F16, "v_sub_f16", E_VOP2, 51, 2, F_FP | F_F16)                             \
+  X(V_SUBREV_F16, "v_subrev_f16", E_VOP2, 52, 2, F_FP | F_F16)                       \
+  X(V_MUL_F16, "v_mul_f16", E_VOP2, 53, 2, F_FP | F_F16)                             \
+  X(V_FMAC_F16, "v_fmac_f16", E_VOP2, 54, 2, F_FP | F_F16)                           \
+  X(V_MAX_F16, "v_max_f16", E_VOP2, 57, 2, F_FP | F_F16)                             \
+  X(V_MIN_F16, "v_min_f16", E_VOP2, 58, 2, F_FP | F_F16)                             \
   /* VOP1 */                                                                         \
   X(V_NOP, "v_nop", E_VOP1, 0, 0, 0)                                                 \
   X(V_MOV_B32, "v_mov_b32", E_VOP1, 1, 1, 0)                                         \
@@ -260,6 +267,21 @@ enum { E_SOP1, E_SOP2, E_SOPK, E_SOPC, E_SOPP, E_SMEM, E_VOP1, E_VOP2, E_VOPC, E
   X(V_FRACT_F64, "v_fract_f64", E_VOP1, 62, 1, F_FP | F_D64 | F_S0_64)               \
   X(V_FREXP_EXP_I32_F32, "v_frexp_exp_i32_f32", E_VOP1, 63, 1, F_FP)                 \
   X(V_FREXP_MANT_F32, "v_frexp_mant_f32", E_VOP1, 64, 1, F_FP)                       \
+  X(V_CVT_F16_U16, "v_cvt_f16_u16", E_VOP1, 80, 1, F_F16)                            \
+  X(V_CVT_F16_I16, "v_cvt_f16_i16", E_VOP1, 81, 1, F_F16)                            \
+  X(V_CVT_U16_F16, "v_cvt_u16_f16", E_VOP1, 82, 1, F_FP | F_F16)                     \
+  X(V_CVT_I16_F16, "v_cvt_i16_f16", E_VOP1, 83, 1, F_FP | F_F16)                     \
+  X(V_RCP_F16, "v_rcp_f16", E_VOP1, 84, 1, F_FP | F_F16)                             \
+  X(V_SQRT_F16, "v_sqrt_f16", E_VOP1, 85, 1, F_FP | F_F16)                           \
+  X(V_RSQ_F16, "v_rsq_f16", E_VOP1, 86, 1, F_FP | F_F16)                             \
+  X(V_LOG_F16, "v_log_f16", E_VOP1, 87, 1, F_FP | F_F16)                             \
+  X(V_EXP_F16, "v_exp_f16", E_VOP1, 88, 1, F_FP | F_F16)                             \
+  X(V_FLOOR_F16, "v_floor_f16", E_VOP1, 91, 1, F_FP | F_F16)                         \
+  X(V_CEIL_F16, "v_ceil_f16", E_VOP1, 92, 1, F_FP | F_F16)                           \
+  X(V_TRUNC_F16, "v_trunc_f16", E_VOP1, 93, 1, F_FP | F_F16)                         \
+  X(V_RNDNE_F16, "v_rndne_f16", E_VOP1, 94, 1, F_FP | F_F16)                         \
+  X(V_SIN_F16, "v_sin_f16", E_VOP1, 96, 1, F_FP | F_F16)                             \
+  X(V_COS_F16, "v_cos_f16", E_VOP1, 97, 1, F_FP | F_F16)                             \
   /* VOP3 only */                                                                    \
   X(V_MAD_I32_I24, "v_mad_i32_i24", E_VOP3, 522, 3, 0)                               \
   X(V_MAD_U32_U24, "v_mad_u32_u24", E_VOP3, 523, 3, 0)                               \
@@ -285,6 +307,11 @@ enum { E_SOP1, E_SOP2, E_SOPK, E_SOPC, E_SOPP, E_SMEM, E_VOP1, E_VOP2, E_VOPC, E
   X(V_DIV_FMAS_F64, "v_div_fmas_f64", E_VOP3, 568, 3, F_FP | F_ALL64)                \
   X(V_XOR3_B32, "v_xor3_b32", E_VOP3, 576, 3, 0)                                     \
   X(V_MAD_U16, "v_mad_u16", E_VOP3, 577, 3, F_F16)                                   \
+  X(V_FMA_F16, "v_fma_f16", E_VOP3, 584, 3, F_FP | F_F16)                            \
+  X(V_MIN3_F16, "v_min3_f16", E_VOP3, 585, 3, F_FP | F_F16)                          \
+  X(V_MAX3_F16, "v_max3_f16", E_VOP3, 588, 3, F_FP | F_F16)                          \
+  X(V_MED3_F16, "v_med3_f16", E_VOP3, 591, 3, F_FP | F_F16)                          \
+  X(V_DIV_FIXUP_F16, "v_div_fixup_f16", E_VOP3, 596, 3, F_FP | F_F16)                \
   X(V_MIN3_I16, "v_min3_i16", E_VOP3, 586, 3, F_F16)                                 \
   X(V_MIN3_U16, "v_min3_u16", E_VOP3, 587, 3, F_F16)                                 \
   X(V_MAX3_I16, "v_max3_i16", E_VOP3, 589, 3, F_F16)                                 \
@@ -324,6 +351,7 @@ enum { E_SOP1, E_SOP2, E_SOPK, E_SOPC, E_SOPP, E_SMEM, E_VOP1, E_VOP2, E_VOPC, E
   X(V_MIN_I16, "v_min_i16", E_VOP3, 780, 2, F_F16)                                   \
   X(V_ADD_NC_I16, "v_add_nc_i16", E_VOP3, 781, 2, F_F16)                             \
   X(V_SUB_NC_I16, "v_sub_nc_i16", E_VOP3, 782, 2, F_F16)                             \
+  X(V_PACK_B32_F16, "v_pack_b32_f16", E_VOP3, 785, 2, F_FP | F_F16)                  \
   X(V_LDEXP_F32, "v_ldexp_f32", E_VOP3, 796, 2, F_FP)                                \
   X(V_BFM_B32, "v_bfm_b32", E_VOP3, 797, 2, 0)                                       \
   X(V_BCNT_U32_B32, "v_bcnt_u32_b32", E_VOP3, 798, 2, 0)                             \
@@ -413,7 +441,15 @@ enum { E_SOP1, E_SOP2, E_SOPK, E_SOPC, E_SOPP, E_SMEM, E_VOP1, E_VOP2, E_VOPC, E
   X(V_PK_ADD_U16, "v_pk_add_u16", E_VOP3P, 10, 2, F_F16)                             \
   X(V_PK_SUB_U16, "v_pk_sub_u16", E_VOP3P, 11, 2, F_F16)                             \
   X(V_PK_MAX_U16, "v_pk_max_u16", E_VOP3P, 12, 2, F_F16)                             \
-  X(V_PK_MIN_U16, "v_pk_min_u16", E_VOP3P, 13, 2, F_F16)
+  X(V_PK_MIN_U16, "v_pk_min_u16", E_VOP3P, 13, 2, F_F16)                             \
+  X(V_PK_FMA_F16, "v_pk_fma_f16", E_VOP3P, 14, 3, F_FP | F_F16)                      \
+  X(V_PK_ADD_F16, "v_pk_add_f16", E_VOP3P, 15, 2, F_FP | F_F16)                      \
+  X(V_PK_MUL_F16, "v_pk_mul_f16", E_VOP3P, 16, 2, F_FP | F_F16)                      \
+  X(V_PK_MIN_F16, "v_pk_min_f16", E_VOP3P, 17, 2, F_FP | F_F16)                      \
+  X(V_PK_MAX_F16, "v_pk_max_f16", E_VOP3P, 18, 2, F_FP | F_F16)                      \
+  X(V_FMA_MIX_F32, "v_fma_mix_f32", E_VOP3P, 32, 3, F_FP)                            \
+  X(V_FMA_MIXLO_F16, "v_fma_mixlo_f16", E_VOP3P, 33, 3, F_FP)                        \
+  X(V_FMA_MIXHI_F16, "v_fma_mixhi_f16", E_VOP3P, 34, 3, F_FP)
 
 enum {
 #define X(id, name, enc, op, nsrc, flags) R3_##id,

@@ -292,12 +292,24 @@ hcq_status r3_decode(const uint32_t *w, size_t avail, uint32_t off, r3_inst *in)
   if (in->enc == E_VOP1 || in->enc == E_VOP2 || in->enc == E_VOPC || in->enc == E_SOP1 || in->enc == E_SOP2 ||
       in->enc == E_SOPC || in->enc == E_VOP3 || in->enc == E_VOP3P)
     for (int s = 0; s < 3; s++) lit |= in->src[s] == R3_LIT && (in->enc != E_VOP2 || s == 0) && (in->enc != E_VOPC || s == 0);
+  /* operand codes the executor models; DPP (233, 250), SDWA (249), LDS direct (254) and the aperture registers
+   * (235-238) are refused rather than read as 0 */
+  bool alu = in->enc == E_VOP1 || in->enc == E_VOP2 || in->enc == E_VOPC || in->enc == E_SOP1 ||
+             in->enc == E_SOP2 || in->enc == E_SOPC || in->enc == E_VOP3 || in->enc == E_VOP3P || in->enc == E_VOPD;
+  for (int k = 0; alu && k < 4; k++) {
+    unsigned code = k < 3 ? in->src[k] : (in->enc == E_VOPD ? in->srcy[0] : R3_NULL);
+    if ((code > 208 && code < 240) || code == 249 || code == 250 || code == 254)
+      return hcq_status_make(HCQ_CODE_UNSUPPORTED,
+                             "rdna3: %s instruction at offset 0x%x (words 0x%08" PRIx32 " 0x%08" PRIx32
+                             ") uses operand code %u (%s), which the interpreter does not model",
+                             enc_name(in->enc), off, w0, w1, code,
+                             code == 250 || code == 233 ? "DPP" : code == 249 ? "SDWA" : code == 254 ? "LDS direct" : "reserved or aperture register");
+  }
   if (lit) {
     if (avail <= in->nwords)
       return hcq_status_make(HCQ_CODE_INVALID, "rdna3: literal of the %s instruction at offset 0x%x is cut off", enc_name(in->enc), off);
     in->lit = w[in->nwords++];
   }
-  (void)enc_name;
   return HCQ_OK;
 }
 

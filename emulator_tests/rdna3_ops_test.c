@@ -2,12 +2,14 @@
  * llvm-mc-19 (not by us) that loads three dwords per lane (v1..v3), runs the instruction(s) under test and stores
  * v4; inputs are chosen to expose rounding (values that round, ties), denormals (kept, or flushed by the kernel
  * descriptor's FLOAT_DENORM_MODE_32), NaN, +-inf, -0, integer wrap, 24-bit multiplies, conversion clamping, and
- * the transcendental model's documented precision; expected values come from the host's IEEE arithmetic and libm.
+ * the transcendental model's documented precision, float16 rounding and packed halves; expected values come from
+ * the host's IEEE arithmetic, libm and the project's own f16 conversion (compiler/interp.c).
  * Also: the whole f32 division sequence LLVM emits (div_scale/rcp/fma/div_fmas/div_fixup) must give the correctly
  * rounded quotient, including huge, tiny and denormal quotients. */
 #include <float.h>
 #include <math.h>
 
+#include "compiler/interp.h"
 #include "emulator_tests/rdna3_test_util.h"
 
 #define N 256 /* inputs per case (8 waves) */
@@ -279,6 +281,44 @@ static void test_transcendentals(void) {
   }
 }
 
+/* float16: results against the project's own f32 -> f16 conversion (compiler/interp.c, independent of ours);
+ * add/sub/mul of halves in f32 are exact enough that one rounding to f16 is the correctly rounded result. */
+static void test_half(void) {
+  for (int i = 0; i < N; i++)
+    for (int k = 0; k < 3; k++) g_in[i][k] = cc_f32_to_f16(any_float()) | (uint32_t)(rnd32() & 0xffff) << 16;
+  g_in[0][0] = 0x3c00, g_in[0][1] = 0x1000; /* 1 + 2^-11: a tie, stays 1 */
+  g_in[1][0] = 0x7bff, g_in[1][1] = 0x7bff; /* 65504 + 65504 overflows to inf */
+  static const char *const ops[] = {"v_add_f16 v4, v1, v2", "v_mul_f16 v4, v1, v2", "v_sub_f16 v4, v1, v2",
+                                    "v_cvt_f16_f32 v4, v5", "v_pk_add_f16 v4, v1, v2",
+                                    "v_pk_add_f16 v4, v1, v2 op_sel:[1,0] op_sel_hi:[0,1]"};
+  for (size_t o = 0; o < sizeof ops / sizeof *ops; o++) {
+    char body[160];
+    snprintf(body, sizeof body, "%s%s", o == 3 ? "v_cvt_f32_f16 v6, v1\nv_mul_f32 v5, v6, v2\n" : "v_mov_b32 v4, 0\n", ops[o]);
+    if (o == 3) for (int i = 0; i < N; i++) g_in[i][1] = fb(1.0f + (float)(rnd32() % 4096) / 8192.0f);
+    CHECK(run_asm(body, 3));
+    for (int i = 0; i < N; i++) {
+      float a = cc_f16_to_f32((uint16_t)g_in[i][0]), b = cc_f16_to_f32((uint16_t)g_in[i][1]);
+      float ah = cc_f16_to_f32((uint16_t)(g_in[i][0] >> 16)), bh = cc_f16_to_f32((uint16_t)(g_in[i][1] >> 16));
+      uint32_t want;
+      switch (o) {
+        case 0: want = cc_f32_to_f16(a + b); break;
+        case 1: want = cc_f32_to_f16(a * b); break;
+        case 2: want = cc_f32_to_f16(a - b); break;
+        case 3: want = cc_f32_to_f16(a * bf(g_in[i][1])); break;
+        case 4: want = cc_f32_to_f16(a + b) | (uint32_t)cc_f32_to_f16(ah + bh) << 16; break;
+        default: want = cc_f32_to_f16(ah + b) | (uint32_t)cc_f32_to_f16(a + bh) << 16; break; /* halves swapped */
+      }
+      uint32_t got = o >= 4 ? g_out[i] : g_out[i] & 0xffff;
+      bool ok = true; /* each half equal, or both NaN (any payload) */
+      for (int h = 0; h < (o >= 4 ? 2 : 1); h++) {
+        uint16_t g = (uint16_t)(got >> (16 * h)), x = (uint16_t)(want >> (16 * h));
+        ok &= g == x || (isnan(cc_f16_to_f32(g)) && isnan(cc_f16_to_f32(x)));
+      }
+      expect(ok, ops[o], i, got, want);
+    }
+  }
+}
+
 static void test_division(void) {
   fill_floats();
   for (int i = 0; i < 64; i++) { /* far-apart exponents: the scaled paths of v_div_scale */
@@ -320,5 +360,6 @@ int main(void) {
   test_integers();
   test_transcendentals();
   test_division();
+  test_half();
   return testing_summary("rdna3_ops");
 }

@@ -97,10 +97,12 @@ int main(void) {
     }
     loaded++;
     char line[256];
+    bool printed = true;
     for (size_t i = 0; i < rdna3_count(p); i++) {
       rdna3_print(p, i, line, sizeof line);
-      CHECK(strlen(line) > 0 && strlen(line) < sizeof line);
+      printed &= strlen(line) > 0 && strlen(line) < sizeof line - 1;
     }
+    CHECK(printed);
     rdna3_dispatch d = {.groups = {2, 1, 1}, .block = {40, 2, 1}, .kernarg_va = (uint64_t)(uintptr_t)args,
                         .max_wave_insts = 20000, .max_total_insts = 200000};
     st = rdna3_run(p, &d, &(rdna3_mem_ops){.ctx = &m, .read = r3t_read, .write = r3t_write}, NULL);

@@ -11,7 +11,16 @@
  * VOP3P/VOPDInstructions.td, DSInstructions.td, FLATInstructions.td, SMInstructions.td; GFX11 encodings) and
  * mesa's src/amd/compiler/aco_opcodes.py (gfx11 column); kernel descriptor and initial register state from
  * llvm/docs/AMDGPUUsage.rst ("Kernel Descriptor", "Initial Kernel Execution State"); instruction semantics from
- * AMD's "RDNA3 Instruction Set Architecture Reference Guide". */
+ * AMD's "RDNA3 Instruction Set Architecture Reference Guide".
+ *
+ * Modelled: the instructions in rdna3_ops.h (what LLVM 19 emits for our kernels: SOP1/SOP2/SOPK/SOPC/SOPP, SMEM,
+ * VOP1/VOP2/VOPC/VOP3 incl. the SDST forms, VOP3P packed 16-bit, VOPD, DS, GLOBAL/FLAT/SCRATCH, cache
+ * invalidates), literals and inline constants (f64 for 64-bit operands, f16 for 16-bit float operands), the MODE
+ * register's denormal fields. Transcendentals return the double-precision result rounded once (within the ISA's
+ * 1 ULP). Refused with an error naming the instruction: anything else, DPP/SDWA/LDS-direct operands, a rounding
+ * mode other than nearest-even, hardware registers other than MODE. Not modelled: clamp/omod on f16 and packed
+ * results, flat addresses in the LDS/scratch apertures (a flat access always goes to rdna3_mem_ops), caches and
+ * timing (waves run in order, one at a time). */
 #ifndef HCQ_EMU_RDNA3_H
 #define HCQ_EMU_RDNA3_H
 

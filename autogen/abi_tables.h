@@ -4,7 +4,7 @@
 #ifndef HCQ_AUTOGEN_ABI_TABLES_H
 #define HCQ_AUTOGEN_ABI_TABLES_H
 
-#include "hcq/status.h"
+#include "base/status.h"
 #include "kernel_iface/kif.h"
 
 hcq_status autogen_register_decoders(kif *k);

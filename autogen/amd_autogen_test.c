@@ -8,7 +8,7 @@
 #include "autogen/amd_regs_gfx11.h"
 #include "autogen/amd_regs_gfx9.h"
 #include "autogen/amd_sdma.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 #define AMDGEN_NO_MAIN
 #include "autogen/gen/amdgen.c"

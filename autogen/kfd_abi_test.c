@@ -8,7 +8,7 @@
 #include "autogen/kfd.h"
 #include "autogen/kfd_abi_list.h"
 #include "autogen/kfd_decode.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static const kif_ioctl_desc *find_desc(const char *name) {
   for (size_t i = 0; i < kfd_ioctl_table.count; i++)

@@ -7,7 +7,7 @@
 #include "autogen/nv_decode.h"
 #include "autogen/nv_layout.h"
 #include "autogen/nv_qmd.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static const kif_ioctl_desc *find(const kif_ioctl_table *t, const char *name) {
   for (size_t i = 0; i < t->count; i++)

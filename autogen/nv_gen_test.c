@@ -2,7 +2,7 @@
  * the committed spec loads. The generator core is #included (it is not part of libhcq). */
 #include "autogen/gen/nv_gen.c"
 
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 #include <unistd.h>
 

@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "autogen/nv_abi.h"
-#include "hcq/status.h"
+#include "base/status.h"
 #include "kernel_iface/ioctl_desc.h"
 
 typedef struct nv_layout {

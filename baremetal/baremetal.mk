@@ -28,7 +28,7 @@ BM_ELF := $(BM_DIR)/hcq-baremetal.elf
 BM_SPEC_saxpy := --buf float32:1048576:rw --buf float32:1048576:r --var n --global 1
 BM_SPEC_sum := --buf float32:1:w --buf float32:65536:r --global 1
 
-$(BM_DIR)/mkimage: baremetal/mkimage.c cpu/cpu_image.c cpu/cpu_image_write.c hcq/status.c
+$(BM_DIR)/mkimage: baremetal/mkimage.c cpu/cpu_image.c cpu/cpu_image_write.c base/status.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -I. -D_GNU_SOURCE $^ -o $@
 

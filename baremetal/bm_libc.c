@@ -1,12 +1,12 @@
 /* The few C library functions the freestanding runtime core uses, for bare metal: mem and str functions, a bump
  * allocator over the linker script's heap, a small vsnprintf (%d %i %u %x %s %c %p %% with l/ll/z and width/0 flags,
- * %.Ns), (v)asprintf for hcq/status.c, output on the PL011 UART, and the host hooks of the CPU loader
+ * %.Ns), (v)asprintf for base/status.c, output on the PL011 UART, and the host hooks of the CPU loader
  * (cpu_alloc/cpu_free/cpu_page_size replace cpu/cpu_mem.c; mprotect is a no-op: the MMU is off). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hcq/status.h"
+#include "base/status.h"
 #include "cpu/cpu_mem.h"
 #include "baremetal/bm.h"
 

@@ -28,7 +28,7 @@
 
 #include "compiler/siphash.h"
 #include "compiler/toolchain.h"
-#include "hcq/fileio.h"
+#include "base/fileio.h"
 
 #define CACHE_MAGIC "HCQC"
 #define CACHE_FORMAT 2u

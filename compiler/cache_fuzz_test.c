@@ -6,7 +6,7 @@
  * - load never fails, blocks (alarm) or crashes; it returns exactly the stored payload, and only when the entry
  *   and the key file are byte-for-byte what the cache wrote (and regular, ours, not writable by others);
  * - store never fails; after it the entry loads again (except where a directory blocks the path).
- * Fixed seed in make test; HCQ_FUZZ_SEED / HCQ_FUZZ_SECONDS (default 3 s) as in hcq/fuzz.h. */
+ * Fixed seed in make test; HCQ_FUZZ_SEED / HCQ_FUZZ_SECONDS (default 3 s) as in base/fuzz.h. */
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -14,8 +14,8 @@
 
 #include "compiler/siphash.h"
 #include "compiler/toolchain.h"
-#include "hcq/testing.h"
-#include "hcq/fuzz.h"
+#include "base/testing.h"
+#include "base/fuzz.h"
 
 #define NKEYS 4
 

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "compiler/toolchain.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 #define NOBODY 65534
 

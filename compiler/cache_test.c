@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 
 #include "compiler/cc_test_util.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static const char *SRC = "void k(float* restrict data0_4, int core_id) { data0_4[core_id] = 1.0f; }\n";
 

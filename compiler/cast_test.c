@@ -11,7 +11,7 @@
  * (NaN -> true); to a float rounds once to nearest even, overflow to inf. */
 #include "compiler/cc_test_util.h"
 #include "compiler/interp.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 enum { NDT = 13, N = 512 };
 

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hcq/status.h"
+#include "base/status.h"
 #include "uop/uop.h"
 
 /* ------------------------------------------------------------------------------------------------ targets */

@@ -25,7 +25,7 @@
 #include "compiler/cc_internal.h"
 #include "compiler/cc_test_util.h"
 #include "compiler/interp.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 #define N 4096
 #define PIO2L 0x1.921fb54442d1846ap0L

@@ -10,7 +10,7 @@
 
 #include "compiler/cc_test_util.h"
 #include "compiler/interp.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 #define ETU_MAX_EXAMPLES 256
 

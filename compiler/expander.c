@@ -68,7 +68,7 @@ static bool substitute_lanes(uop_ctx *ctx, const uop *root, const uop *const *ex
   size_t count;
   *st = uop_toposort(ctx, root, &nodes, &count);
   if (*st) return true;
-  uop_ptrmap idx = {0};
+  base_ptrmap idx = {0};
   uint32_t *deps = calloc(count, sizeof *deps);
   size_t *base = malloc(count * sizeof *base);
   const uop **res = NULL;
@@ -77,7 +77,7 @@ static bool substitute_lanes(uop_ctx *ctx, const uop *root, const uop *const *ex
   size_t total = 0;
   for (size_t k = 0; k < count; k++) {
     const uop *n = nodes[k];
-    if (!uop_ptrmap_put(&idx, n, k)) goto oom;
+    if (!base_ptrmap_put(&idx, n, k)) goto oom;
     uint32_t d = 0;
     bool is_ex = false;
     for (uint32_t i = 0; i < nex; i++)
@@ -86,7 +86,7 @@ static bool substitute_lanes(uop_ctx *ctx, const uop *root, const uop *const *ex
         is_ex = true;
       }
     if (!is_ex)
-      for (uint32_t s = 0; s < n->nsrc; s++) d |= deps[*uop_ptrmap_find(&idx, n->src[s])];
+      for (uint32_t s = 0; s < n->nsrc; s++) d |= deps[*base_ptrmap_find(&idx, n->src[s])];
     deps[k] = d;
     int64_t combos = 1;
     for (uint32_t i = 0; i < nex; i++)
@@ -126,7 +126,7 @@ static bool substitute_lanes(uop_ctx *ctx, const uop *root, const uop *const *ex
           q /= size[i];
         }
       for (uint32_t s = 0; s < n->nsrc; s++) {
-        size_t sk = *uop_ptrmap_find(&idx, n->src[s]);
+        size_t sk = *base_ptrmap_find(&idx, n->src[s]);
         uint32_t sd = deps[sk];
         if (!sd) {
           src[s] = n->src[s];
@@ -169,7 +169,7 @@ oom:
   if (!*st) *st = hcq_status_make(HCQ_CODE_NOMEM, "expand: out of memory");
   done = true;
 out:
-  uop_ptrmap_free(&idx);
+  base_ptrmap_free(&idx);
   free(deps);
   free(base);
   free(res);

@@ -47,7 +47,7 @@ typedef struct gs_thread {
 typedef struct gs_sim {
   const uop *const *list;
   size_t n;
-  uop_ptrmap pos;
+  base_ptrmap pos;
   size_t *match;       /* RANGE <-> ENDRANGE positions */
   cc_kbuf *bufs;
   size_t nbufs;
@@ -84,7 +84,7 @@ static inline int64_t gs_wrap(uop_dtype dt, int64_t v) {
 static inline double gs_round(uop_dtype dt, double f) { return dt.scalar == UOP_FLOAT32 ? (double)(float)f : f; }
 
 static inline gs_val gs_get(gs_sim *s, gs_thread *t, const uop *n) {
-  uintptr_t *m = uop_ptrmap_find(&s->pos, n);
+  uintptr_t *m = base_ptrmap_find(&s->pos, n);
   if (m) return t->v[*m];
   gs_val r = {0};
   if (n->op == UOP_CONST) {
@@ -329,7 +329,7 @@ static inline hcq_status gs_simulate(const cc_program *p, cc_kbuf *bufs, size_t 
     if (!(s.gwrites[b] = calloc((size_t)bufs[b].nelems + 1, sizeof **s.gwrites))) goto oom;
   for (size_t k = 0; k < s.n; k++) {
     const uop *n = s.list[k];
-    if (!uop_ptrmap_put(&s.pos, n, k)) goto oom;
+    if (!base_ptrmap_put(&s.pos, n, k)) goto oom;
     if (n->op == UOP_RANGE) stack[depth++] = k;
     if (n->op == UOP_ENDRANGE) {
       if (!depth) {
@@ -412,7 +412,7 @@ done:
   free(s.match);
   free(th);
   free(stack);
-  uop_ptrmap_free(&s.pos);
+  base_ptrmap_free(&s.pos);
   return s.st;
 }
 

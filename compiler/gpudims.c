@@ -19,8 +19,8 @@
 typedef struct gpudims_job {
   const cc_target *t;
   int nthread;
-  uop_ptrmap repl;     /* RANGE -> replacement expression */
-  uop_ptrmap is_repl;  /* replacement expressions (dropped from range lists) */
+  base_ptrmap repl;     /* RANGE -> replacement expression */
+  base_ptrmap is_repl;  /* replacement expressions (dropped from range lists) */
 } gpudims_job;
 
 /* One hardware dim: the original ranges it carries, innermost first. */
@@ -56,7 +56,7 @@ static hcq_status map_dim(gpudims_job *j, uop_ctx *ctx, const hw_dim *d, const u
     if (i + 1 < d->n) e = uop_alu2(ctx, UOP_MOD, e, d->rng[i]->src[0]);
     inner = inner ? mul_size(ctx, inner, d->rng[i]->src[0]) : d->rng[i]->src[0];
     if (!e || !inner) return hcq_status_make(HCQ_CODE_NOMEM, "gpudims: out of memory");
-    if (!uop_ptrmap_put(&j->repl, d->rng[i], (uintptr_t)e) || !uop_ptrmap_put(&j->is_repl, e, 1))
+    if (!base_ptrmap_put(&j->repl, d->rng[i], (uintptr_t)e) || !base_ptrmap_put(&j->is_repl, e, 1))
       return hcq_status_make(HCQ_CODE_NOMEM, "gpudims: out of memory");
   }
   return HCQ_OK;
@@ -104,14 +104,14 @@ static hcq_status plan_global(gpudims_job *j, uop_ctx *ctx, const uop **rngs, in
     const uop *lo_id = uop_special(ctx, name, lo_size);
     const uop *e = uop_alu2(ctx, UOP_ADD, uop_alu2(ctx, UOP_MUL, hi_id[d], lo_size), lo_id);
     if (!e) return hcq_status_make(HCQ_CODE_NOMEM, "gpudims: out of memory");
-    if (!uop_ptrmap_put(&j->repl, dims[d].rng[0], (uintptr_t)e) || !uop_ptrmap_put(&j->is_repl, e, 1))
+    if (!base_ptrmap_put(&j->repl, dims[d].rng[0], (uintptr_t)e) || !base_ptrmap_put(&j->is_repl, e, 1))
       return hcq_status_make(HCQ_CODE_NOMEM, "gpudims: out of memory");
     nd++; /* the factor's dim is taken */
     break;
   }
   for (int d = 0; d < nd; d++) {
     if (hi_size[d > 0 ? d - 1 : 0] && d > 0) continue; /* the split's upper half, mapped above */
-    if (uop_ptrmap_find(&j->repl, dims[d].rng[0])) continue;
+    if (base_ptrmap_find(&j->repl, dims[d].rng[0])) continue;
     char name[8] = "gidx0";
     name[4] = (char)('0' + d);
     const uop *id = uop_special(ctx, name, dim_size(ctx, &dims[d]));
@@ -164,23 +164,23 @@ static const uop *gpudims_fn(void *user, uop_ctx *ctx, const uop *n, hcq_status 
       return NULL;
     }
     const uop *s = uop_special(ctx, "gidx0", n->src[0]);
-    if (s && !uop_ptrmap_put(&j->is_repl, s, 1)) return NULL;
+    if (s && !base_ptrmap_put(&j->is_repl, s, 1)) return NULL;
     return s;
   }
   if (n->op == UOP_RANGE) {
-    uintptr_t *m = uop_ptrmap_find(&j->repl, n);
+    uintptr_t *m = base_ptrmap_find(&j->repl, n);
     return m ? (const uop *)*m : n;
   }
   if (n->op != UOP_STORE && n->op != UOP_REDUCE) return n;
   /* Drop replaced ranges from the range sources. */
   uint32_t first = n->op == UOP_STORE ? 2 : 1, k = 0;
   bool any = false;
-  for (uint32_t i = first; i < n->nsrc; i++) any |= uop_ptrmap_find(&j->is_repl, n->src[i]) != NULL;
+  for (uint32_t i = first; i < n->nsrc; i++) any |= base_ptrmap_find(&j->is_repl, n->src[i]) != NULL;
   if (!any) return n;
   const uop **src = malloc(n->nsrc * sizeof *src);
   if (!src) return NULL;
   for (uint32_t i = 0; i < n->nsrc; i++)
-    if (i < first || !uop_ptrmap_find(&j->is_repl, n->src[i])) src[k++] = n->src[i];
+    if (i < first || !base_ptrmap_find(&j->is_repl, n->src[i])) src[k++] = n->src[i];
   const uop *out = uop_replace_src(ctx, n, src, k);
   free(src);
   return out;
@@ -211,7 +211,7 @@ hcq_status cc_pass_gpudims(cc_pass_ctx *pc, const uop *sink, const uop **out_sin
     if (!st && nl) st = plan_local(&j, pc->ctx, loc, nl);
   }
   if (!st) st = cc_rebuild(pc->ctx, sink, gpudims_fn, &j, out_sink);
-  uop_ptrmap_free(&j.repl);
-  uop_ptrmap_free(&j.is_repl);
+  base_ptrmap_free(&j.repl);
+  base_ptrmap_free(&j.is_repl);
   return st;
 }

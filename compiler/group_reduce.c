@@ -74,17 +74,17 @@ static hcq_status outer_ranges(uop_ctx *ctx, const uop *red, bool allow_unexpand
   const uop **nodes;
   size_t count;
   HCQ_TRY(uop_toposort(ctx, red->src[0], &nodes, &count));
-  uop_ptrmap closed = {0};
+  base_ptrmap closed = {0};
   hcq_status st = HCQ_OK;
   for (size_t k = 0; k < count && !st; k++) {
     const uop *n = nodes[k];
     uint32_t first = n->op == UOP_REDUCE ? 1 : n->op == UOP_STORE ? 2 : n->nsrc;
     for (uint32_t i = first; i < n->nsrc && !st; i++)
-      if (!uop_ptrmap_put(&closed, n->src[i], 1)) st = hcq_status_make(HCQ_CODE_NOMEM, "group reduce: out of memory");
+      if (!base_ptrmap_put(&closed, n->src[i], 1)) st = hcq_status_make(HCQ_CODE_NOMEM, "group reduce: out of memory");
   }
   for (size_t k = 0; k < count && !st; k++) {
     const uop *n = nodes[k];
-    if (n->op != UOP_RANGE || listed(red, 1, n) || uop_ptrmap_find(&closed, n)) continue;
+    if (n->op != UOP_RANGE || listed(red, 1, n) || base_ptrmap_find(&closed, n)) continue;
     uop_axis at = (uop_axis)n->arg.i2;
     if (at == UOP_AXIS_GLOBAL || at == UOP_AXIS_THREAD) continue;
     if (allow_unexpanded && (at == UOP_AXIS_UPCAST || at == UOP_AXIS_UNROLL)) continue;
@@ -110,7 +110,7 @@ static hcq_status outer_ranges(uop_ctx *ctx, const uop *red, bool allow_unexpand
     }
     loc[(*nloc)++] = n;
   }
-  uop_ptrmap_free(&closed);
+  base_ptrmap_free(&closed);
   if (!st) qsort(loc, (size_t)*nloc, sizeof *loc, cmp_range_id);
   return st;
 }
@@ -142,7 +142,7 @@ typedef struct group_job {
   int64_t nlocal;      /* DEFINE_LOCAL numbering */
   int64_t shared_B;    /* bytes of all DEFINE_LOCALs so far */
   const uop *gate;     /* all GROUP_REDUCE ranges == 0 */
-  uop_ptrmap keep;     /* barriers merge_barriers leaves alone */
+  base_ptrmap keep;     /* barriers merge_barriers leaves alone */
 } group_job;
 
 /* sum of dims[i] * stride_i, row-major (the last dim fastest); sizes are constant. */
@@ -225,7 +225,7 @@ static const uop *lower_reduce(group_job *j, uop_ctx *ctx, const uop *n, hcq_sta
   const uop *store = uop_new(ctx, UOP_STORE, uop_dt(UOP_VOID), ssrc, 2 + (uint32_t)ng + (pre != NULL), uop_arg_none());
   const uop *bar = uop_new(ctx, UOP_BARRIER, uop_dt(UOP_VOID), &store, 1, uop_arg_none());
   /* barriers inside loops stay apart from the others (merging them would pull other work into the loop) */
-  if (in_loop && (!pre || !uop_ptrmap_put(&j->keep, pre, 1) || !bar || !uop_ptrmap_put(&j->keep, bar, 1))) return NULL;
+  if (in_loop && (!pre || !base_ptrmap_put(&j->keep, pre, 1) || !bar || !base_ptrmap_put(&j->keep, bar, 1))) return NULL;
   /* read back over new reduce ranges q */
   const uop *q[MAX_GROUP_DIMS];
   for (int i = 0; i < ng; i++) {
@@ -284,13 +284,13 @@ static const uop *group_fn(void *user, uop_ctx *ctx, const uop *n, hcq_status *s
 /* One BARRIER for independent group reduces (the lanes of an UPCAST, two outputs): barriers are ranked by how many
  * barriers lie under them, and all of one rank become a single BARRIER over all their stores. Two barriers of one
  * rank cannot depend on each other, so no cycle appears; every thread still passes each barrier once. */
-static hcq_status merge_barriers(uop_ctx *ctx, const uop_ptrmap *keep, const uop *sink, const uop **out_sink) {
+static hcq_status merge_barriers(uop_ctx *ctx, const base_ptrmap *keep, const uop *sink, const uop **out_sink) {
   *out_sink = sink;
   for (int rank = 1;; rank++) {
     const uop **nodes;
     size_t count;
     HCQ_TRY(uop_toposort(ctx, *out_sink, &nodes, &count));
-    uop_ptrmap level = {0};
+    base_ptrmap level = {0};
     const uop **same = malloc((count + 1) * sizeof *same);
     const uop **stores = malloc((count + 1) * sizeof *stores);
     size_t nsame = 0, nstores = 0;
@@ -299,16 +299,16 @@ static hcq_status merge_barriers(uop_ctx *ctx, const uop_ptrmap *keep, const uop
       const uop *n = nodes[k];
       uintptr_t lv = 0;
       for (uint32_t i = 0; i < n->nsrc; i++) {
-        uintptr_t *m = uop_ptrmap_find(&level, n->src[i]);
+        uintptr_t *m = base_ptrmap_find(&level, n->src[i]);
         if (m && *m > lv) lv = *m;
       }
-      if (n->op == UOP_BARRIER && ++lv == (uintptr_t)rank && !uop_ptrmap_find(keep, n)) {
+      if (n->op == UOP_BARRIER && ++lv == (uintptr_t)rank && !base_ptrmap_find(keep, n)) {
         same[nsame++] = n;
         for (uint32_t i = 0; i < n->nsrc; i++) stores[nstores++] = n->src[i];
       }
-      if (lv && !uop_ptrmap_put(&level, n, lv)) st = hcq_status_make(HCQ_CODE_NOMEM, "group reduce: out of memory");
+      if (lv && !base_ptrmap_put(&level, n, lv)) st = hcq_status_make(HCQ_CODE_NOMEM, "group reduce: out of memory");
     }
-    uop_ptrmap_free(&level);
+    base_ptrmap_free(&level);
     const uop *merged = NULL;
     if (!st && nsame > 1) {
       merged = uop_new(ctx, UOP_BARRIER, uop_dt(UOP_VOID), stores, (uint32_t)nstores, uop_arg_none());
@@ -350,7 +350,7 @@ hcq_status cc_pass_group_reduce(cc_pass_ctx *pc, const uop *sink, const uop **ou
   if (!j.gate) return hcq_status_make(HCQ_CODE_NOMEM, "group reduce: out of memory");
   hcq_status st = cc_rebuild(pc->ctx, sink, group_fn, &j, &lowered);
   if (!st) st = merge_barriers(pc->ctx, &j.keep, lowered, &lowered);
-  uop_ptrmap_free(&j.keep);
+  base_ptrmap_free(&j.keep);
   free(j.new_ids);
   if (st) return st;
   const uop_pm *pm = uop_symbolic_pm();

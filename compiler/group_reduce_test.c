@@ -18,7 +18,7 @@
 #include "compiler/gpu_sim_test_util.h"
 #include "compiler/opt_test_util.h"
 #include "compiler/toolchain.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static uop_ctx *g_ctx;
 static cc_target g_ptx, g_amd, g_c;

@@ -4,7 +4,7 @@
  * llvm-cpu targets equal to the interpreter, with
  * inputs at the edges of the dtype (MIN, MAX, 0, +-1, any bit pattern). */
 #include "compiler/opt_test_util.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static void edge_fill(cc_kbuf *bufs, size_t n, uint64_t seed) {
   uint64_t r = seed * 0x9e3779b97f4a7c15ull + 1;

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hcq/status.h"
+#include "base/status.h"
 #include "uop/uop.h"
 
 /* buffers[i] / buffer_sizes_B[i] are the memory of DEFINE_GLOBAL slot i (unused slots may be NULL/0). Every slot the

@@ -5,7 +5,7 @@
 #include "compiler/cc_test_util.h"
 #include "compiler/interp.h"
 #include "compiler/kernel_text.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 typedef struct kfix {
   uop_ctx *ctx;

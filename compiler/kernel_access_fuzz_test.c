@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "compiler/kernel_text.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static uint64_t g_rng;
 static int64_t rnd(int64_t n) {

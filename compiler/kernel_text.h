@@ -25,7 +25,7 @@
 
 #include <stddef.h>
 
-#include "hcq/status.h"
+#include "base/status.h"
 #include "uop/uop.h"
 
 /* Parse one kernel file. filename_for_errors may be NULL ("<input>"). On success *out_sink is the root (a SINK for

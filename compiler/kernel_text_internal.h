@@ -1,5 +1,5 @@
 /* Private pieces shared by kernel_text.c, kernel_parse.c, kernel_print.c, kernel_valid.c and interp*.c:
- * a pointer-keyed hash map (on uop_ptrmap) and the typing rules of the named forms (one function used by
+ * a pointer-keyed hash map (on base_ptrmap) and the typing rules of the named forms (one function used by
  * the parser to build and by the printer to decide whether a node can be written in a named form). */
 #ifndef HCQ_COMPILER_KERNEL_TEXT_INTERNAL_H
 #define HCQ_COMPILER_KERNEL_TEXT_INTERNAL_H
@@ -14,25 +14,25 @@
 
 /* ------------------------------------------------------------------------------------------------ pointer map */
 
-/* A node-keyed map of words: uop_ptrmap (uop/uop_internal.h) with a sticky flag set when an insert runs out of
+/* A node-keyed map of words: base_ptrmap (uop/uop_internal.h) with a sticky flag set when an insert runs out of
  * memory, so a walk can check once at the end. */
 typedef struct kt_map {
-  uop_ptrmap m;
+  base_ptrmap m;
   bool failed;
 } kt_map;
 
 static inline void kt_map_free(kt_map *m) {
-  uop_ptrmap_free(&m->m);
+  base_ptrmap_free(&m->m);
   m->failed = false;
 }
 
 static inline intptr_t *kt_map_find(const kt_map *m, const void *key) {
-  return (intptr_t *)uop_ptrmap_find(&m->m, key);
+  return (intptr_t *)base_ptrmap_find(&m->m, key);
 }
 
 /* Insert (or find) key; returns its value slot (new slots hold `init`), NULL on out of memory. */
 static inline intptr_t *kt_map_put(kt_map *m, const void *key, intptr_t init) {
-  uintptr_t *slot = uop_ptrmap_get_or_put(&m->m, key, (uintptr_t)init);
+  uintptr_t *slot = base_ptrmap_get_or_put(&m->m, key, (uintptr_t)init);
   if (!slot) m->failed = true;
   return (intptr_t *)slot;
 }

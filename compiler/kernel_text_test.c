@@ -5,7 +5,7 @@
 
 #include "compiler/compiler.h"
 #include "compiler/kernel_text.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 #include "uop/uop.h"
 
 static const uop *parse_ok(uop_ctx *ctx, const char *text) {

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "hcq/status.h"
+#include "base/status.h"
 #include "uop/uop.h"
 
 /* Writes a description of n ("file:3:5: STORE st") into buf and returns it. */

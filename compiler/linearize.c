@@ -460,12 +460,12 @@ hcq_status cc_linear_listing(const uop *const *list, size_t count, char **out_te
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
   if (!f) return hcq_status_make(HCQ_CODE_NOMEM, "listing: open_memstream failed");
-  uop_ptrmap num = {0};
+  base_ptrmap num = {0};
   int depth = 0;
   hcq_status st = HCQ_OK;
   for (size_t k = 0; k < count; k++) {
     const uop *n = list[k];
-    if (!uop_ptrmap_put(&num, n, k)) {
+    if (!base_ptrmap_put(&num, n, k)) {
       st = hcq_status_make(HCQ_CODE_NOMEM, "listing: out of memory");
       break;
     }
@@ -477,7 +477,7 @@ hcq_status cc_linear_listing(const uop *const *list, size_t count, char **out_te
     else if (n->arg.kind == UOP_ARG_RANGE) fprintf(f, " r%lld", (long long)n->arg.i);
     for (uint32_t s = 0; s < n->nsrc; s++) {
       const uop *src = n->src[s];
-      uintptr_t *m = uop_ptrmap_find(&num, src);
+      uintptr_t *m = base_ptrmap_find(&num, src);
       int64_t v;
       if (m) fprintf(f, " %%%zu", (size_t)*m);
       else if (uop_const_value(src, &v)) fprintf(f, " %lld", (long long)v);
@@ -488,7 +488,7 @@ hcq_status cc_linear_listing(const uop *const *list, size_t count, char **out_te
     if (n->op == UOP_RANGE) depth++;
   }
   fclose(f);
-  uop_ptrmap_free(&num);
+  base_ptrmap_free(&num);
   if (st) {
     free(buf);
     return st;

@@ -5,7 +5,7 @@
  * (a variable shadowed by a loop counter would not). The program keeps the user's name as its name and inside its
  * symbol. */
 #include "compiler/opt_test_util.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static const char *const KERNEL_NAMES[] = {
     "int", "float", "void", "return", "for", "while", "if", "else", "struct", "union", "typedef", "static", "const",

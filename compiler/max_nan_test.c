@@ -11,7 +11,7 @@
  * installed. int32 max keeps its plain meaning. */
 #include "compiler/cc_internal.h"
 #include "compiler/opt_test_util.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 enum { D_F16, D_BF16, D_F32, D_F64, NDT, NS = 14, NP = NS * NS, ROWS = 64, RLEN = 16 };
 static const char *DT[NDT] = {"float16", "bfloat16", "float32", "float64"};

@@ -12,7 +12,7 @@
 #include "compiler/cc_test_util.h"
 #include "compiler/kernel_text_internal.h"
 #include "hcq/signal.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 enum { NDT = 13, LEN = 16, MAXE = 1024 };
 

@@ -38,19 +38,19 @@ static bool lists(const uop *holder, const uop *rng) {
 
 bool cc_uses(const uop *root, const uop *needle) {
   if (root == needle) return true;
-  uop_ptrmap seen = {0};
-  uop_vec stack = {0};
-  bool found = false, oom = !uop_vec_push(&stack, (uintptr_t)root);
+  base_ptrmap seen = {0};
+  base_vec stack = {0};
+  bool found = false, oom = !base_vec_push(&stack, (uintptr_t)root);
   while (!found && !oom && stack.n) {
     const uop *n = (const uop *)stack.v[--stack.n];
     for (uint32_t i = 0; i < n->nsrc && !found; i++) {
       const uop *c = n->src[i];
       if (c == needle) found = true;
-      else if (!uop_ptrmap_find(&seen, c)) oom = !uop_ptrmap_put(&seen, c, 1) || !uop_vec_push(&stack, (uintptr_t)c);
+      else if (!base_ptrmap_find(&seen, c)) oom = !base_ptrmap_put(&seen, c, 1) || !base_vec_push(&stack, (uintptr_t)c);
     }
   }
-  uop_ptrmap_free(&seen);
-  uop_vec_free(&stack);
+  base_ptrmap_free(&seen);
+  base_vec_free(&stack);
   return found || oom; /* out of memory: "maybe", the conservative answer for every caller */
 }
 

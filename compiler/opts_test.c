@@ -4,7 +4,7 @@
  * reference's observed kernels (tinygrad/codegen/opt/heuristic.py: 512x512 matmul -> r_16_128_8_4_4_128_4 with 8
  * threads, 512x512 exp2(a+b) -> E_32768_2_4). */
 #include "compiler/opt_test_util.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static const char *ADD64 =
     "(kernel add64 (let o (buf 0 float32 64)) (let a (buf 1 float32 64)) (let b (buf 2 float32 64))"

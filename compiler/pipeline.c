@@ -123,7 +123,7 @@ static hcq_status dump_graph(uop_ctx *ctx, const uop *root, char **out_text) {
   const uop **nodes;
   size_t count;
   HCQ_TRY(uop_toposort(ctx, root, &nodes, &count));
-  uop_ptrmap num = {0};
+  base_ptrmap num = {0};
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
@@ -131,7 +131,7 @@ static hcq_status dump_graph(uop_ctx *ctx, const uop *root, char **out_text) {
   hcq_status st = HCQ_OK;
   for (size_t k = 0; k < count; k++) {
     const uop *n = nodes[k];
-    if (!uop_ptrmap_put(&num, n, k)) {
+    if (!base_ptrmap_put(&num, n, k)) {
       st = hcq_status_make(HCQ_CODE_NOMEM, "dump: out of memory");
       break;
     }
@@ -151,11 +151,11 @@ static hcq_status dump_graph(uop_ctx *ctx, const uop *root, char **out_text) {
       case UOP_ARG_RANGE: fprintf(f, " r%lld:%s", (long long)n->arg.i, uop_axis_name((uop_axis)n->arg.i2)); break;
       default: break;
     }
-    for (uint32_t i = 0; i < n->nsrc; i++) fprintf(f, "%s%%%zu", i ? " " : " <- ", (size_t)*uop_ptrmap_find(&num, n->src[i]));
+    for (uint32_t i = 0; i < n->nsrc; i++) fprintf(f, "%s%%%zu", i ? " " : " <- ", (size_t)*base_ptrmap_find(&num, n->src[i]));
     fputc('\n', f);
   }
   fclose(f);
-  uop_ptrmap_free(&num);
+  base_ptrmap_free(&num);
   if (st) {
     free(buf);
     return st;

@@ -2,7 +2,7 @@
  * THREAD -> core_id, target table, opts parsing, dumps. Expected structures are written out by hand. */
 #include "compiler/cc_internal.h"
 #include "compiler/kernel_text.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static const uop *parse(uop_ctx *ctx, const char *text) {
   const uop *sink = NULL;

@@ -6,7 +6,7 @@
 #include <inttypes.h>
 
 #include "compiler/opt_test_util.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static uint64_t g_rng;
 static uint64_t rnd64(void) {

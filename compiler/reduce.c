@@ -30,7 +30,7 @@ typedef struct range_set {
 
 typedef struct reduce_job {
   cc_pass_ctx *pc;
-  uop_ptrmap memo; /* node -> index into sets */
+  base_ptrmap memo; /* node -> index into sets */
   range_set *sets;
   size_t nsets, cap;
 } reduce_job;
@@ -38,7 +38,7 @@ typedef struct reduce_job {
 static void reduce_job_free(reduce_job *j) {
   for (size_t k = 0; k < j->nsets; k++) free(j->sets[k].r);
   free(j->sets);
-  uop_ptrmap_free(&j->memo);
+  base_ptrmap_free(&j->memo);
 }
 
 /* The set of n from its sources' sets (all memoized already). */
@@ -51,12 +51,12 @@ static bool add_set(reduce_job *j, const uop *n) {
     j->cap = nc;
   }
   size_t cap = 0;
-  for (uint32_t s = 0; s < n->nsrc; s++) cap += j->sets[*uop_ptrmap_find(&j->memo, n->src[s])].n + 1;
+  for (uint32_t s = 0; s < n->nsrc; s++) cap += j->sets[*base_ptrmap_find(&j->memo, n->src[s])].n + 1;
   range_set cur = {malloc((cap + 1) * sizeof *cur.r), 0};
   if (!cur.r) return false;
   for (uint32_t s = 0; s < n->nsrc; s++) {
     const uop *src = n->src[s];
-    const range_set *ss = &j->sets[*uop_ptrmap_find(&j->memo, src)];
+    const range_set *ss = &j->sets[*base_ptrmap_find(&j->memo, src)];
     for (uint32_t i = 0; i <= ss->n; i++) {
       const uop *r = i < ss->n ? ss->r[i] : (src->op == UOP_RANGE ? src : NULL);
       if (!r) continue;
@@ -67,7 +67,7 @@ static bool add_set(reduce_job *j, const uop *n) {
       if (!skip) cur.r[cur.n++] = r;
     }
   }
-  if (!uop_ptrmap_put(&j->memo, n, j->nsets)) {
+  if (!base_ptrmap_put(&j->memo, n, j->nsets)) {
     free(cur.r);
     return false;
   }
@@ -80,30 +80,30 @@ static bool add_set(reduce_job *j, const uop *n) {
 static hcq_status live_ranges(reduce_job *j, const uop *x, const uop ***out, uint32_t *out_n) {
   *out = NULL;
   *out_n = 0;
-  uop_vec stack = {0}; /* (node, next source index) pairs */
-  if (!uop_ptrmap_find(&j->memo, x) && (!uop_vec_push(&stack, (uintptr_t)x) || !uop_vec_push(&stack, 0))) goto oom;
+  base_vec stack = {0}; /* (node, next source index) pairs */
+  if (!base_ptrmap_find(&j->memo, x) && (!base_vec_push(&stack, (uintptr_t)x) || !base_vec_push(&stack, 0))) goto oom;
   while (stack.n) {
     const uop *n = (const uop *)stack.v[stack.n - 2];
     uintptr_t i = stack.v[stack.n - 1];
     if (i < n->nsrc) {
       stack.v[stack.n - 1] = i + 1;
       const uop *s = n->src[i];
-      if (!uop_ptrmap_find(&j->memo, s) && (!uop_vec_push(&stack, (uintptr_t)s) || !uop_vec_push(&stack, 0)))
+      if (!base_ptrmap_find(&j->memo, s) && (!base_vec_push(&stack, (uintptr_t)s) || !base_vec_push(&stack, 0)))
         goto oom;
       continue;
     }
     stack.n -= 2;
-    if (!uop_ptrmap_find(&j->memo, n) && !add_set(j, n)) goto oom;
+    if (!base_ptrmap_find(&j->memo, n) && !add_set(j, n)) goto oom;
   }
-  uop_vec_free(&stack);
-  const range_set *xs = &j->sets[*uop_ptrmap_find(&j->memo, x)];
+  base_vec_free(&stack);
+  const range_set *xs = &j->sets[*base_ptrmap_find(&j->memo, x)];
   *out = malloc((xs->n + 1) * sizeof **out);
   if (!*out) return hcq_status_make(HCQ_CODE_NOMEM, "remove reduce: out of memory");
   if (xs->n) memcpy(*out, xs->r, xs->n * sizeof **out);
   *out_n = xs->n;
   return HCQ_OK;
 oom:
-  uop_vec_free(&stack);
+  base_vec_free(&stack);
   return hcq_status_make(HCQ_CODE_NOMEM, "remove reduce: out of memory");
 }
 

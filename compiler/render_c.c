@@ -43,12 +43,12 @@ enum { NT_WINDOW = 64 };
 
 typedef struct rc {
   const cc_target *t;
-  uop_ptrmap nt_bufs; /* DEFINE_GLOBALs written with non-temporal stores */
+  base_ptrmap nt_bufs; /* DEFINE_GLOBALs written with non-temporal stores */
   nt_store nt[NT_WINDOW];
   size_t nnt;
   bool nt_used;
-  uop_ptrmap str;   /* node -> char* (its name or inline expression) */
-  uop_ptrmap uses;  /* node -> use count */
+  base_ptrmap str;   /* node -> char* (its name or inline expression) */
+  base_ptrmap uses;  /* node -> use count */
   char **owned;     /* every string, freed at the end */
   size_t nowned, capowned;
   FILE *body;
@@ -220,7 +220,7 @@ static const char *render_const(rc *r, const uop *n) {
 static void set(rc *r, const uop *n, const char *s);
 
 static const char *get(rc *r, const uop *n) {
-  uintptr_t *m = uop_ptrmap_find(&r->str, n);
+  uintptr_t *m = base_ptrmap_find(&r->str, n);
   if (!m && n->op == UOP_CONST) { /* rendered once, on first use (a float's shortest round-trip text is costly) */
     const char *s = render_const(r, n);
     set(r, n, s);
@@ -236,7 +236,7 @@ static const char *get(rc *r, const uop *n) {
 }
 
 static void set(rc *r, const uop *n, const char *s) {
-  if (s && !uop_ptrmap_put(&r->str, n, (uintptr_t)s) && !r->st)
+  if (s && !base_ptrmap_put(&r->str, n, (uintptr_t)s) && !r->st)
     r->st = hcq_status_make(HCQ_CODE_NOMEM, "render c: out of memory");
 }
 
@@ -488,16 +488,16 @@ static void nt_find_buffers(rc *r, const uop *const *list, size_t count) {
     const uop *n = list[k];
     if (n->op != UOP_DEFINE_GLOBAL || n->dtype.size <= 0) continue;
     int item = uop_dt_itemsize_B(uop_dt_base_of(n->dtype));
-    if (n->dtype.size >= r->t->nt_store_min_B / (item > 0 ? item : 1) && !uop_ptrmap_put(&r->nt_bufs, n, 1))
+    if (n->dtype.size >= r->t->nt_store_min_B / (item > 0 ? item : 1) && !base_ptrmap_put(&r->nt_bufs, n, 1))
       r->st = hcq_status_make(HCQ_CODE_NOMEM, "render c: oom");
   }
   for (size_t k = 0; k < count && r->nt_bufs.count; k++) {
     const uop *n = list[k];
     for (uint32_t i = 0; i < n->nsrc; i++) {
       const uop *src = n->src[i];
-      if (uop_ptrmap_find(&r->nt_bufs, src) && (n->op != UOP_INDEX_OP || i != 0)) uop_ptrmap_del(&r->nt_bufs, src);
+      if (base_ptrmap_find(&r->nt_bufs, src) && (n->op != UOP_INDEX_OP || i != 0)) base_ptrmap_del(&r->nt_bufs, src);
       bool store_addr = n->op == UOP_STORE && i == 0;
-      if (src->op == UOP_INDEX_OP && src->nsrc >= 1 && !store_addr) uop_ptrmap_del(&r->nt_bufs, src->src[0]);
+      if (src->op == UOP_INDEX_OP && src->nsrc >= 1 && !store_addr) base_ptrmap_del(&r->nt_bufs, src->src[0]);
     }
   }
 }
@@ -559,7 +559,7 @@ static void nt_flush(rc *r) {
  * float32 vector stores go out at once as 4-lane chunks. */
 static bool nt_store_hold(rc *r, const uop *n) {
   const uop *idx = n->src[0];
-  if (idx->op != UOP_INDEX_OP || idx->nsrc != 2 || !uop_ptrmap_find(&r->nt_bufs, idx->src[0])) return false;
+  if (idx->op != UOP_INDEX_OP || idx->nsrc != 2 || !base_ptrmap_find(&r->nt_bufs, idx->src[0])) return false;
   uop_dtype vdt = n->src[1]->dtype;
   if (vdt.count != 1) {
     /* A float32 vector from the vectorize pass: 4-lane chunks through HCQ_NT4 (which checks alignment at run
@@ -588,7 +588,7 @@ static bool nt_store_hold(rc *r, const uop *n) {
 
 static void render_node(rc *r, const uop *n, size_t k) {
   uop_op op = (uop_op)n->op;
-  uintptr_t *u = uop_ptrmap_find(&r->uses, n);
+  uintptr_t *u = base_ptrmap_find(&r->uses, n);
   size_t uses = u ? *u : 0;
   if (op == UOP_STORE && nt_store_hold(r, n)) return;
   if (r->nnt && (op == UOP_STORE || op == UOP_RANGE || op == UOP_ENDRANGE)) nt_flush(r);
@@ -714,9 +714,9 @@ hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *l
   /* use counts over the program's statements (constants and the nodes they hide are not counted) */
   for (size_t k = 0; k < count && !r.st; k++)
     for (uint32_t s = 0; s < list[k]->nsrc; s++) {
-      uintptr_t *m = uop_ptrmap_find(&r.uses, list[k]->src[s]);
+      uintptr_t *m = base_ptrmap_find(&r.uses, list[k]->src[s]);
       if (m) (*m)++;
-      else if (!uop_ptrmap_put(&r.uses, list[k]->src[s], 1)) r.st = hcq_status_make(HCQ_CODE_NOMEM, "render c: oom");
+      else if (!base_ptrmap_put(&r.uses, list[k]->src[s], 1)) r.st = hcq_status_make(HCQ_CODE_NOMEM, "render c: oom");
     }
   /* signature: buffers by slot, then vars by name (the linearizer lists them in that order), then core_id */
   nt_find_buffers(&r, list, count);
@@ -783,9 +783,9 @@ hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *l
   free(head);
   for (size_t i = 0; i < r.nowned; i++) free(r.owned[i]);
   free(r.owned);
-  uop_ptrmap_free(&r.str);
-  uop_ptrmap_free(&r.uses);
-  uop_ptrmap_free(&r.nt_bufs);
+  base_ptrmap_free(&r.str);
+  base_ptrmap_free(&r.uses);
+  base_ptrmap_free(&r.nt_bufs);
   if (r.st) {
     free(out);
     return r.st;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "compiler/opt_test_util.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static uop_ctx *g_ctx;
 

@@ -3,7 +3,7 @@
 #include <math.h>
 
 #include "compiler/cc_test_util.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static uint64_t rng_state = 12345;
 static int rnd(int lo, int hi) { /* [lo, hi) */

@@ -33,8 +33,8 @@
 typedef struct lr {
   const cc_target *t;
   bool amd;
-  uop_ptrmap str;  /* node -> char*: its SSA name or literal */
-  uop_ptrmap pos;  /* node -> position in the list */
+  base_ptrmap str;  /* node -> char*: its SSA name or literal */
+  base_ptrmap pos;  /* node -> position in the list */
   cc_pool owned;    /* formatted strings, freed at the end */
   FILE *body, *globals;
   char *decls;     /* intrinsic declarations, one per line */
@@ -145,7 +145,7 @@ static const char *render_const(lr *r, const uop *n) {
 
 static const char *get(lr *r, const uop *n) {
   if (n->op == UOP_CONST) return render_const(r, n);
-  uintptr_t *m = uop_ptrmap_find(&r->str, n);
+  uintptr_t *m = base_ptrmap_find(&r->str, n);
   if (!m) {
     fail(r, HCQ_CODE_INTERNAL, "%s used before it was rendered", uop_op_name((uop_op)n->op));
     return "?";
@@ -154,7 +154,7 @@ static const char *get(lr *r, const uop *n) {
 }
 
 static void set(lr *r, const uop *n, const char *s) {
-  if (!uop_ptrmap_put(&r->str, n, (uintptr_t)s)) fail(r, HCQ_CODE_NOMEM, "out of memory");
+  if (!base_ptrmap_put(&r->str, n, (uintptr_t)s)) fail(r, HCQ_CODE_NOMEM, "out of memory");
 }
 
 /* "f32" etc. for intrinsic names */
@@ -525,7 +525,7 @@ static void render_node(lr *r, const uop *n, size_t k) {
     }
     case UOP_ENDRANGE: {
       const uop *rng = n->src[0];
-      uintptr_t *p = uop_ptrmap_find(&r->pos, rng);
+      uintptr_t *p = base_ptrmap_find(&r->pos, rng);
       if (!p || rng->op != UOP_RANGE) {
         fail(r, HCQ_CODE_INTERNAL, "ENDRANGE of an unknown range");
         return;
@@ -541,7 +541,7 @@ static void render_node(lr *r, const uop *n, size_t k) {
       emit(r, "  br i1 %s, label %%if_%zu, label %%endif_%zu\nif_%zu:", get(r, n->src[0]), k, k, k);
       return;
     case UOP_ENDIF: {
-      uintptr_t *p = uop_ptrmap_find(&r->pos, n->src[0]);
+      uintptr_t *p = base_ptrmap_find(&r->pos, n->src[0]);
       if (!p) {
         fail(r, HCQ_CODE_INTERNAL, "ENDIF of an unknown IF");
         return;
@@ -603,7 +603,7 @@ static void render_node(lr *r, const uop *n, size_t k) {
       render_alu(r, v, n);
       break;
   }
-  if (!uop_ptrmap_find(&r->str, n)) set(r, n, v);
+  if (!base_ptrmap_find(&r->str, n)) set(r, n, v);
 }
 
 /* The product of the constant lidx sizes (1 without locals; 1024 if one is symbolic). */
@@ -631,7 +631,7 @@ hcq_status cc_render_llvm(const cc_target *t, const char *name, const uop *const
   FILE *f = open_memstream(&out, &out_len);
   if (!r.body || !r.globals || !r.decl_f || !f) fail(&r, HCQ_CODE_NOMEM, "open_memstream failed");
   for (size_t k = 0; k < count && !r.st; k++)
-    if (!uop_ptrmap_put(&r.pos, list[k], k)) fail(&r, HCQ_CODE_NOMEM, "out of memory");
+    if (!base_ptrmap_put(&r.pos, list[k], k)) fail(&r, HCQ_CODE_NOMEM, "out of memory");
   if (!r.st) {
     if (r.amd) fprintf(f, "target datalayout = \"%s\"\ntarget triple = \"amdgcn-amd-amdhsa\"\n\n", AMDGPU_DATALAYOUT);
     /* signature: buffers by slot, then vars by name (the linearizer's order), then core_id on the CPU */
@@ -677,8 +677,8 @@ hcq_status cc_render_llvm(const cc_target *t, const char *name, const uop *const
   free(globals);
   free(r.decls);
   cc_pool_free(&r.owned);
-  uop_ptrmap_free(&r.str);
-  uop_ptrmap_free(&r.pos);
+  base_ptrmap_free(&r.str);
+  base_ptrmap_free(&r.pos);
   if (r.st) {
     free(out);
     return r.st;

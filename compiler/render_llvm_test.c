@@ -6,7 +6,7 @@
 #include "compiler/cc_test_util.h"
 #include "compiler/interp.h"
 #include "cpu/cpu_elf.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static const char *ADD4D =
     "(kernel add4d (let o (buf 0 float32 120)) (let x (buf 1 float32 120))\n"

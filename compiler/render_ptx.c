@@ -74,8 +74,8 @@ typedef struct pidx {
 
 typedef struct pr {
   const cc_target *t;
-  uop_ptrmap val;   /* node -> const char* register (values), or pidx* (INDEX), or const char** (DEFINE_REG) */
-  uop_ptrmap label; /* RANGE/IF -> its label number */
+  base_ptrmap val;   /* node -> const char* register (values), or pidx* (INDEX), or const char** (DEFINE_REG) */
+  base_ptrmap label; /* RANGE/IF -> its label number */
   cc_pool owned;      /* strings and arrays handed out, freed at the end */
   int nreg[RC_COUNT];
   int nlabel;
@@ -125,7 +125,7 @@ static void ins(pr *r, const char *f, ...) {
 static const char *newreg(pr *r, rclass c) { return fmt(r, "%s%d", RC_PREFIX[c], r->nreg[c]++); }
 
 static void bind(pr *r, const uop *n, const void *v) {
-  if (v && !uop_ptrmap_put(&r->val, n, (uintptr_t)v)) fail(r, HCQ_CODE_NOMEM, "out of memory");
+  if (v && !base_ptrmap_put(&r->val, n, (uintptr_t)v)) fail(r, HCQ_CODE_NOMEM, "out of memory");
 }
 
 /* ------------------------------------------------------------------------------------------------ types */
@@ -239,7 +239,7 @@ static const char *imm(pr *r, uop_dtype dt, int64_t i, double f) {
 
 /* The register holding a constant node, created on first use in the prelude. */
 static const char *const_reg(pr *r, const uop *n) {
-  uintptr_t *m = uop_ptrmap_find(&r->val, n);
+  uintptr_t *m = base_ptrmap_find(&r->val, n);
   if (m) return (const char *)*m;
   uop_dtype dt = n->dtype;
   rclass c = rclass_of(r, dt);
@@ -256,7 +256,7 @@ static const char *const_reg(pr *r, const uop *n) {
 /* The register of a value node. */
 static const char *get(pr *r, const uop *n) {
   if (n->op == UOP_CONST) return const_reg(r, n);
-  uintptr_t *m = uop_ptrmap_find(&r->val, n);
+  uintptr_t *m = base_ptrmap_find(&r->val, n);
   if (!m) {
     fail(r, HCQ_CODE_INTERNAL, "%s used before it was rendered", uop_op_name((uop_op)n->op));
     return "%?";
@@ -513,7 +513,7 @@ static const pidx *get_idx(pr *r, const uop *n) {
     fail(r, HCQ_CODE_UNSUPPORTED, "LOAD/STORE of a %s (expected INDEX)", uop_op_name((uop_op)n->op));
     return NULL;
   }
-  uintptr_t *m = uop_ptrmap_find(&r->val, n);
+  uintptr_t *m = base_ptrmap_find(&r->val, n);
   if (!m) fail(r, HCQ_CODE_INTERNAL, "INDEX used before it was rendered");
   return m ? (const pidx *)*m : NULL;
 }
@@ -530,7 +530,7 @@ static void render_index(pr *r, const uop *n) {
   bool is_const = uop_const_value(idx, &ci);
   if (buf->op == UOP_DEFINE_REG) {
     p->space = MS_REG;
-    const char **regs = (const char **)*uop_ptrmap_find(&r->val, buf);
+    const char **regs = (const char **)*base_ptrmap_find(&r->val, buf);
     int64_t size = buf->dtype.size > 0 ? buf->dtype.size : 1;
     if (!is_const || ci < 0 || ci >= size) {
       fail(r, HCQ_CODE_UNSUPPORTED, "register accumulator index must be a constant in [0, %lld)", (long long)size);
@@ -677,7 +677,7 @@ static void render_node(pr *r, const uop *n) {
       ins(r, "@%s bra END_%d;", p, lbl);
       fprintf(r->body, "LOOP_%d:\n", lbl);
       bind(r, n, d);
-      if (!uop_ptrmap_put(&r->label, n, (uintptr_t)lbl)) fail(r, HCQ_CODE_NOMEM, "out of memory");
+      if (!base_ptrmap_put(&r->label, n, (uintptr_t)lbl)) fail(r, HCQ_CODE_NOMEM, "out of memory");
       return;
     }
     case UOP_ENDRANGE: {
@@ -687,7 +687,7 @@ static void render_node(pr *r, const uop *n) {
         return;
       }
       const char *reg = get(r, rng), *end = get(r, rng->src[0]), *t = tsuf(r, rng->dtype);
-      uintptr_t *m = uop_ptrmap_find(&r->label, rng);
+      uintptr_t *m = base_ptrmap_find(&r->label, rng);
       int lbl = m ? (int)*m : -1;
       if (lbl < 0) {
         fail(r, HCQ_CODE_INTERNAL, "ENDRANGE before its RANGE");
@@ -703,11 +703,11 @@ static void render_node(pr *r, const uop *n) {
     case UOP_IF: {
       int lbl = r->nlabel++;
       ins(r, "@!%s bra ENDIF_%d;", get(r, n->src[0]), lbl);
-      if (!uop_ptrmap_put(&r->label, n, (uintptr_t)lbl)) fail(r, HCQ_CODE_NOMEM, "out of memory");
+      if (!base_ptrmap_put(&r->label, n, (uintptr_t)lbl)) fail(r, HCQ_CODE_NOMEM, "out of memory");
       return;
     }
     case UOP_ENDIF: {
-      uintptr_t *m = n->nsrc ? uop_ptrmap_find(&r->label, n->src[0]) : NULL;
+      uintptr_t *m = n->nsrc ? base_ptrmap_find(&r->label, n->src[0]) : NULL;
       if (!m) {
         fail(r, HCQ_CODE_INTERNAL, "ENDIF without its IF");
         return;
@@ -809,8 +809,8 @@ done:
   free(body);
   free(decl);
   cc_pool_free(&r.owned);
-  uop_ptrmap_free(&r.val);
-  uop_ptrmap_free(&r.label);
+  base_ptrmap_free(&r.val);
+  base_ptrmap_free(&r.label);
   if (r.st) {
     free(out);
     return r.st;

@@ -19,7 +19,7 @@
 #include "compiler/examples_test_util.h"
 #include "compiler/kernel_text.h"
 #include "compiler/toolchain.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static bool have_ptxas;
 

@@ -1,7 +1,7 @@
 /* Kernel signatures are stable, and their int32 variables honest: every buffer of the input kernel stays a parameter, in slot order, even when the
  * simplifier removes its only load ((load a) * 0 on ints), so callers can pass buffers by slot. */
 #include "compiler/cc_test_util.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 /* out[i] = a[i]*0 + b[i]: slot 1 is dead after simplification */
 static const char *KERNEL =

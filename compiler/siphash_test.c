@@ -1,7 +1,7 @@
 /* SipHash-2-4-128 against the published test vectors (key 00..0f, message 00..len-1; vectors_sip128 of the
  * reference implementation, github.com/veorq/SipHash vectors.h), fed whole and in random pieces. */
 #include "compiler/siphash.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static const struct {
   size_t len;

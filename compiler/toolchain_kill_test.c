@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "compiler/toolchain.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static int count_entries(const char *dir, const char *except) {
   DIR *d = opendir(dir);

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "compiler/toolchain.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static char g_dir[] = "/tmp/hcq-toolchain-test-XXXXXX";
 

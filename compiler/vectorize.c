@@ -22,10 +22,10 @@
 
 typedef struct vz {
   uop_ctx *ctx;
-  uop_ptrmap memo;   /* VECTORIZE(lanes) key -> vectorized node */
-  uop_ptrmap regs;   /* first lane DEFINE_REG -> vector DEFINE_REG (with its lanes checked in reg_lanes) */
-  uop_ptrmap stores; /* first lane REG STORE -> vector STORE */
-  uop_ptrmap repl;   /* scalar LOAD -> GEP of the vector load */
+  base_ptrmap memo;   /* VECTORIZE(lanes) key -> vectorized node */
+  base_ptrmap regs;   /* first lane DEFINE_REG -> vector DEFINE_REG (with its lanes checked in reg_lanes) */
+  base_ptrmap stores; /* first lane REG STORE -> vector STORE */
+  base_ptrmap repl;   /* scalar LOAD -> GEP of the vector load */
   int64_t next_reg;  /* next free DEFINE_REG slot */
   bool oom;
 } vz;
@@ -158,7 +158,7 @@ static const uop *vec_reg_index(vz *z, const uop *const *lanes, int w) {
       if (regs[k] == regs[l]) return NULL;
   }
   /* the vector register of this lane tuple: the first lane's entry must hold the same tuple */
-  uintptr_t *m = uop_ptrmap_find(&z->regs, regs[0]);
+  uintptr_t *m = base_ptrmap_find(&z->regs, regs[0]);
   const uop *vreg;
   if (m) {
     const uop *const *tuple = (const uop *const *)*m;
@@ -174,7 +174,7 @@ static const uop *vec_reg_index(vz *z, const uop *const *lanes, int w) {
     memcpy(tuple, regs, (size_t)w * sizeof *tuple);
     uop_dtype dt = uop_dt_ptr(uop_dt_vec(uop_dt_base_of(regs[0]->dtype), w), UOP_AS_REG, 1);
     vreg = tuple[w] = mk(z, UOP_DEFINE_REG, dt, NULL, 0, uop_arg_int(z->next_reg++));
-    if (!vreg || !uop_ptrmap_put(&z->regs, regs[0], (uintptr_t)tuple)) {
+    if (!vreg || !base_ptrmap_put(&z->regs, regs[0], (uintptr_t)tuple)) {
       z->oom = true;
       return NULL;
     }
@@ -185,7 +185,7 @@ static const uop *vec_reg_index(vz *z, const uop *const *lanes, int w) {
 
 /* STORE(INDEX(reg_l, 0), v_l, rest...) lanes -> STORE(INDEX(vreg, 0), vec(v), rest...), or NULL. */
 static const uop *vec_reg_store(vz *z, const uop *const *lanes, int w) {
-  uintptr_t *m = uop_ptrmap_find(&z->stores, lanes[0]);
+  uintptr_t *m = base_ptrmap_find(&z->stores, lanes[0]);
   if (m) { /* the memo holds lane 0's tuple and its vector store */
     const uop *const *tuple = (const uop *const *)*m;
     for (int l = 0; l < w; l++)
@@ -219,7 +219,7 @@ static const uop *vec_reg_store(vz *z, const uop *const *lanes, int w) {
   }
   memcpy(tuple, lanes, (size_t)w * sizeof *tuple);
   tuple[w] = out;
-  if (!uop_ptrmap_put(&z->stores, lanes[0], (uintptr_t)tuple)) z->oom = true;
+  if (!base_ptrmap_put(&z->stores, lanes[0], (uintptr_t)tuple)) z->oom = true;
   return out;
 }
 
@@ -277,7 +277,7 @@ static const uop *vec(vz *z, const uop *const *lanes, int w) {
     if (!lanes[l]) return NULL;
   const uop *key = mk(z, UOP_VECTORIZE, uop_dt_vec(lanes[0]->dtype, w), lanes, (uint32_t)w, uop_arg_none());
   if (!key) return NULL;
-  uintptr_t *m = uop_ptrmap_find(&z->memo, key);
+  uintptr_t *m = base_ptrmap_find(&z->memo, key);
   if (m) return (const uop *)*m;
   const uop *out = NULL, *first = lanes[0];
   bool same = true, same_op = true;
@@ -307,7 +307,7 @@ static const uop *vec(vz *z, const uop *const *lanes, int w) {
   }
   if (z->oom) return NULL;
   if (!out) out = key;
-  if (!uop_ptrmap_put(&z->memo, key, (uintptr_t)out)) {
+  if (!base_ptrmap_put(&z->memo, key, (uintptr_t)out)) {
     z->oom = true;
     return NULL;
   }
@@ -319,7 +319,7 @@ static const uop *vec(vz *z, const uop *const *lanes, int w) {
 static const uop *replace_loads(void *user, uop_ctx *ctx, const uop *n, hcq_status *st) {
   (void)ctx;
   (void)st;
-  uintptr_t *m = uop_ptrmap_find(&((vz *)user)->repl, n);
+  uintptr_t *m = base_ptrmap_find(&((vz *)user)->repl, n);
   return m ? (const uop *)*m : n;
 }
 
@@ -355,7 +355,7 @@ static hcq_status fold_loads(vz *z, const uop *const *nodes, size_t count, int v
     for (int l = 0; l < w && vl; l++) {
       int64_t lane = l;
       const uop *gep = mk(z, UOP_GEP, a[i + l].node->dtype, &vl, 1, uop_arg_ints(z->ctx, &lane, 1));
-      if (!gep || !uop_ptrmap_put(&z->repl, a[i + l].node, (uintptr_t)gep)) z->oom = true;
+      if (!gep || !base_ptrmap_put(&z->repl, a[i + l].node, (uintptr_t)gep)) z->oom = true;
     }
     i += (size_t)w;
   }
@@ -443,10 +443,10 @@ hcq_status cc_pass_vectorize(cc_pass_ctx *pc, const uop *sink, const uop **out_s
   if (!st && z.repl.count) st = cc_rebuild(pc->ctx, sink, replace_loads, &z, &loaded);
   if (!st) st = uop_toposort(pc->ctx, loaded, &nodes, &count);
   if (!st) st = fold_stores(&z, loaded, nodes, count, vmax, out_sink);
-  uop_ptrmap_free(&z.memo);
-  uop_ptrmap_free(&z.regs);
-  uop_ptrmap_free(&z.stores);
-  uop_ptrmap_free(&z.repl);
+  base_ptrmap_free(&z.memo);
+  base_ptrmap_free(&z.regs);
+  base_ptrmap_free(&z.stores);
+  base_ptrmap_free(&z.repl);
   if (st) *out_sink = NULL;
   return st;
 }

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "compiler/opt_test_util.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static size_t count_str(const char *hay, const char *needle) {
   size_t n = 0;

@@ -38,7 +38,7 @@
 
 #include "cpu/cpu_pool.h"
 #include "hcq/device.h"
-#include "hcq/status.h"
+#include "base/status.h"
 
 typedef struct cpu_device cpu_device;
 typedef struct cpu_device_program cpu_device_program;

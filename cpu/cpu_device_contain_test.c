@@ -28,7 +28,7 @@
 #include "hcq/args.h"
 #include "hcq/queue.h"
 #include "hcq/signal.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static const char *kernel_src =
     "void wr(int *restrict p, const int off, int core_id) { (void)core_id; p[off] = 0x5a5a5a5a; }\n"

@@ -11,7 +11,7 @@
 #include "hcq/args.h"
 #include "hcq/queue.h"
 #include "hcq/signal.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 /* out[i] = a[i] * 2 + k for i < n, threads stride by nt. k is negative in the test (checks sign extension). */
 static const char *kernel_src =

@@ -11,8 +11,8 @@
 
 #include "cpu/cpu_elf_internal.h"
 #include "cpu/cpu_elf_testkernels.h"
-#include "hcq/testing.h"
-#include "hcq/fuzz.h"
+#include "base/testing.h"
+#include "base/fuzz.h"
 
 #define XCC "arm-linux-gnueabihf-gcc"
 #define KFLAGS "-O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-stack-protector -fno-asynchronous-unwind-tables"

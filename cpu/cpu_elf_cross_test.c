@@ -9,12 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "hcq/testing.h"
+#include "base/testing.h"
 #include "cpu/cpu_elf_testkernels.h"
 
 #define KFLAGS "-O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-stack-protector -fno-asynchronous-unwind-tables"
 #define LOADER_SRCS "cpu/cpu_elf.c cpu/cpu_elf32.c cpu/cpu_elf_rel.c cpu/cpu_elf_image.c cpu/cpu_reloc.c " \
-  "cpu/cpu_reloc_aarch64.c cpu/cpu_reloc_arm.c cpu/cpu_reloc_x86_64.c cpu/cpu_reloc_names.c cpu/cpu_mem.c hcq/status.c"
+  "cpu/cpu_reloc_aarch64.c cpu/cpu_reloc_arm.c cpu/cpu_reloc_x86_64.c cpu/cpu_reloc_names.c cpu/cpu_mem.c base/status.c"
 
 /* Thumb entry calling an Arm function, Arm entry calling a Thumb function (BL <-> BLX rewriting), and tail calls
  * to memcpy from both states (B.W / B to the loader's trampoline: R_ARM_THM_JUMP24 / R_ARM_JUMP24). */

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "cpu/cpu_reloc.h"
-#include "hcq/testing.h"
-#include "hcq/fuzz.h"
+#include "base/testing.h"
+#include "base/fuzz.h"
 /* after testing.h: the shared checks use its macros */
 #include "cpu/cpu_elf_testkernels.h"
 
@@ -199,7 +199,7 @@ static void test_errors(void) {
   free(obj);
 }
 
-/* xorshift64*: fixed seed (HCQ_FUZZ_SEED overrides it, hcq/fuzz.h), deterministic mutations */
+/* xorshift64*: fixed seed (HCQ_FUZZ_SEED overrides it, base/fuzz.h), deterministic mutations */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd(void) {
   rng_state ^= rng_state >> 12;

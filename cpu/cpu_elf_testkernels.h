@@ -38,7 +38,7 @@ static inline float kernel_a_ref(float x, int i) {
   "  float s = 0; for (int i = 0; i < n; i++) s += a[i] * b[i]; return s; }\n"                       \
   "void copy_big(struct big *restrict dst, const struct big *restrict src) { *dst = *src; }\n"
 
-/* Checks against the C references (need hcq/testing.h and cpu/cpu_elf.h included first). */
+/* Checks against the C references (need base/testing.h and cpu/cpu_elf.h included first). */
 #if defined(HCQ_TESTING_H) && defined(HCQ_CPU_ELF_H)
 static void *sym(cpu_program *p, const char *name) {
   void *a = NULL;

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hcq/status.h"
+#include "base/status.h"
 
 #define CPU_IMAGE_MAGIC "HCQKIMG\0" /* 8 bytes */
 #define CPU_IMAGE_VERSION 1u

@@ -11,15 +11,15 @@
  * - cpu_image_eval on random expression trees equals a reference computed here while generating them (floor
  *   division, C remainder only on non-negative operands, max/min, unary minus), whenever no step overflows; with
  *   overflow or random var values it must still return without undefined behaviour (UBSan).
- * Fixed seed in make test; HCQ_FUZZ_SEED / HCQ_FUZZ_SECONDS (default 3 s) as in hcq/fuzz.h. */
+ * Fixed seed in make test; HCQ_FUZZ_SEED / HCQ_FUZZ_SECONDS (default 3 s) as in base/fuzz.h. */
 #include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu/cpu_image.h"
-#include "hcq/testing.h"
-#include "hcq/fuzz.h"
+#include "base/testing.h"
+#include "base/fuzz.h"
 
 static uint64_t rng;
 static uint64_t rnd(void) { /* xorshift64* */

@@ -9,7 +9,7 @@
 #include "cpu/cpu_elf.h"
 #include "cpu/cpu_image.h"
 #include "cpu/cpu_reloc.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static cpu_image_spec saxpy_spec(const char *arch) {
   cpu_image_spec s = {.nbufs = 2, .nvars = 1};

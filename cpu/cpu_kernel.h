@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "hcq/status.h"
+#include "base/status.h"
 
 #define CPU_KERNEL_MAX_ARGS 31 /* plus core_id */
 

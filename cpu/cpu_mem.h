@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "hcq/status.h"
+#include "base/status.h"
 
 /* Map size_B bytes (rounded up to whole pages) of zeroed read-write memory whose address is a multiple of
  * align_B (a power of two; 0 means page alignment). A size that cannot be mapped is a HCQ_CODE_NOMEM error

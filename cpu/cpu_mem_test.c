@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 /* The /proc/self/maps region holding addr: its permissions ("rw-p") and extent; false if none. */
 static bool region_of(uintptr_t addr, char perms[5], uintptr_t *lo, uintptr_t *hi) {

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hcq/status.h"
+#include "base/status.h"
 
 typedef struct cpu_memlimit {
   uint64_t avail_B;   /* UINT64_MAX when nothing limits */

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 #define MiB ((uint64_t)1 << 20)
 

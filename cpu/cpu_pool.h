@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "cpu/cpu_sync.h"
-#include "hcq/status.h"
+#include "base/status.h"
 
 typedef struct cpu_pool cpu_pool;
 typedef void (*cpu_task_fn)(void *ctx, int core_id);

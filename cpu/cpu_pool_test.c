@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "cpu/cpu_kernel.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 typedef struct slots {
   int n;

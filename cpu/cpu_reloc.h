@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hcq/status.h"
+#include "base/status.h"
 
 typedef struct cpu_reloc {
   uint32_t type;   /* R_X86_64_*, R_AARCH64_* or R_ARM_* */

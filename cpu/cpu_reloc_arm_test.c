@@ -7,7 +7,7 @@
 
 #include <elf.h>
 
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 enum { GOT_BREL = 26, BASE_PREL = 25, THM_CALL = 10 };
 

@@ -5,7 +5,7 @@
 
 #include <elf.h>
 
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static uint32_t a64(uint32_t type, uint32_t insn, uint64_t P, uint64_t S, int64_t A, uint64_t G, hcq_status *out_st) {
   uint8_t buf[4];

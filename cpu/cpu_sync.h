@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "hcq/status.h"
+#include "base/status.h"
 
 /* Spin this long (measured with CLOCK_MONOTONIC, not in iterations) before sleeping on a futex. */
 #define CPU_SPIN_NS 50000u

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "compiler/examples_test_util.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 #include "tools/krun.h"
 #include "tools/verbs.h"
 

@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hcq/status.h"
+#include "base/status.h"
 
 /* Memory of the device as the mock sees it. read/write return an error status for an address that is not mapped
  * (the interpreter wraps it into a page-fault report). */

@@ -8,7 +8,7 @@
 
 #include "compiler/examples_test_util.h"
 #include "emulator_tests/rdna3_test_util.h"
-#include "hcq/fuzz.h"
+#include "base/fuzz.h"
 
 static uint64_t g_rng;
 static uint32_t rnd32(void) {

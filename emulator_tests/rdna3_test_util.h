@@ -15,7 +15,7 @@
 #include "compiler/compiler.h"
 #include "compiler/interp.h"
 #include "emulator_tests/rdna3.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 typedef struct r3t_code {
   const uint8_t *text;

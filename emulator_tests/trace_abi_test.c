@@ -10,7 +10,7 @@
 #include "autogen/abi_tables.h"
 #include "autogen/kfd.h"
 #include "autogen/nv_abi.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 #include "kernel_iface/kif_backend.h"
 
 static int mock_open(kif_backend *b, kif_file *f, char *detail) {

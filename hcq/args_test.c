@@ -3,7 +3,7 @@
 #include "hcq/args.h"
 
 #include "hcq/queue_fake_device.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 int main(void) {
   uop_ctx *ctx;

@@ -11,7 +11,7 @@
 #include "hcq/graph.h"
 #include "hcq/queue_fake_device.h"
 #include "hcq/signal.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 #define TIMEOUT_MS 5000
 

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hcq/status.h"
+#include "base/status.h"
 #include "uop/uop.h"
 
 typedef struct hcq_device hcq_device;

@@ -4,7 +4,7 @@
  * the words whose value changed. Expected words are hand-encoded from the fake's table. */
 #include "autogen/amd_pm4.h"
 #include "hcq/queue_fake_device.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static uop_ctx *ctx;
 

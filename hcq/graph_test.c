@@ -4,7 +4,7 @@
 #include "hcq/graph.h"
 
 #include "hcq/queue_fake_device.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 #define NBUF 16
 #define NKERN 320

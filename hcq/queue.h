@@ -30,7 +30,7 @@
 #include <stdint.h>
 
 #include "hcq/device.h"
-#include "hcq/status.h"
+#include "base/status.h"
 #include "uop/uop.h"
 
 

@@ -3,7 +3,7 @@
 
 #include "hcq/args.h"
 #include "hcq/queue_fake_device.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static uop_ctx *ctx;
 static fake_dev fdev;

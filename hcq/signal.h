@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "hcq/device.h"
-#include "hcq/status.h"
+#include "base/status.h"
 
 typedef struct hcq_signal_mem {
   volatile uint64_t value;

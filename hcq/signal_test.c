@@ -6,7 +6,7 @@
 #include <time.h>
 
 #include "hcq/queue_fake_device.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static int sleep_hook_calls;
 static void counting_sleep(hcq_device *dev, const volatile uint64_t *addr, uint64_t observed, uint32_t max_ms) {

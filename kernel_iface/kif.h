@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "hcq/status.h"
+#include "base/status.h"
 #include "kernel_iface/ioctl_desc.h"
 
 typedef struct kif kif;

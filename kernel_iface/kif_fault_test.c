@@ -5,7 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "hcq/testing.h"
+#include "base/testing.h"
 #include "kernel_iface/kif_toy_mock_test.h"
 
 int main(void) {

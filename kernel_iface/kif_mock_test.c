@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include <stdlib.h>
-#include "hcq/testing.h"
+#include "base/testing.h"
 #include "kernel_iface/kif_toy_mock_test.h"
 
 /* A second mock that claims a longer prefix inside the toy's tree. */

@@ -1,5 +1,5 @@
 /* Path normalization and whole-component prefix matching, against hand-written expectations. */
-#include "hcq/testing.h"
+#include "base/testing.h"
 #include "kernel_iface/kif_internal.h"
 
 static const char *norm(const char *in) {

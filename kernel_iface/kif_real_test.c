@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hcq/testing.h"
+#include "base/testing.h"
 #include "kernel_iface/kif.h"
 
 static char dir[64];

@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "hcq/testing.h"
+#include "base/testing.h"
 #include "kernel_iface/kif_toy_mock_test.h"
 
 static size_t decode_toy_args(const void *arg, size_t arg_size_B, char *out, size_t out_size_B) {

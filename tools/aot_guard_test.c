@@ -16,7 +16,7 @@
 #include "cpu/cpu_image.h"
 #include "cpu/cpu_reloc.h"
 #include "hcq/signal.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 #include "tools/verbs.h"
 
 #if defined(__x86_64__)

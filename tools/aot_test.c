@@ -14,7 +14,7 @@
 
 #include "compiler/interp.h"
 #include "cpu/cpu_image.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 #include "tools/verbs.h"
 
 #if defined(__x86_64__)

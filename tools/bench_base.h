@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "cpu/cpu_pool.h"
-#include "hcq/status.h"
+#include "base/status.h"
 
 /* c[i] = a[i] + b[i] (or c[i] = a[i] when b is NULL) over n floats, split over `threads` core_ids of the pool.
  * Best of `reps` runs, in seconds; nt selects non-temporal stores (x86_64; plain stores elsewhere). */

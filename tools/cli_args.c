@@ -1,6 +1,6 @@
 /* Strict numeric flags and bounded input reads for the verbs (see cli_args.h). */
 #include "tools/cli_args.h"
-#include "hcq/fileio.h"
+#include "base/fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>

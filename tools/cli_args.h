@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "cpu/cpu_pool.h"
-#include "hcq/status.h"
+#include "base/status.h"
 
 #define CLI_MAX_THREADS CPU_POOL_MAX_THREADS
 #define CLI_MAX_REPEAT 1000000

@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "hcq/testing.h"
+#include "base/testing.h"
 #include "tools/cli_args.h"
 #include "tools/verbs.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "compiler/interp.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 #include "tools/krun.h"
 
 static void put(void *buf, uop_scalar s, int i, double v) {

@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hcq/testing.h"
+#include "base/testing.h"
 #include "tools/simplify.h"
 #include "tools/verbs.h"
 #include "uop/text.h"

@@ -361,8 +361,8 @@ static void ensure(const uop *root) {
     ((uop *)root)->bounds_done = 1;
     return;
   }
-  uop_vec stack = {0};
-  if (!uop_vec_push(&stack, (uintptr_t)root)) goto oom;
+  base_vec stack = {0};
+  if (!base_vec_push(&stack, (uintptr_t)root)) goto oom;
   while (stack.n) {
     uop *n = (uop *)stack.v[stack.n - 1];
     if (n->bounds_done) {
@@ -373,7 +373,7 @@ static void ensure(const uop *root) {
     for (uint32_t i = 0; i < n->nsrc; i++) {
       if (!n->src[i]->bounds_done) {
         ready = false;
-        if (!uop_vec_push(&stack, (uintptr_t)n->src[i])) goto oom;
+        if (!base_vec_push(&stack, (uintptr_t)n->src[i])) goto oom;
       }
     }
     if (!ready) continue;
@@ -381,10 +381,10 @@ static void ensure(const uop *root) {
     n->bounds_done = 1;
     stack.n--;
   }
-  uop_vec_free(&stack);
+  base_vec_free(&stack);
   return;
 oom: /* cannot allocate the stack: mark the root with its full range (sound, not cached as precise) */
-  uop_vec_free(&stack);
+  base_vec_free(&stack);
   {
     uop *n = (uop *)root;
     ib f = full_range(n->dtype);

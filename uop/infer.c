@@ -154,14 +154,14 @@ static hcq_status eval_node(const uop *n, const int64_t *sv, const uop_var_val *
 
 hcq_status uop_sym_infer(const uop *expr, const uop_var_val *vals, size_t nvals, int64_t *out_value) {
   if (!expr) return hcq_status_make(HCQ_CODE_INVALID, "sym_infer: NULL expression");
-  uop_ptrmap done = {0}; /* node -> index into vals_of */
+  base_ptrmap done = {0}; /* node -> index into vals_of */
   ival values = {0};
-  uop_vec stack = {0};
+  base_vec stack = {0};
   hcq_status st = HCQ_OK;
-  if (!uop_vec_push(&stack, (uintptr_t)expr)) goto oom;
+  if (!base_vec_push(&stack, (uintptr_t)expr)) goto oom;
   while (stack.n) {
     const uop *n = (const uop *)stack.v[stack.n - 1];
-    if (uop_ptrmap_find(&done, n)) {
+    if (base_ptrmap_find(&done, n)) {
       stack.n--;
       continue;
     }
@@ -169,26 +169,26 @@ hcq_status uop_sym_infer(const uop *expr, const uop_var_val *vals, size_t nvals,
     /* RANGE/SPECIAL values come from vals; their bound sources are not evaluated */
     bool leaf = n->op == UOP_RANGE || n->op == UOP_SPECIAL || n->op == UOP_DEFINE_VAR;
     for (uint32_t i = 0; !leaf && i < n->nsrc; i++) {
-      if (!uop_ptrmap_find(&done, n->src[i])) {
+      if (!base_ptrmap_find(&done, n->src[i])) {
         ready = false;
-        if (!uop_vec_push(&stack, (uintptr_t)n->src[i])) goto oom;
+        if (!base_vec_push(&stack, (uintptr_t)n->src[i])) goto oom;
       }
     }
     if (!ready) continue;
     int64_t sv[3] = {0, 0, 0};
-    for (uint32_t i = 0; !leaf && i < n->nsrc && i < 3; i++) sv[i] = values.v[*uop_ptrmap_find(&done, n->src[i])];
+    for (uint32_t i = 0; !leaf && i < n->nsrc && i < 3; i++) sv[i] = values.v[*base_ptrmap_find(&done, n->src[i])];
     int64_t r = 0;
     if ((st = eval_node(n, sv, vals, nvals, &r))) goto done;
-    if (!ival_push(&values, r) || !uop_ptrmap_put(&done, n, values.n - 1)) goto oom;
+    if (!ival_push(&values, r) || !base_ptrmap_put(&done, n, values.n - 1)) goto oom;
     stack.n--;
   }
-  *out_value = values.v[*uop_ptrmap_find(&done, expr)];
+  *out_value = values.v[*base_ptrmap_find(&done, expr)];
   goto done;
 oom:
   st = hcq_status_make(HCQ_CODE_NOMEM, "sym_infer: out of memory");
 done:
-  uop_ptrmap_free(&done);
-  uop_vec_free(&stack);
+  base_ptrmap_free(&done);
+  base_vec_free(&stack);
   free(values.v);
   return st;
 }

@@ -1,7 +1,7 @@
 /* sym_infer against hand-computed values, lower_index widths, structural order. */
 #include "uop/uop.h"
 
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static uop_ctx *ctx;
 static const uop *C(int64_t v) { return uop_index_const(ctx, v); }

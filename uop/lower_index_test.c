@@ -4,7 +4,7 @@
 
 #include "uop/uop.h"
 
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static uop_ctx *ctx;
 static const uop *C(int64_t v) { return uop_index_const(ctx, v); }

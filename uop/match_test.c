@@ -1,7 +1,7 @@
 /* Pattern matcher features, compile errors, graph_rewrite fixed points in both modes, deep chains, cycles. */
 #include "uop/match.h"
 
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static uop_ctx *ctx;
 static uop_dtype IDX;

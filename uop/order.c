@@ -84,10 +84,10 @@ hcq_status uop_toposort(uop_ctx *ctx, const uop *root, const uop ***out_nodes, s
   const uint32_t epoch = v->epoch;
   const size_t cap = v->cap;
   uint32_t *mark = v->mark;
-  uop_vec *stack = &v->stack, *order = &v->order; /* stack holds (node, next source index) pairs */
+  base_vec *stack = &v->stack, *order = &v->order; /* stack holds (node, next source index) pairs */
   stack->n = order->n = 0;
   mark[root->id] = epoch;
-  if (!uop_vec_push(stack, (uintptr_t)root) || !uop_vec_push(stack, 0)) goto oom;
+  if (!base_vec_push(stack, (uintptr_t)root) || !base_vec_push(stack, 0)) goto oom;
   while (stack->n) {
     const uop *n = (const uop *)stack->v[stack->n - 2];
     uintptr_t i = stack->v[stack->n - 1];
@@ -101,11 +101,11 @@ hcq_status uop_toposort(uop_ctx *ctx, const uop *root, const uop ***out_nodes, s
       }
       if (mark[s->id] == epoch) continue;
       mark[s->id] = epoch;
-      if (!uop_vec_push(stack, (uintptr_t)s) || !uop_vec_push(stack, 0)) goto oom;
+      if (!base_vec_push(stack, (uintptr_t)s) || !base_vec_push(stack, 0)) goto oom;
       continue;
     }
     stack->n -= 2;
-    if (!uop_vec_push(order, (uintptr_t)n)) goto oom;
+    if (!base_vec_push(order, (uintptr_t)n)) goto oom;
   }
   const uop **out = uop_ctx_alloc(ctx, order->n * sizeof *out + 1);
   if (!out) goto oom;
@@ -118,8 +118,8 @@ oom:
 done:
   if (v == &own) {
     free(own.mark);
-    uop_vec_free(&own.stack);
-    uop_vec_free(&own.order);
+    base_vec_free(&own.stack);
+    base_vec_free(&own.order);
   } else {
     uop_ctx_visit_release(ctx, v);
   }

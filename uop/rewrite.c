@@ -15,10 +15,10 @@ typedef struct rw {
   bool node_first;
   uop_rw_memo *m;      /* own, or the ctx memo of a memoizable matcher */
   uop_rw_memo own;
-  uop_ptrmap *replace; /* m->replace: node -> its final rewrite */
-  uop_ptrmap *inprog;  /* m->inprog: nodes whose rewrite is under way (a second entry is a cycle) */
-  uop_vec *stack;      /* m->stack */
-  uop_ptrmap memo;     /* node-first: node -> pm result, or NO_MATCH */
+  base_ptrmap *replace; /* m->replace: node -> its final rewrite */
+  base_ptrmap *inprog;  /* m->inprog: nodes whose rewrite is under way (a second entry is a cycle) */
+  base_vec *stack;      /* m->stack */
+  base_ptrmap memo;     /* node-first: node -> pm result, or NO_MATCH */
 } rw;
 
 static hcq_status oom(rw *w) {
@@ -27,7 +27,7 @@ static hcq_status oom(rw *w) {
 }
 
 static hcq_status push(rw *w, const uop *n, uintptr_t stage, const uop *nn) {
-  uop_vec *v = w->stack;
+  base_vec *v = w->stack;
   if (v->n + 3 > MAX_STACK_WORDS)
     return hcq_status_make(HCQ_CODE_INVALID, "graph_rewrite: stack limit of %zu entries exceeded (rules do not converge?)",
                            MAX_STACK_WORDS / 3);
@@ -46,19 +46,19 @@ static hcq_status push(rw *w, const uop *n, uintptr_t stage, const uop *nn) {
 }
 
 static const uop *final_of(rw *w, const uop *n) {
-  uintptr_t *r = uop_ptrmap_find(w->replace, n);
+  uintptr_t *r = base_ptrmap_find(w->replace, n);
   return r ? (const uop *)*r : NULL;
 }
 
 static hcq_status memo_try(rw *w, const uop *n, const uop **out) {
-  uintptr_t *m = uop_ptrmap_find(&w->memo, n);
+  uintptr_t *m = base_ptrmap_find(&w->memo, n);
   if (m) {
     *out = *m == NO_MATCH ? NULL : (const uop *)*m;
     return HCQ_OK;
   }
   const uop *r = uop_pm_rewrite(w->pm, &w->rc, n);
   if (!r && uop_ctx_is_oom(w->ctx)) return oom(w);
-  if (!uop_ptrmap_put(&w->memo, n, r ? (uintptr_t)r : NO_MATCH)) return oom(w);
+  if (!base_ptrmap_put(&w->memo, n, r ? (uintptr_t)r : NO_MATCH)) return oom(w);
   *out = r;
   return HCQ_OK;
 }
@@ -71,22 +71,22 @@ static hcq_status cycle_error(const uop *n) {
 /* Node-first: apply the rules to n until none matches. */
 static hcq_status apply_chain(rw *w, const uop *n, const uop **out) {
   const uop *cur = n;
-  uop_ptrmap seen = {0};
+  base_ptrmap seen = {0};
   hcq_status st = HCQ_OK;
   for (size_t k = 0;; k++) {
     const uop *r = NULL;
     if ((st = memo_try(w, cur, &r))) break;
     if (!r) break;
-    if (r == n || uop_ptrmap_find(w->inprog, r)) {
+    if (r == n || base_ptrmap_find(w->inprog, r)) {
       st = cycle_error(n);
       break;
     }
     if (k >= 4) { /* long chains: remember what we saw */
-      if (uop_ptrmap_find(&seen, r)) {
+      if (base_ptrmap_find(&seen, r)) {
         st = cycle_error(r);
         break;
       }
-      if (!uop_ptrmap_put(&seen, cur, 1)) {
+      if (!base_ptrmap_put(&seen, cur, 1)) {
         st = oom(w);
         break;
       }
@@ -98,7 +98,7 @@ static hcq_status apply_chain(rw *w, const uop *n, const uop **out) {
     }
     cur = r;
   }
-  uop_ptrmap_free(&seen);
+  base_ptrmap_free(&seen);
   *out = cur;
   return st;
 }
@@ -117,9 +117,9 @@ static hcq_status run(rw *w, const uop *root, const uop **out_root) {
       return hcq_status_make(HCQ_CODE_INVALID, "graph_rewrite: no fixed point after %zu steps", MAX_STEPS);
     if (stage == 0) {
       if (final_of(w, n)) continue;
-      if (uop_ptrmap_find(w->inprog, n)) return cycle_error(n);
+      if (base_ptrmap_find(w->inprog, n)) return cycle_error(n);
       if (w->node_first && (st = apply_chain(w, n, &nn))) return st;
-      if (!uop_ptrmap_put(w->inprog, n, 1)) return oom(w);
+      if (!base_ptrmap_put(w->inprog, n, 1)) return oom(w);
       if ((st = push(w, n, 1, nn))) return st;
       for (uint32_t i = nn->nsrc; i-- > 0;)
         if (!final_of(w, nn->src[i]) && (st = push(w, nn->src[i], 0, nn->src[i]))) return st;
@@ -150,15 +150,15 @@ static hcq_status run(rw *w, const uop *root, const uop **out_root) {
       if (next) {
         if ((st = push(w, n, 2, next)) || (st = push(w, next, 0, next))) return st;
       } else {
-        if (!uop_ptrmap_put(w->replace, n, (uintptr_t)nn)) return oom(w);
-        if (nn != n && !uop_ptrmap_put(w->replace, nn, (uintptr_t)nn)) return oom(w);
-        uop_ptrmap_del(w->inprog, n);
+        if (!base_ptrmap_put(w->replace, n, (uintptr_t)nn)) return oom(w);
+        if (nn != n && !base_ptrmap_put(w->replace, nn, (uintptr_t)nn)) return oom(w);
+        base_ptrmap_del(w->inprog, n);
       }
     } else {
       const uop *f = final_of(w, nn);
       if (!f) return hcq_status_make(HCQ_CODE_INTERNAL, "graph_rewrite: rewrite of %s not ready", uop_op_name((uop_op)n->op));
-      if (!uop_ptrmap_put(w->replace, n, (uintptr_t)f)) return oom(w);
-      uop_ptrmap_del(w->inprog, n);
+      if (!base_ptrmap_put(w->replace, n, (uintptr_t)f)) return oom(w);
+      base_ptrmap_del(w->inprog, n);
     }
   }
   *out_root = final_of(w, root);
@@ -185,14 +185,14 @@ hcq_status uop_graph_rewrite(uop_ctx *ctx, const uop *root, const uop_pm *pm, uo
   hcq_status st = run(&w, root, out_root);
   if (st) *out_root = NULL;
   if (slot >= 0) {
-    uop_ptrmap_clear(w.inprog); /* scratch for the next call */
+    base_ptrmap_clear(w.inprog); /* scratch for the next call */
     w.stack->n = 0;
     uop_ctx_memo_release(ctx, slot);
   }
-  uop_ptrmap_free(&w.own.replace);
-  uop_ptrmap_free(&w.own.inprog);
-  uop_vec_free(&w.own.stack);
-  uop_ptrmap_free(&w.memo);
+  base_ptrmap_free(&w.own.replace);
+  base_ptrmap_free(&w.own.inprog);
+  base_vec_free(&w.own.stack);
+  base_ptrmap_free(&w.memo);
   return st;
 }
 
@@ -225,14 +225,14 @@ hcq_status uop_substitute(uop_ctx *ctx, const uop *root, const uop *const *from,
   const size_t cap = v->cap;
   uint32_t *mark = v->mark;
   const uop **val = v->val;
-  uop_vec *stack = &v->stack;
+  base_vec *stack = &v->stack;
   stack->n = 0;
   const uop *small[8];
   for (size_t i = 0; i < count; i++) {
     mark[from[i]->id] = ep;
     val[from[i]->id] = to[i];
   }
-  if (mark[root->id] != ep && !uop_vec_push(stack, (uintptr_t)root)) goto nomem;
+  if (mark[root->id] != ep && !base_vec_push(stack, (uintptr_t)root)) goto nomem;
   while (stack->n) {
     const uop *x = (const uop *)stack->v[stack->n - 1];
     if (mark[x->id] == ep) { /* reached twice before it was finished */
@@ -249,7 +249,7 @@ hcq_status uop_substitute(uop_ctx *ctx, const uop *root, const uop *const *from,
       }
       if (mark[s->id] != ep) {
         ready = false;
-        if (!uop_vec_push(stack, (uintptr_t)s)) goto nomem;
+        if (!base_vec_push(stack, (uintptr_t)s)) goto nomem;
       }
     }
     if (!ready) continue;
@@ -279,7 +279,7 @@ cleanup:
   if (v == &own) {
     free(own.mark);
     free(own.val);
-    uop_vec_free(&own.stack);
+    base_vec_free(&own.stack);
   } else {
     v->stack.n = 0;
     uop_ctx_visit_release(ctx, v);

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "hcq/testing.h"
+#include "base/testing.h"
 #include "uop/symbolic.h"
 #include "uop/text.h"
 

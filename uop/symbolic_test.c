@@ -1,5 +1,5 @@
 /* Unit tests for tricky simplifier cases; expected values are hand-computed (C truncating division). */
-#include "hcq/testing.h"
+#include "base/testing.h"
 #include "uop/symbolic.h"
 #include "uop/text.h"
 

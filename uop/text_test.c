@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hcq/testing.h"
+#include "base/testing.h"
 #include "uop/text.h"
 #include "uop/uop.h"
 

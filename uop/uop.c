@@ -78,9 +78,9 @@ void uop_ctx_visit_release(uop_ctx *ctx, uop_visit *v) {
 }
 
 static void memo_free(uop_rw_memo *m) {
-  uop_ptrmap_free(&m->replace);
-  uop_ptrmap_free(&m->inprog);
-  uop_vec_free(&m->stack);
+  base_ptrmap_free(&m->replace);
+  base_ptrmap_free(&m->inprog);
+  base_vec_free(&m->stack);
 }
 
 uop_rw_memo *uop_ctx_memo_acquire(uop_ctx *ctx, const void *owner, int slot) {
@@ -214,8 +214,8 @@ void uop_ctx_destroy(uop_ctx *ctx) {
   for (int i = 0; i < UOP_CTX_MEMO_SLOTS; i++) memo_free(&ctx->memo[i]);
   free(ctx->visit.mark);
   free(ctx->visit.val);
-  uop_vec_free(&ctx->visit.stack);
-  uop_vec_free(&ctx->visit.order);
+  base_vec_free(&ctx->visit.stack);
+  base_vec_free(&ctx->visit.order);
   free(ctx);
 }
 

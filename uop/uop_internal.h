@@ -10,45 +10,45 @@
 
 /* Open-addressing map from a node pointer to a word (pointer or integer). Key NULL marks an empty slot. Key and
  * value share a slot (one cache line per probe); the load factor stays at most 1/2 so probes are short. */
-typedef struct uop_ptrmap_slot {
+typedef struct base_ptrmap_slot {
   const void *key;
   uintptr_t val;
-} uop_ptrmap_slot;
+} base_ptrmap_slot;
 
-typedef struct uop_ptrmap {
-  uop_ptrmap_slot *slots;
+typedef struct base_ptrmap {
+  base_ptrmap_slot *slots;
   size_t cap, count; /* cap is 0 or a power of two */
-} uop_ptrmap;
+} base_ptrmap;
 
-static inline size_t uop_ptrhash(const void *p) {
+static inline size_t base_ptrhash(const void *p) {
   uint64_t h = (uint64_t)(uintptr_t)p;
   h ^= h >> 29;
   h *= 0x9E3779B97F4A7C15ull;
   return (size_t)(h ^ (h >> 32));
 }
 
-static inline void uop_ptrmap_free(uop_ptrmap *m) {
+static inline void base_ptrmap_free(base_ptrmap *m) {
   free(m->slots);
   memset(m, 0, sizeof *m);
 }
 
 /* Returns the slot of key, or NULL if absent. */
-static inline uintptr_t *uop_ptrmap_find(const uop_ptrmap *m, const void *key) {
+static inline uintptr_t *base_ptrmap_find(const base_ptrmap *m, const void *key) {
   if (!m->cap) return NULL;
   size_t mask = m->cap - 1;
-  for (size_t i = uop_ptrhash(key) & mask;; i = (i + 1) & mask) {
+  for (size_t i = base_ptrhash(key) & mask;; i = (i + 1) & mask) {
     if (m->slots[i].key == key) return &m->slots[i].val;
     if (!m->slots[i].key) return NULL;
   }
 }
 
-static inline bool uop_ptrmap_grow(uop_ptrmap *m) {
+static inline bool base_ptrmap_grow(base_ptrmap *m) {
   size_t ncap = m->cap ? m->cap * 2 : 32;
-  uop_ptrmap_slot *ns = calloc(ncap, sizeof *ns);
+  base_ptrmap_slot *ns = calloc(ncap, sizeof *ns);
   if (!ns) return false;
   for (size_t j = 0; j < m->cap; j++) {
     if (!m->slots[j].key) continue;
-    size_t i = uop_ptrhash(m->slots[j].key) & (ncap - 1);
+    size_t i = base_ptrhash(m->slots[j].key) & (ncap - 1);
     while (ns[i].key) i = (i + 1) & (ncap - 1);
     ns[i] = m->slots[j];
   }
@@ -59,10 +59,10 @@ static inline bool uop_ptrmap_grow(uop_ptrmap *m) {
 }
 
 /* Find key, or insert it with value `init`; returns its value slot, NULL on out-of-memory. */
-static inline uintptr_t *uop_ptrmap_get_or_put(uop_ptrmap *m, const void *key, uintptr_t init) {
-  if ((m->count + 1) * 2 > m->cap && !uop_ptrmap_grow(m)) return NULL;
+static inline uintptr_t *base_ptrmap_get_or_put(base_ptrmap *m, const void *key, uintptr_t init) {
+  if ((m->count + 1) * 2 > m->cap && !base_ptrmap_grow(m)) return NULL;
   size_t mask = m->cap - 1;
-  size_t i = uop_ptrhash(key) & mask;
+  size_t i = base_ptrhash(key) & mask;
   while (m->slots[i].key && m->slots[i].key != key) i = (i + 1) & mask;
   if (!m->slots[i].key) {
     m->slots[i].key = key;
@@ -73,25 +73,25 @@ static inline uintptr_t *uop_ptrmap_get_or_put(uop_ptrmap *m, const void *key, u
 }
 
 /* Insert or overwrite. Returns false on out-of-memory. */
-static inline bool uop_ptrmap_put(uop_ptrmap *m, const void *key, uintptr_t val) {
-  uintptr_t *slot = uop_ptrmap_get_or_put(m, key, val);
+static inline bool base_ptrmap_put(base_ptrmap *m, const void *key, uintptr_t val) {
+  uintptr_t *slot = base_ptrmap_get_or_put(m, key, val);
   if (!slot) return false;
   *slot = val;
   return true;
 }
 
 /* Remove (backward-shift deletion keeps probe chains intact). */
-static inline void uop_ptrmap_del(uop_ptrmap *m, const void *key) {
+static inline void base_ptrmap_del(base_ptrmap *m, const void *key) {
   if (!m->cap) return;
   size_t mask = m->cap - 1;
-  size_t i = uop_ptrhash(key) & mask;
+  size_t i = base_ptrhash(key) & mask;
   while (m->slots[i].key != key) {
     if (!m->slots[i].key) return;
     i = (i + 1) & mask;
   }
   m->count--;
   for (size_t j = (i + 1) & mask; m->slots[j].key; j = (j + 1) & mask) {
-    size_t home = uop_ptrhash(m->slots[j].key) & mask;
+    size_t home = base_ptrhash(m->slots[j].key) & mask;
     /* can the entry at j move to the hole at i? only if its home is not in (i, j] cyclically */
     if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
       m->slots[i] = m->slots[j];
@@ -102,12 +102,12 @@ static inline void uop_ptrmap_del(uop_ptrmap *m, const void *key) {
 }
 
 /* Growable array of words used as an explicit stack. */
-typedef struct uop_vec {
+typedef struct base_vec {
   uintptr_t *v;
   size_t n, cap;
-} uop_vec;
+} base_vec;
 
-static inline bool uop_vec_push(uop_vec *s, uintptr_t x) {
+static inline bool base_vec_push(base_vec *s, uintptr_t x) {
   if (s->n == s->cap) {
     size_t ncap = s->cap ? s->cap * 2 : 64;
     uintptr_t *nv = realloc(s->v, ncap * sizeof *nv);
@@ -119,7 +119,7 @@ static inline bool uop_vec_push(uop_vec *s, uintptr_t x) {
   return true;
 }
 
-static inline void uop_vec_free(uop_vec *s) {
+static inline void base_vec_free(base_vec *s) {
   free(s->v);
   memset(s, 0, sizeof *s);
 }
@@ -135,8 +135,8 @@ bool uop_ctx_is_oom(const uop_ctx *ctx);
  * enclosing rewrite (then the caller uses private maps); a non-NULL memo must be released. */
 #define UOP_CTX_MEMO_SLOTS 4
 typedef struct uop_rw_memo {
-  uop_ptrmap replace, inprog;
-  uop_vec stack;
+  base_ptrmap replace, inprog;
+  base_vec stack;
 } uop_rw_memo;
 uop_rw_memo *uop_ctx_memo_acquire(uop_ctx *ctx, const void *owner, int slot);
 void uop_ctx_memo_release(uop_ctx *ctx, int slot);
@@ -151,14 +151,14 @@ typedef struct uop_visit {
   const uop **val;
   size_t cap;
   uint32_t epoch;
-  uop_vec stack, order;
+  base_vec stack, order;
   bool busy;
 } uop_visit;
 uop_visit *uop_ctx_visit_acquire(uop_ctx *ctx);
 void uop_ctx_visit_release(uop_ctx *ctx, uop_visit *v);
 
 /* Empty the map, keeping its storage. */
-static inline void uop_ptrmap_clear(uop_ptrmap *m) {
+static inline void base_ptrmap_clear(base_ptrmap *m) {
   if (m->count) memset(m->slots, 0, m->cap * sizeof *m->slots);
   m->count = 0;
 }

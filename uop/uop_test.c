@@ -1,7 +1,7 @@
 /* Node creation, hash-consing identity, args, dtype table facts. */
 #include "uop/uop.h"
 
-#include "hcq/testing.h"
+#include "base/testing.h"
 
 static void test_dtypes(void) {
   uop_dtype i32 = uop_dt(UOP_INT32), u8 = uop_dt(UOP_UINT8), idx = uop_dt(UOP_INDEX);

@@ -31,8 +31,8 @@ mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 GENFLAGS="-std=gnu11 -Wall -Wextra -Werror -O1 -I. -D_GNU_SOURCE"
-$CC $GENFLAGS autogen/gen/amdgen.c autogen/gen/macro_table.c hcq/status.c -o "$tmp/amdgen"
-$CC $GENFLAGS autogen/gen/kfdgen.c autogen/gen/macro_table.c hcq/status.c -o "$tmp/kfdgen"
+$CC $GENFLAGS autogen/gen/amdgen.c autogen/gen/macro_table.c base/status.c -o "$tmp/amdgen"
+$CC $GENFLAGS autogen/gen/kfdgen.c autogen/gen/macro_table.c base/status.c -o "$tmp/kfdgen"
 
 # One tar pass (~7 s) for every source the spec names.
 mapfile -t srcs < <(awk '$1=="source"{print "linux-source-6.1/"$2}' autogen/gen/amd.spec | sort -u)

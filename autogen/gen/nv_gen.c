@@ -680,7 +680,7 @@ static int nvg_write_layout_h(const nvg_spec *s, FILE *f) {
              " * UVM ioctl and RM control tables of each branch. Pick one from the running version string. */\n",
           nvg_banner);
   fprintf(f, "#ifndef HCQ_AUTOGEN_NV_LAYOUT_H\n#define HCQ_AUTOGEN_NV_LAYOUT_H\n\n#include <stddef.h>\n\n"
-             "#include \"autogen/nv_abi.h\"\n#include \"hcq/status.h\"\n#include \"kernel_iface/ioctl_desc.h\"\n\n");
+             "#include \"autogen/nv_abi.h\"\n#include \"base/status.h\"\n#include \"kernel_iface/ioctl_desc.h\"\n\n");
   fprintf(f, "typedef struct nv_layout {\n  const char *branch;      /* \"r580\" */\n"
              "  const unsigned *majors; /* driver major versions served, 0-terminated */\n");
   for (int i = 0; i < s->nstructs; i++)

@@ -2,7 +2,7 @@
  * qemu-user. argv: kernel A object, kernel B object, kernel A linked image[, interworking object (armhf)].
  * Loads each, calls it, compares with C. */
 #include "cpu/cpu_elf.h"
-#include "hcq/testing.h"
+#include "base/testing.h"
 #include "cpu/cpu_elf_testkernels.h"
 
 static uint8_t *slurp(const char *path, size_t *n) {

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <inttypes.h>
 
-#include "hcq/status.h"
+#include "base/status.h"
 
 static int testing_failures;
 static int testing_checks;

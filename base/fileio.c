@@ -1,4 +1,4 @@
-#include "hcq/fileio.h"
+#include "base/fileio.h"
 
 #include <errno.h>
 #include <unistd.h>

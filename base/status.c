@@ -1,4 +1,4 @@
-#include "hcq/status.h"
+#include "base/status.h"
 
 #include <stdio.h>
 #include <stdlib.h>

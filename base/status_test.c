@@ -1,5 +1,5 @@
-#include "hcq/status.h"
-#include "hcq/testing.h"
+#include "base/status.h"
+#include "base/testing.h"
 
 int main(void) {
   CHECK(hcq_status_code(HCQ_OK) == HCQ_CODE_OK);

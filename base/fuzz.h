@@ -1,4 +1,4 @@
-/* Seeds and time budgets for the fuzzers (*_test.c; include after hcq/testing.h). `make test` is deterministic:
+/* Seeds and time budgets for the fuzzers (*_test.c; include after base/testing.h). `make test` is deterministic:
  * each fuzzer has its own fixed default seed. Environment:
  *   HCQ_FUZZ_SEED=N        replay seed N (decimal or 0x hex); HCQ_FUZZ_SEED=random draws one (make fuzz)
  *   HCQ_FUZZ_SECONDS=S     the time budget (default: the fuzzer's, 3 s for the time-bounded ones)

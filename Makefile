@@ -59,8 +59,9 @@ $(EMU_LIB): $(call obj,$(EMU_SRCS))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(HCQ): $(call obj,$(TOOL_SRCS)) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $(call obj,$(TOOL_SRCS)) $(LIB) $(LDLIBS)
+# The command links the emulated drivers too: HCQ_MOCK=amd|nv puts them in front of the OS (emulator_tests/mock_env.h).
+$(HCQ): $(call obj,$(TOOL_SRCS)) $(LIB) $(EMU_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(call obj,$(TOOL_SRCS)) $(EMU_LIB) $(LIB) $(LDLIBS)
 
 # A test is one C file linking the library and the emulators. Only the tests of the `hcq` command itself (the
 # verbs: tools/*_test.c, and cpu_e2e_test's `hcq run`/`hcq bench` cases) also link its objects but main: they call

@@ -56,6 +56,9 @@ hcq_status hcq_rt_open(const char *name, hcq_rt_device **out);
 void hcq_rt_close(hcq_rt_device *dev);
 /* The backends the registry knows, one per line ("cpu\n..."), in a static string. */
 const char *hcq_rt_backends(void);
+/* How many devices a backend has here (open them as "BACKEND:0".."BACKEND:N-1"). An error explains why there are
+ * none (e.g. no /dev/kfd, no permission); 0 with no error: the driver is there but has no device. */
+hcq_status hcq_rt_device_count(const char *backend, unsigned *out_n);
 /* Name, arch, compiler target, memory sizes, features, whether it is a mock. */
 hcq_status hcq_rt_info(hcq_rt_device *dev, hcq_device_info *out);
 hcq_device *hcq_rt_lower(hcq_rt_device *dev);

@@ -11,6 +11,9 @@
 typedef struct hcq_rt_backend {
   const char *name;
   hcq_status (*open)(unsigned index, hcq_device **out);
+  /* How many devices it has (NULL: exactly one). 0 with an OK status: none here; an error says why none can be
+   * found (no /dev/kfd, no permission, an unsupported driver) and `hcq devices` shows it. */
+  hcq_status (*count)(unsigned *out_n);
 } hcq_rt_backend;
 
 /* Add a backend at run time (tests: the fake GPU). At most 4. */

@@ -8,7 +8,7 @@
 #include "hcq/rt_internal.h"
 
 static const hcq_rt_backend builtin[] = {
-    {"cpu", cpu_device_open},
+    {"cpu", cpu_device_open, NULL},
 };
 
 static hcq_rt_backend extra[4];
@@ -55,4 +55,19 @@ hcq_status hcq_rt_backend_open(const char *name, hcq_device **out) {
   for (char *c = known; *c; c++)
     if (*c == '\n') *c = c[1] ? ',' : 0;
   return hcq_status_make(HCQ_CODE_NOT_FOUND, "no device backend '%.*s' (known: %s)", (int)n, name, known);
+}
+
+hcq_status hcq_rt_device_count(const char *backend, unsigned *out_n) {
+  if (!backend || !out_n) return hcq_status_make(HCQ_CODE_INVALID, "hcq_rt_device_count: NULL argument");
+  *out_n = 0;
+  for (size_t i = 0; i < sizeof builtin / sizeof *builtin + nextra; i++) {
+    const hcq_rt_backend *b = i < sizeof builtin / sizeof *builtin ? &builtin[i] : &extra[i - sizeof builtin / sizeof *builtin];
+    if (strcmp(b->name, backend) != 0) continue;
+    if (!b->count) {
+      *out_n = 1;
+      return HCQ_OK;
+    }
+    return hcq_status_annotate(b->count(out_n), "counting %s devices", backend);
+  }
+  return hcq_status_make(HCQ_CODE_NOT_FOUND, "no device backend '%s'", backend);
 }

@@ -1,10 +1,14 @@
-/* hcq devices [--json]: the devices hcq can run on. For now the CPU: thread count and ISA features. */
+/* hcq devices [--json]: the devices hcq can run on: the CPU (threads, ISA features), then every other backend of the
+ * registry (hcq/rt_registry.c) with each of its devices' info (arch, compiler target, memory, mock or hardware), or
+ * why it has none here. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "compiler/compiler.h"
+#include "hcq/device_info.h"
+#include "hcq/hcq.h"
 #include "cpu/cpu_pool.h"
 #include "tools/verbs.h"
 
@@ -81,13 +85,67 @@ static void json_str(const char *s) {
   putchar('"');
 }
 
+/* Every backend but the CPU: its devices' info, or why it has none. Returns the exit code (1 if a device that
+ * the backend counted cannot be opened). */
+static int list_backends(bool json) {
+  char names[256];
+  snprintf(names, sizeof names, "%s", hcq_rt_backends());
+  int rc = 0;
+  for (char *save = NULL, *b = strtok_r(names, "\n", &save); b; b = strtok_r(NULL, "\n", &save)) {
+    if (!strcmp(b, "cpu")) continue;
+    unsigned n = 0;
+    hcq_status st = hcq_rt_device_count(b, &n);
+    if (st || n == 0) {
+      const char *why = st ? hcq_status_message(st) : "no devices";
+      if (json) {
+        printf("{\"backend\":\"%s\",\"devices\":0,\"why\":", b);
+        json_str(why);
+        printf("}\n");
+      } else {
+        printf("%s: none (%s)\n", b, why);
+      }
+      hcq_status_free(st);
+      continue;
+    }
+    for (unsigned i = 0; i < n; i++) {
+      char name[64];
+      snprintf(name, sizeof name, "%s:%u", b, i);
+      hcq_rt_device *dev = NULL;
+      hcq_device_info info;
+      st = hcq_rt_open(name, &dev);
+      if (!st) st = hcq_rt_info(dev, &info);
+      if (st) {
+        fprintf(stderr, "hcq devices: %s: %s\n", name, hcq_status_message(st));
+        hcq_status_free(st);
+        hcq_rt_close(dev);
+        rc = 1;
+        continue;
+      }
+      if (json) {
+        printf("{\"device\":\"%s\",\"backend\":\"%s\",\"arch\":", info.name, b);
+        json_str(info.arch);
+        printf(",\"targets\":[");
+        json_str(info.target);
+        printf("],\"mem_device_B\":%llu,\"mem_host_B\":%llu,\"mock\":%s}\n", (unsigned long long)info.mem_device_B,
+               (unsigned long long)info.mem_host_B, info.is_mock ? "true" : "false");
+      } else {
+        printf("%s  %s  %s%s\n  memory: %.1f GiB device, %.1f GiB host\n  targets: %s\n", info.name, b, info.arch,
+               info.is_mock ? "  (mock: emulated, not hardware)" : "", (double)info.mem_device_B / (1u << 30),
+               (double)info.mem_host_B / (1u << 30), info.target);
+      }
+      hcq_rt_close(dev);
+    }
+  }
+  return rc;
+}
+
 int hcq_verb_devices(int argc, char **argv) {
   bool json = false;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--json")) json = true;
     else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      printf("usage: hcq devices [--json]\n  lists the devices (CPU: worker threads from $HCQ_CPU_THREADS or the "
-             "cores, ISA features)\n");
+      printf("usage: hcq devices [--json]\n  lists the devices: the CPU (worker threads from $HCQ_CPU_THREADS or the "
+             "cores, ISA features), then each GPU backend's devices (HCQ_MOCK=amd|nv: the emulated ones)\n");
       return 0;
     } else {
       fprintf(stderr, "hcq devices: unexpected argument '%s'\n", argv[i]);
@@ -125,5 +183,5 @@ int hcq_verb_devices(int argc, char **argv) {
     for (size_t i = 0; i < nf; i++) printf(" %s%s", f[i].have ? "+" : "-", f[i].name);
     printf("\n  targets: c\n");
   }
-  return 0;
+  return list_backends(json);
 }

@@ -255,6 +255,41 @@ static void test_errors(const char *dir) {
   cpu_device_destroy(dev);
 }
 
+/* krun on a device opened by name (the path `hcq run --dev NAME` takes for every device but the CPU shorthand):
+ * compile for the device's own target from its info, run, check against the reference interpreter; the device
+ * stays the caller's after krun_free. */
+static void test_device_by_name(void) {
+  hcq_rt_device *rd = NULL;
+  hcq_device_info info;
+  CHECK_OK(hcq_rt_open("cpu:0", &rd));
+  if (!rd) return;
+  CHECK_OK(hcq_rt_info(rd, &info));
+  CHECK(!strcmp(info.target, "c"));
+  for (int round = 0; round < 2; round++) { /* twice: the device outlives the first krun */
+    krun k = {0};
+    CHECK_OK(krun_compile_file_for(&k, "examples/softmax.uop", NULL, info.target, 2));
+    CHECK_OK(krun_setup_rt(&k, rd));
+    krun_fill(&k, 11 + (uint64_t)round);
+    cc_kbuf *host = NULL;
+    size_t nhost = 0;
+    CHECK_OK(cc_kernel_buffers(k.sink, &host, &nhost));
+    for (size_t i = 0; host && i < nhost; i++) {
+      host[i].data = malloc(host[i].size_B);
+      memcpy(host[i].data, krun_buf(&k, host[i].slot)->data, host[i].size_B);
+    }
+    CHECK_OK(krun_exec(&k, 5000, NULL));
+    krun_cmp cmp;
+    CHECK_OK(krun_check_interp(&k, host, nhost, 1e-4, 1e-5, &cmp));
+    CHECK(cmp.checked > 0 && cmp.mismatches == 0);
+    if (host) cc_kbufs_free(host, nhost);
+    krun_free(&k);
+  }
+  krun k = {0};
+  CHECK_ERR(krun_compile_file_for(&k, "examples/add.uop", NULL, "no-such-target", 2), HCQ_CODE_NOT_FOUND, "");
+  krun_free(&k);
+  hcq_rt_close(rd);
+}
+
 static const char *const required_names[] = {"add", "saxpy", "sum", "softmax", "matmul_512", "matmul_1024",
                                               "matmul_2048", "transpose", "launch", "graph_replay",
                                               "compile_pipeline", "compile_external"};
@@ -316,6 +351,7 @@ int main(void) {
   setenv("XDG_CACHE_HOME", dir, 1);
   if (system("command -v cc >/dev/null 2>&1") != 0) TEST_SKIP("no C compiler (install gcc)");
   test_examples();
+  test_device_by_name();
   test_random_shapes();
   test_errors(dir);
   test_bench(dir);

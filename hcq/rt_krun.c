@@ -1,4 +1,4 @@
-/* krun: see krun.h. */
+/* krun: see rt_krun.h. */
 #include "hcq/rt_krun.h"
 
 #include <math.h>
@@ -12,8 +12,8 @@
 
 static double now_ms(void) { return (double)hcq_now_ns() / 1e6; }
 
-static hcq_status compile(krun *k, const cc_options *o, int threads) {
-  HCQ_TRY(cc_target_get("c", threads, &k->target));
+static hcq_status compile(krun *k, const cc_options *o, const char *target, int threads) {
+  HCQ_TRY(cc_target_get(target, threads, &k->target));
   cc_options def = {0};
   double t0 = now_ms();
   HCQ_TRY(cc_compile_source(k->ctx, k->sink, &k->target, o ? o : &def, &k->prog));
@@ -22,18 +22,26 @@ static hcq_status compile(krun *k, const cc_options *o, int threads) {
   return HCQ_OK;
 }
 
-hcq_status krun_compile_file(krun *k, const char *path, const cc_options *o, int threads) {
+hcq_status krun_compile_file_for(krun *k, const char *path, const cc_options *o, const char *target, int threads) {
   memset(k, 0, sizeof *k);
   HCQ_TRY(uop_ctx_create(&k->ctx));
   HCQ_TRY(cc_kernel_parse_file(k->ctx, path, &k->sink));
-  return compile(k, o, threads);
+  return compile(k, o, target, threads);
 }
 
-hcq_status krun_compile_text(krun *k, const char *text, const cc_options *o, int threads) {
+hcq_status krun_compile_text_for(krun *k, const char *text, const cc_options *o, const char *target, int threads) {
   memset(k, 0, sizeof *k);
   HCQ_TRY(uop_ctx_create(&k->ctx));
   HCQ_TRY(cc_kernel_parse(k->ctx, text, strlen(text), "<bench>", &k->sink));
-  return compile(k, o, threads);
+  return compile(k, o, target, threads);
+}
+
+hcq_status krun_compile_file(krun *k, const char *path, const cc_options *o, int threads) {
+  return krun_compile_file_for(k, path, o, "c", threads);
+}
+
+hcq_status krun_compile_text(krun *k, const char *text, const cc_options *o, int threads) {
+  return krun_compile_text_for(k, text, o, "c", threads);
 }
 
 size_t krun_mem_available_B(void) {
@@ -72,8 +80,15 @@ static const uop *find_var(krun *k, const char *name) {
 }
 
 hcq_status krun_setup(krun *k, cpu_device *dev) {
+  hcq_rt_device *rd = NULL;
+  HCQ_TRY(hcq_rt_wrap(cpu_device_hcq(dev), 0, &rd));
+  k->own_rd = true;
+  return krun_setup_rt(k, rd);
+}
+
+hcq_status krun_setup_rt(krun *k, hcq_rt_device *rd) {
   cc_program *p = k->prog;
-  k->dev = dev;
+  k->rd = rd;
   HCQ_TRY(cc_kernel_buffers(k->sink, &k->bufs, &k->nbufs));
   HCQ_TRY(check_memory(k));
   k->rbufs = calloc(k->nbufs ? k->nbufs : 1, sizeof *k->rbufs);
@@ -87,7 +102,6 @@ hcq_status krun_setup(krun *k, cpu_device *dev) {
     k->vv[v] = (uop_var_val){p->var_names[v], k->var_nodes[v]->arg.i2};
   }
   /* the runtime layer: the compiled program described once, loaded, its launch queue recorded */
-  HCQ_TRY(hcq_rt_wrap(cpu_device_hcq(dev), 0, &k->rd));
   hcq_program desc;
   HCQ_TRY(cc_program_describe(p, &k->target, &desc));
   if (hcq_program_nbufs(&desc) != k->nbufs)
@@ -159,7 +173,12 @@ char *krun_opts_text(const krun *k) {
 
 void krun_free(krun *k) {
   if (!k) return;
-  hcq_rt_close(k->rd); /* frees the kernel and the buffers; the cpu device stays the caller's */
+  if (k->own_rd) {
+    hcq_rt_close(k->rd); /* the wrapper of krun_setup: frees the kernel and the buffers; the cpu device stays */
+  } else {
+    hcq_rt_kernel_free(k->kern); /* a caller's device: only what krun made on it */
+    for (size_t i = 0; k->rbufs && i < k->nbufs; i++) hcq_rt_buffer_free(k->rbufs[i]);
+  }
   free(k->bufs);
   free(k->rbufs);
   free(k->var_nodes);

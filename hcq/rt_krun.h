@@ -1,4 +1,4 @@
-/* krun: one kernel compiled for the c target and run on the CPU device through the runtime layer (hcq/hcq.h:
+/* krun: one kernel compiled for a device's target and run on it through the runtime layer (hcq/hcq.h:
  * the program described once, loaded as a kernel whose launch queue is recorded once; every krun_exec is one
  * hcq_rt_launch + hcq_rt_sync). What krun adds is the tool's side: kernel text, buffers as cc_kbufs for the
  * reference interpreter, the memory-limit check, comparisons. Shared by `hcq run`, `hcq bench` and the tests. */
@@ -21,9 +21,9 @@ typedef struct krun {
   const uop *sink;
   cc_target target;
   cc_program *prog;
-  /* device side (krun_setup) */
-  cpu_device *dev; /* borrowed */
-  hcq_rt_device *rd; /* the runtime layer over dev */
+  /* device side (krun_setup / krun_setup_rt) */
+  hcq_rt_device *rd; /* the device (krun_setup: a wrapper krun owns; krun_setup_rt: the caller's) */
+  bool own_rd;
   hcq_rt_kernel *kern;
   hcq_rt_buffer **rbufs; /* per slot */
   cc_kbuf *bufs; /* data = device memory (host view) */
@@ -33,13 +33,18 @@ typedef struct krun {
   double compile_ms;     /* pipeline + external */
 } krun;
 
-/* Parse (file or text) and compile: opts NULL + noopt false = the heuristic. threads: the c target's
- * global_max[0] (the THREAD opt's limit). */
+/* Parse (file or text) and compile for `target` ("c", "amdgpu:gfx1100", "ptx:sm_90": a device's
+ * hcq_device_info.target): opts NULL + noopt false = the heuristic. threads: the c target's global_max[0] (the
+ * THREAD opt's limit). The plain forms compile for the c target. */
+hcq_status krun_compile_file_for(krun *k, const char *path, const cc_options *o, const char *target, int threads);
+hcq_status krun_compile_text_for(krun *k, const char *text, const cc_options *o, const char *target, int threads);
 hcq_status krun_compile_file(krun *k, const char *path, const cc_options *o, int threads);
 hcq_status krun_compile_text(krun *k, const char *text, const cc_options *o, int threads);
-/* Load on dev, allocate buffers (zeroed), record the queue. Buffers beyond the memory limit (cgroup, MemAvailable,
- * rlimits: cpu_memlimit_check) are HCQ_CODE_NOMEM naming the largest buffer, the limit and its source. */
+/* Load on a device, allocate host-visible buffers (zeroed), record the queue. Buffers beyond the host memory limit
+ * (cgroup, MemAvailable, rlimits: cpu_memlimit_check) are HCQ_CODE_NOMEM naming the largest buffer, the limit and
+ * its source. krun_setup wraps a CPU device; krun_setup_rt uses any opened device (which stays the caller's). */
 hcq_status krun_setup(krun *k, cpu_device *dev);
+hcq_status krun_setup_rt(krun *k, hcq_rt_device *rd);
 /* Fill every buffer deterministically (cc_fill_buffer, seed + slot). */
 void krun_fill(krun *k, uint64_t seed);
 /* Set the kernel variables by name (every prog->var_names entry must be given; values checked against the

@@ -1,7 +1,7 @@
-/* hcq run [--dev cpu] [--var NAME=VAL]... [--opts O | --noopt] [--check] [--in SLOT=FILE]... [--out SLOT=FILE]...
+/* hcq run [--dev DEVICE] [--var NAME=VAL]... [--opts O | --noopt] [--check] [--in SLOT=FILE]... [--out SLOT=FILE]...
  *         [--threads N] [--seed S] [--repeat R] [--timeout-ms T] FILE.uop
- * Compiles a kernel for the c target, runs it on the CPU device through an hcq queue, optionally checks it against
- * the reference interpreter, and prints the time and throughput. */
+ * Compiles a kernel for the device's target (c on the CPU), runs it on the device through the runtime layer,
+ * optionally checks it against the reference interpreter, and prints the time and throughput. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,17 +16,18 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: hcq run [--dev cpu] [--var NAME=VALUE]... [--opts 'UPCAST:0:4,...' | --noopt] [--check]\n"
+          "usage: hcq run [--dev DEVICE] [--var NAME=VALUE]... [--opts 'UPCAST:0:4,...' | --noopt] [--check]\n"
           "               [--in SLOT=FILE]... [--out SLOT=FILE]... [--threads N] [--seed S] [--repeat R]\n"
           "               [--timeout-ms T] FILE.uop\n"
           "       hcq run --image K.img [--var NAME=VALUE]... [--in/--out SLOT=FILE]... (see hcq run --image K --help)\n"
-          "  Compiles FILE for the c target, fills the buffers deterministically (or from raw little-endian files\n"
-          "  with --in), runs it on the CPU device through an hcq queue and prints the kernel time (median of R\n"
+          "  Compiles FILE for the device's target (DEVICE: cpu (default), amd:0, nv:1, ...: `hcq devices`; c on\n"
+          "  the CPU), fills the buffers deterministically (or from raw little-endian files with --in), runs it on\n"
+          "  the device through an hcq queue and prints the kernel time (median of R\n"
           "  runs) and the throughput over all buffer bytes. --check compares every buffer with the reference\n"
           "  interpreter (integers exactly, floats within 1e-4 relative + 1e-5 absolute + 1e-5 of the buffer's\n"
           "  largest; NaN matches any NaN, inf only the same inf, -0 matches +0: docs/FORMATS.md). Variables\n"
           "  default to their maximum.\n"
-          "  --threads: worker threads, 1 to 1024 (0 or unset: $HCQ_CPU_THREADS or the number of cores).\n"
+          "  --threads: CPU worker threads, 1 to 1024 (0 or unset: $HCQ_CPU_THREADS or the number of cores).\n"
           "  --repeat: 1 to 1000000 (default 1). --timeout-ms: 1 to 4294967295 (default 30000) per run.\n"
           "  --seed: 0 to 2^63-1 (default 7).\n");
 }
@@ -143,14 +144,19 @@ int hcq_verb_run(int argc, char **argv) {
     goto free_names;
   }
   rc = 1;
-  if (strcmp(devname, "cpu") != 0 && strcmp(devname, "CPU") != 0 && strcmp(devname, "CPU:0") != 0) {
-    fprintf(stderr, "hcq run: unknown device '%s' (available: cpu)\n", devname);
+  /* the CPU keeps its own options (--threads); every other device is opened by name from the registry */
+  bool is_cpu = !strcmp(devname, "cpu") || !strcmp(devname, "CPU") || !strcmp(devname, "cpu:0") ||
+                !strcmp(devname, "CPU:0");
+  if (!is_cpu && threads) {
+    fprintf(stderr, "hcq run: --threads applies to the CPU device, not to %s\n", devname);
     rc = 2;
     goto free_names;
   }
 
   krun k = {0};
   cpu_device *dev = NULL;
+  hcq_rt_device *rd = NULL;
+  hcq_device_info info = {0};
   cc_opt *opts = NULL;
   size_t nopts = 0;
   cc_kbuf *host = NULL;
@@ -158,12 +164,15 @@ int hcq_verb_run(int argc, char **argv) {
   double *times = calloc((size_t)repeat, sizeof *times);
   hcq_status st = times ? HCQ_OK : hcq_status_make(HCQ_CODE_NOMEM, "times");
   if (!st && opts_text) st = cc_opts_parse(opts_text, &opts, &nopts);
-  if (!st) st = cpu_device_create((int)threads, &dev);
+  if (!st && is_cpu) st = cpu_device_create((int)threads, &dev);
+  if (!st && !is_cpu) st = hcq_rt_open(devname, &rd);
+  if (!st && !is_cpu) st = hcq_rt_info(rd, &info);
   if (!st) {
     cc_options o = {.opts = opts, .nopts = nopts, .noopt = noopt};
-    st = krun_compile_file(&k, file, &o, cpu_device_threads(dev));
+    st = is_cpu ? krun_compile_file(&k, file, &o, cpu_device_threads(dev))
+                : krun_compile_file_for(&k, file, &o, info.target, 1);
   }
-  if (!st) st = krun_setup(&k, dev);
+  if (!st) st = is_cpu ? krun_setup(&k, dev) : krun_setup_rt(&k, rd);
   if (!st) {
     /* variables: given ones, the rest at their maximum */
     uop_var_val all[MAX_ITEMS * 2];
@@ -222,8 +231,11 @@ int hcq_verb_run(int argc, char **argv) {
     size_t bytes = 0;
     for (size_t i = 0; i < k.nbufs; i++) bytes += k.bufs[i].size_B;
     char *ot = krun_opts_text(&k);
-    printf("%s: %d threads, opts [%s], compile %.1f ms, run %.3f ms%s, %.2f GB/s over %zu buffer bytes\n",
-           k.prog->name, cpu_device_threads(dev), ot ? ot : "", k.compile_ms, ms, repeat > 1 ? " (median)" : "",
+    char where[96];
+    if (is_cpu) snprintf(where, sizeof where, "%d threads", cpu_device_threads(dev));
+    else snprintf(where, sizeof where, "%s (%s)%s", info.name, info.target, info.is_mock ? " mock" : "");
+    printf("%s: %s, opts [%s], compile %.1f ms, run %.3f ms%s, %.2f GB/s over %zu buffer bytes\n", k.prog->name,
+           where, ot ? ot : "", k.compile_ms, ms, repeat > 1 ? " (median)" : "",
            ms > 0 ? (double)bytes / (ms * 1e6) : 0.0, bytes);
     free(ot);
     rc = 0;
@@ -233,6 +245,7 @@ int hcq_verb_run(int argc, char **argv) {
   if (host) cc_kbufs_free(host, nhost);
   krun_free(&k);
   cpu_device_destroy(dev);
+  hcq_rt_close(rd);
   free(opts);
   free(times);
 free_names:

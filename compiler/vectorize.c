@@ -427,6 +427,56 @@ static hcq_status fold_stores(vz *z, const uop *sink, const uop *const *nodes, s
   return st;
 }
 
+/* The final value of a one-element accumulator: LOAD(INDEX(DEFINE_REG(T*[1]), 0), STORE, ...), float32. */
+static bool is_acc_value(const uop *n) {
+  return n->op == UOP_LOAD && n->nsrc >= 2 && n->src[1]->op == UOP_STORE && n->dtype.scalar == UOP_FLOAT32 &&
+         n->dtype.count == 1 && n->src[0]->op == UOP_INDEX_OP && n->src[0]->src[0]->op == UOP_DEFINE_REG &&
+         n->src[0]->src[0]->dtype.size == 1;
+}
+
+/* The leaves of the tree of op nodes under n (n included), at most VEC_MAX + 1 of them. */
+static void tree_leaves(const uop *n, uop_op op, const uop **out, int *nout) {
+  if (*nout > VEC_MAX) return;
+  if (n->op == op && n->nsrc == 2 && n->dtype.scalar == UOP_FLOAT32 && n->dtype.count == 1) {
+    tree_leaves(n->src[0], op, out, nout);
+    tree_leaves(n->src[1], op, out, nout);
+    return;
+  }
+  out[(*nout)++] = n;
+}
+
+/* Per-lane accumulators (the expander's per-lane REDUCEs) combined after their loop by a tree of ADDs or MULs: their
+ * update chains become one vector accumulator; each lane's final value reads its lane (GEP), the tree stays. */
+static hcq_status fold_acc_trees(vz *z, const uop *sink, int vmax, const uop **out_sink) {
+  *out_sink = sink;
+  const uop **nodes;
+  size_t count;
+  HCQ_TRY(uop_toposort(z->ctx, sink, &nodes, &count));
+  base_ptrmap_free(&z->repl);
+  z->repl = (base_ptrmap){0};
+  for (size_t k = count; k-- > 0 && !z->oom;) { /* users before their sources: the largest tree first */
+    const uop *n = nodes[k];
+    if ((n->op != UOP_ADD && n->op != UOP_MUL) || base_ptrmap_find(&z->repl, n)) continue;
+    const uop *leaves[VEC_MAX + 1];
+    int nl = 0;
+    tree_leaves(n, (uop_op)n->op, leaves, &nl);
+    if (nl < 2 || nl > vmax || (nl & (nl - 1))) continue;
+    bool ok = true;
+    for (int l = 0; l < nl && ok; l++) ok = is_acc_value(leaves[l]) && !base_ptrmap_find(&z->repl, leaves[l]);
+    if (!ok) continue;
+    const uop *v = vec(z, leaves, nl);
+    if (!v || v->op != UOP_LOAD || v->dtype.count != nl) continue;
+    for (int l = 0; l < nl && !z->oom; l++) {
+      int64_t lane = l;
+      const uop *gep = mk(z, UOP_GEP, leaves[l]->dtype, &v, 1, uop_arg_ints(z->ctx, &lane, 1));
+      if (!gep || !base_ptrmap_put(&z->repl, leaves[l], (uintptr_t)gep)) z->oom = true;
+    }
+  }
+  if (z->oom) return hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory");
+  if (!z->repl.count) return HCQ_OK;
+  return cc_rebuild(z->ctx, sink, replace_loads, z, out_sink);
+}
+
 hcq_status cc_pass_vectorize(cc_pass_ctx *pc, const uop *sink, const uop **out_sink) {
   *out_sink = sink;
   int vmax = pc->target->vector_max;
@@ -442,7 +492,9 @@ hcq_status cc_pass_vectorize(cc_pass_ctx *pc, const uop *sink, const uop **out_s
   const uop *loaded = sink;
   if (!st && z.repl.count) st = cc_rebuild(pc->ctx, sink, replace_loads, &z, &loaded);
   if (!st) st = uop_toposort(pc->ctx, loaded, &nodes, &count);
-  if (!st) st = fold_stores(&z, loaded, nodes, count, vmax, out_sink);
+  const uop *stored = NULL;
+  if (!st) st = fold_stores(&z, loaded, nodes, count, vmax, &stored);
+  if (!st) st = fold_acc_trees(&z, stored, vmax, out_sink);
   base_ptrmap_free(&z.memo);
   base_ptrmap_free(&z.regs);
   base_ptrmap_free(&z.stores);

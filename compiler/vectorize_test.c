@@ -152,6 +152,57 @@ static void test_max_reduce(const cc_target *t) {
   free(src);
 }
 
+/* An unrolled reduce with a loop left (a sum, a product, a row reduce): one accumulator per lane (expander.c), kept
+ * in one vector register and combined after the loop; a column reduce under the heuristic: the output axis upcast
+ * by the vector width, one vector accumulator. Values that round (the fill's odd multiples of 2^-16 summed over
+ * different orders) must still match the interpreter within its tolerance. */
+static void test_reduce_accs(const cc_target *t) {
+  static const char *SUM =
+      "(kernel s (let out (buf 0 float32 1)) (let x (buf 1 float32 1024)) (let r (range 1000 1024 reduce))"
+      " (sink (store (index out 0) (reduce add (load (index x r)) r))))";
+  static const char *PROD =
+      "(kernel p (let out (buf 0 float32 3)) (let x (buf 1 float32 192)) (let r0 (range 0 3 loop))"
+      " (let r (range 1000 64 reduce))"
+      " (sink (store (index out r0) (reduce mul (+ 1.0 (* 0.01 (load (index x (+ (* r0 64) r))))) r) r0)))";
+  for (int w = 2; w <= t->vector_max; w *= 2) {
+    char opts[32], want[32];
+    snprintf(opts, sizeof opts, "UNROLL:0:%d", w);
+    snprintf(want, sizeof want, "float%d acc", w);
+    char *src = run_case(t, "sum", SUM, opts, NULL, 0);
+    CHECK(strstr(src, want) != NULL);
+    free(src);
+  }
+  char *src = run_case(t, "prod", PROD, "UNROLL:0:4", NULL, 0);
+  CHECK(strstr(src, "float4 acc") != NULL);
+  free(src);
+  /* the heuristic on the row and column reduce examples (256x512): vector accumulators, no scalar chain */
+  char want[32];
+  snprintf(want, sizeof want, "float%d acc", t->vector_max);
+  static const char *ROW =
+      "(kernel row (let out (buf 0 float32 256)) (let x (buf 1 float32 131072)) (let r0 (range 0 256 loop))"
+      " (let r1000 (range 1000 512 reduce))"
+      " (sink (store (index out r0) (reduce add (load (index x (+ (* r0 512) r1000))) r1000) r0)))";
+  static const char *COL =
+      "(kernel col (let out (buf 0 float32 512)) (let x (buf 1 float32 131072)) (let r0 (range 0 512 loop))"
+      " (let r1000 (range 1000 256 reduce))"
+      " (sink (store (index out r0) (reduce add (load (index x (+ (* r1000 512) r0))) r1000) r0)))";
+  const char *kernels[] = {ROW, COL};
+  for (int i = 0; i < 2; i++) {
+    uop_ctx *ctx = NULL;
+    CHECK_OK(uop_ctx_create(&ctx));
+    const uop *sink = NULL;
+    CHECK_OK(cc_kernel_parse(ctx, kernels[i], strlen(kernels[i]), "red", &sink));
+    cc_program *p = NULL;
+    size_t bad = SIZE_MAX;
+    CHECK_OK(otu_native_same(ctx, sink, t, NULL, NULL, 0, 5, &bad, &p));
+    CHECK(bad == 0);
+    CHECK(p && strstr(p->source, want) != NULL);
+    if (p && !strstr(p->source, want)) fprintf(stderr, "%s\n", p->source);
+    cc_program_free(p);
+    uop_ctx_destroy(ctx);
+  }
+}
+
 /* The example kernels and the fuzz-style mixes under the heuristic stay correct (covered at large by examples_test
  * and opt_fuzz_test); here: the heuristic on add vectorizes. */
 static void test_heuristic(const cc_target *t) {
@@ -232,6 +283,7 @@ int main(void) {
   test_gates(&t);
   test_matmul(&t);
   test_max_reduce(&t);
+  test_reduce_accs(&t);
   test_heuristic(&t);
   const char *nf = getenv("HCQ_VEC_FUZZ_CASES");
   test_fuzz(&t, nf ? atoi(nf) : 40);

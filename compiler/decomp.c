@@ -64,12 +64,11 @@ static const uop *xexp2(fb *b, const uop *x) {
   double lo = b->f64 ? -1076 : -151, hi = b->f64 ? 1025 : 129;
   const uop *xc = sel(b, lt(b, x, fc(b, lo)), fc(b, lo), x);
   xc = sel(b, lt(b, fc(b, hi), xc), fc(b, hi), xc);        /* nan passes through both selects */
-  const uop *xn = sel(b, ne(b, xc, xc), fc(b, 0), xc);      /* the bit tricks below see no nan */
-  /* n = round(xn) without a float->int conversion (which vectorizes badly): xn + 1.5*2^mant lies in
+  /* n = round(xc) without a float->int conversion (which vectorizes badly): xc + 1.5*2^mant lies in
    * [2^mant, 2^(mant+1)), where the ulp is 1, so the sum is rounded to an integer (to nearest even) and its low
-   * bits are n plus the constant's bits. */
+   * bits are n plus the constant's bits. A nan makes f and so the result nan, whatever bits 2^n gets. */
   const uop *magic = fc(b, ldexp(1.5, mant));
-  const uop *t = add(b, xn, magic);
+  const uop *t = add(b, xc, magic);
   const uop *f = sub(b, xc, sub(b, t, magic)); /* both subtractions are exact */
   double c[14];
   int deg = b->f64 ? 13 : 7;

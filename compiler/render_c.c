@@ -735,6 +735,12 @@ hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *l
     for (uint32_t i = 0; i <= list[k]->nsrc && !half; i++)
       half = is_half(uop_dt_base_of((i ? list[k]->src[i - 1] : list[k])->dtype));
   if (half) fputs(HALF_PREAMBLE, f);
+  /* A loop whose length is a runtime variable cannot be upcast (vectorize.c needs constant lane counts): let gcc
+   * vectorize it with a scalar tail, which its -O2 cost model ("very cheap": no epilogue loops) refuses. Clang
+   * vectorizes such loops at -O2 already. */
+  bool var = false;
+  for (size_t k = 0; k < count && !var; k++) var = list[k]->op == UOP_DEFINE_VAR;
+  if (var) fputs("#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC optimize(\"vect-cost-model=cheap\")\n#endif\n", f);
   fprintf(f, "void %s(", name);
   for (size_t k = 0; k < count && !r.st; k++) {
     const uop *n = list[k];

@@ -232,6 +232,23 @@ static void test_softmax(const cc_target *t) {
   uop_ctx_destroy(ctx);
 }
 
+/* Elementwise with a runtime length (saxpy, n a variable): no constant lane count to upcast, so the C compiler
+ * vectorizes the loop with a scalar tail (render_c.c asks gcc for that); lengths around the vector widths and
+ * thread splits must all match the interpreter. */
+static void test_runtime_length(const cc_target *t) {
+  static const char *SAXPY =
+      "(kernel saxpy (let y (buf 0 float32 4099)) (let x (buf 1 float32 4099)) (let n (var n 1 4099 index))"
+      " (let r0 (range 0 n loop)) (let yi (index y r0))"
+      " (sink (store yi (+ (* (load (index x r0)) 2.5) (load yi)) r0)))";
+  static const int64_t NS[] = {1, 2, 7, 15, 16, 17, 31, 33, 64, 1000, 4097, 4099};
+  for (size_t i = 0; i < sizeof NS / sizeof NS[0]; i++) {
+    uop_var_val v = {"n", NS[i]};
+    char *src = run_case(t, "saxpy", SAXPY, "THREAD:0:2", &v, 1);
+    CHECK(strstr(src, "vect-cost-model=cheap") != NULL);
+    free(src);
+  }
+}
+
 /* The example kernels and the fuzz-style mixes under the heuristic stay correct (covered at large by examples_test
  * and opt_fuzz_test); here: the heuristic on add vectorizes. */
 static void test_heuristic(const cc_target *t) {
@@ -314,6 +331,7 @@ int main(void) {
   test_max_reduce(&t);
   test_reduce_accs(&t);
   test_softmax(&t);
+  test_runtime_length(&t);
   test_heuristic(&t);
   const char *nf = getenv("HCQ_VEC_FUZZ_CASES");
   test_fuzz(&t, nf ? atoi(nf) : 40);

@@ -189,7 +189,7 @@ static const uop *combine(uop_ctx *ctx, uop_op op, const uop **v, int64_t n) {
 }
 
 /* Per-lane accumulators (not in the reference, which sums the lanes into one accumulator): on targets that fold
- * lanes into vectors, a REDUCE ADD/MUL/MAX over at most vector_max UNROLL lanes that still loops over other ranges becomes
+ * lanes into vectors, a float32 REDUCE ADD/MUL/MAX over at most vector_max UNROLL lanes that still loops over other ranges becomes
  * one REDUCE per lane, combined after the loop, so vectorize.c can keep the lanes in one vector accumulator (no
  * horizontal sum per step; the chain of dependent adds is vector_max times shorter). Not when the source uses an
  * UPCAST range: that REDUCE is copied per output lane already (a register tile has accumulators enough). */
@@ -202,6 +202,10 @@ typedef struct expand_job {
 static bool per_lane_accs(const expand_job *j, const uop *n, int64_t nl, uint32_t nrest) {
   uop_op op = (uop_op)n->arg.i;
   if (!j || nrest == 0 || nl < 2 || nl > j->vector_max || (op != UOP_ADD && op != UOP_MUL && op != UOP_MAX)) return false;
+  /* float32 only: what vectorize.c folds. Integer lanes would stay scalar accumulators, and gcc 12.2 -O2 with
+   * AVX2/AVX-512 miscompiles such a group of int accumulators whose lanes are permuted (its loop vectorizer's
+   * SLP reduction; an int32 sum of 16 came out 46 instead of 136; found by opt_fuzz_test) */
+  if (n->dtype.scalar != UOP_FLOAT32 || n->dtype.count != 1) return false;
   for (size_t i = 0; i < j->nupcast; i++)
     if (cc_uses(n->src[0], j->upcast[i])) return false;
   return true;

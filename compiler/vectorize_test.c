@@ -173,6 +173,15 @@ static void test_reduce_accs(const cc_target *t) {
     CHECK(strstr(src, want) != NULL);
     free(src);
   }
+  /* integer reduces keep one accumulator (gcc 12.2 miscompiled a group of permuted int accumulators) */
+  static const char *ISUM =
+      "(kernel is (let out (buf 0 int32 1)) (let a (buf 1 int32 64)) (let b (buf 2 int32 64)) (let r (range 1000 64 reduce))"
+      " (sink (store (index out 0) (reduce add (max (load (index a r)) (load (index b r))) r))))";
+  for (int w = 2; w <= 16; w *= 2) {
+    char opts[32];
+    snprintf(opts, sizeof opts, "UNROLL:0:%d", w);
+    free(run_case(t, "isum", ISUM, opts, NULL, 0));
+  }
   char *src = run_case(t, "prod", PROD, "UNROLL:0:4", NULL, 0);
   CHECK(strstr(src, "float4 acc") != NULL);
   free(src);

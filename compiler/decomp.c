@@ -14,8 +14,9 @@
  * and sin(nan) = nan, sin(-0) = -0; exp2(-inf) = 0, exp2(+inf) = inf, results under/overflow to subnormals, 0 and
  * inf as they should; log2(0) = -inf, log2(x < 0) = nan, log2(inf) = inf.
  *
- * exp2(x): n = round(x), f = x - n in [-1/2, 1/2], 2^f by its Taylor series in f*ln2 (degree 7 for float32, 13 for
- *   float64), times 2^n built from exponent bits in two halves (so that 2^n for n near the limits, where the result
+ * exp2(x): n = round(x) (by adding 1.5*2^mant: no float->int conversion, so it vectorizes), f = x - n in [-1/2, 1/2],
+ *   2^f by its Taylor series in f*ln2 (degree 7 for float32, 13 for float64), times 2^n built from exponent bits in
+ *   two halves (so that 2^n for n near the limits, where the result
  *   is subnormal or overflows, still has two valid exponent fields).
  * log2(x): x = m * 2^e with m in [sqrt(1/2), sqrt(2)) from the bits (subnormals pre-scaled); ln(m) by fdlibm's
  *   f - (f^2/2 - s*(f^2/2 + R(s^2))), f = m - 1, s = f/(2+f), and its hi + lo split times 1/ln2 (fdlibm e_log2.c);
@@ -58,28 +59,32 @@ static const uop *horner(fb *b, const uop *x, const double *c, int n) {
   for (int k = n - 2; k >= 0; k--) acc = add(b, mul(b, acc, x), fc(b, c[k]));
   return acc;
 }
-/* 2^n for an int n whose exponent field n + bias is valid */
-static const uop *pow2i(fb *b, const uop *n) {
-  int mant = b->f64 ? 52 : 23, bias = b->f64 ? 1023 : 127;
-  return bitcast(b, b->f, uop_alu2(b->ctx, UOP_SHL, add(b, n, ic(b, bias)), ic(b, mant)));
-}
-
 static const uop *xexp2(fb *b, const uop *x) {
+  int mant = b->f64 ? 52 : 23;
   double lo = b->f64 ? -1076 : -151, hi = b->f64 ? 1025 : 129;
   const uop *xc = sel(b, lt(b, x, fc(b, lo)), fc(b, lo), x);
   xc = sel(b, lt(b, fc(b, hi), xc), fc(b, hi), xc);        /* nan passes through both selects */
-  const uop *xn = sel(b, ne(b, xc, xc), fc(b, 0), xc);      /* no float->int conversion of nan */
-  const uop *half = sel(b, lt(b, xn, fc(b, 0)), fc(b, -0.5), fc(b, 0.5));
-  const uop *n = uop_cast(b->ctx, b->i, add(b, xn, half));
-  const uop *f = sub(b, xc, uop_cast(b->ctx, b->f, n));
+  /* n = round(xc) without a float->int conversion (which vectorizes badly): xc + 1.5*2^mant lies in
+   * [2^mant, 2^(mant+1)), where the ulp is 1, so the sum is rounded to an integer (to nearest even) and its low
+   * bits are n plus the constant's bits. A nan makes f and so the result nan, whatever bits 2^n gets. */
+  const uop *magic = fc(b, ldexp(1.5, mant));
+  const uop *t = add(b, xc, magic);
+  const uop *f = sub(b, xc, sub(b, t, magic)); /* both subtractions are exact */
   double c[14];
   int deg = b->f64 ? 13 : 7;
   c[0] = 1;
   for (int k = 1; k <= deg; k++) c[k] = c[k - 1] * LN2 / k;
   const uop *p = horner(b, f, c, deg + 1);
-  const uop *n1 = uop_alu2(b->ctx, UOP_IDIV, n, ic(b, 2));
-  const uop *n2 = sub(b, n, n1);
-  return mul(b, mul(b, p, pow2i(b, n1)), pow2i(b, n2));
+  /* 2^n = 2^n1 * 2^n2, n1 = floor(n/2), n2 = n - n1, in unsigned arithmetic: u = n + off > 0 (off = 256 / 2048
+   * covers n >= -151 / -1076), so n1 + bias = (u >> 1) - 1 and n2 + bias = u - (u >> 1) - 1 (bias = off/2 - 1). */
+  uop_dtype u_dt = uop_dt(b->f64 ? UOP_UINT64 : UOP_UINT32);
+  uint64_t magic_bits = b->f64 ? 0x4338000000000000ull : 0x4b400000u, off = b->f64 ? 2048 : 256;
+  const uop *u = uop_alu2(b->ctx, UOP_SUB, bitcast(b, u_dt, t), uop_const_int(b->ctx, u_dt, (int64_t)(magic_bits - off)));
+  const uop *h = uop_alu2(b->ctx, UOP_SHR, u, uop_const_int(b->ctx, u_dt, 1));
+  const uop *one = uop_const_int(b->ctx, u_dt, 1), *sh = uop_const_int(b->ctx, u_dt, mant);
+  const uop *e1 = uop_alu2(b->ctx, UOP_SUB, h, one), *e2 = uop_alu2(b->ctx, UOP_SUB, uop_alu2(b->ctx, UOP_SUB, u, h), one);
+  const uop *p1 = bitcast(b, b->f, uop_alu2(b->ctx, UOP_SHL, e1, sh)), *p2 = bitcast(b, b->f, uop_alu2(b->ctx, UOP_SHL, e2, sh));
+  return mul(b, mul(b, p, p1), p2);
 }
 
 static const uop *xlog2(fb *b, const uop *x) {

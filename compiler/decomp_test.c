@@ -236,6 +236,8 @@ static bool setup(uop_ctx *ctx, runner *r) {
     return false;
   }
   for (int j = 0; j < F_COS; j++) CHECK(strstr(r->prog->source, FN_NAME[j]) == NULL); /* no call: decomposed */
+  /* the heuristic's float32 code runs exp2's compares, selects and bit tricks as vectors (vectorize.c) */
+  if (r->mode == M_CVEC && r->d == D_F32) CHECK(strstr(r->prog->source, "unsigned_int") != NULL);
   return true;
 }
 

@@ -13,6 +13,7 @@
 
 #include "compiler/cc_internal.h"
 #include "compiler/opt.h"
+#include "compiler/opt_internal.h"
 #include "uop/match.h"
 #include "uop/symbolic.h"
 #include "base/ptrmap.h"
@@ -187,8 +188,31 @@ static const uop *combine(uop_ctx *ctx, uop_op op, const uop **v, int64_t n) {
   return v[0];
 }
 
+/* Per-lane accumulators (not in the reference, which sums the lanes into one accumulator): on targets that fold
+ * lanes into vectors, a float32 REDUCE ADD/MUL/MAX over at most vector_max UNROLL lanes that still loops over other ranges becomes
+ * one REDUCE per lane, combined after the loop, so vectorize.c can keep the lanes in one vector accumulator (no
+ * horizontal sum per step; the chain of dependent adds is vector_max times shorter). Not when the source uses an
+ * UPCAST range: that REDUCE is copied per output lane already (a register tile has accumulators enough). */
+typedef struct expand_job {
+  int vector_max;
+  const uop **upcast; /* the kernel's UPCAST ranges */
+  size_t nupcast;
+} expand_job;
+
+static bool per_lane_accs(const expand_job *j, const uop *n, int64_t nl, uint32_t nrest) {
+  uop_op op = (uop_op)n->arg.i;
+  if (!j || nrest == 0 || nl < 2 || nl > j->vector_max || (op != UOP_ADD && op != UOP_MUL && op != UOP_MAX)) return false;
+  /* float32 only: what vectorize.c folds. Integer lanes would stay scalar accumulators, and gcc 12.2 -O2 with
+   * AVX2/AVX-512 miscompiles such a group of int accumulators whose lanes are permuted (its loop vectorizer's
+   * SLP reduction; an int32 sum of 16 came out 46 instead of 136; found by opt_fuzz_test) */
+  if (n->dtype.scalar != UOP_FLOAT32 || n->dtype.count != 1) return false;
+  for (size_t i = 0; i < j->nupcast; i++)
+    if (cc_uses(n->src[0], j->upcast[i])) return false;
+  return true;
+}
+
 static const uop *reduce_fn(void *user, uop_ctx *ctx, const uop *n, hcq_status *st) {
-  (void)user;
+  const expand_job *job = user;
   if (n->op != UOP_REDUCE) return n;
   const uop **ex = malloc(n->nsrc * sizeof *ex);
   const uop **rest = malloc(n->nsrc * sizeof *rest);
@@ -212,11 +236,19 @@ static const uop *reduce_fn(void *user, uop_ctx *ctx, const uop *n, hcq_status *
       *st = uop_substitute(ctx, n->src[0], ex, vals, nex, &lanes[l]);
     }
   if (*st) goto done;
-  const uop *sum = combine(ctx, (uop_op)n->arg.i, lanes, nl);
-  uint32_t k = 0;
-  rest[k++] = sum;
+  uint32_t k = 1;
   for (uint32_t i = 1; i < n->nsrc; i++)
     if (!is_expand_axis(n->src[i])) rest[k++] = n->src[i];
+  if (per_lane_accs(job, n, nl, k - 1)) {
+    for (int64_t l = 0; l < nl; l++) {
+      rest[0] = lanes[l];
+      if (!(lanes[l] = uop_new(ctx, UOP_REDUCE, n->dtype, rest, k, n->arg))) goto done;
+    }
+    out = combine(ctx, (uop_op)n->arg.i, lanes, nl);
+    goto done;
+  }
+  const uop *sum = combine(ctx, (uop_op)n->arg.i, lanes, nl);
+  rest[0] = sum;
   out = k == 1 ? sum : uop_new(ctx, UOP_REDUCE, n->dtype, rest, k, n->arg);
 done:
   free(ex);
@@ -286,7 +318,6 @@ done:
 }
 
 hcq_status cc_expand(uop_ctx *ctx, const uop *sink, const cc_target *t, const uop **out_sink) {
-  (void)t;
   *out_sink = NULL;
   if (!ctx || !sink || sink->op != UOP_SINK) return hcq_status_make(HCQ_CODE_INVALID, "expand: the root is not a SINK");
   const uop **nodes;
@@ -299,8 +330,17 @@ hcq_status cc_expand(uop_ctx *ctx, const uop *sink, const cc_target *t, const uo
     *out_sink = sink;
     return HCQ_OK;
   }
+  expand_job job = {.vector_max = t ? t->vector_max : 0};
+  if (job.vector_max >= 2) {
+    job.upcast = malloc((count ? count : 1) * sizeof *job.upcast);
+    if (!job.upcast) return hcq_status_make(HCQ_CODE_NOMEM, "expand: out of memory");
+    for (size_t k = 0; k < count; k++)
+      if (nodes[k]->op == UOP_RANGE && nodes[k]->arg.i2 == UOP_AXIS_UPCAST) job.upcast[job.nupcast++] = nodes[k];
+  }
   const uop *reduced;
-  HCQ_TRY(cc_rebuild(ctx, sink, reduce_fn, NULL, &reduced));
+  hcq_status rst = cc_rebuild(ctx, sink, reduce_fn, job.vector_max >= 2 ? &job : NULL, &reduced);
+  free(job.upcast);
+  HCQ_TRY(rst);
   const uop **stores = NULL;
   size_t nst = 0, cap = 0;
   hcq_status st = HCQ_OK;

@@ -1,7 +1,9 @@
 /* The hand-coded heuristic (reference tinygrad/codegen/opt/heuristic.py), in the reference's order: GROUPTOP (targets
  * with locals), full upcast of small masked axes, the upcast loop, reduce unroll, default upcast, locals (targets with
  * locals), THREAD last. CPU targets with cpu_tiles deviate: reduce kernels get a vectorizable register tile instead of
- * the upcast loop and unroll, transposes a 16x4 tile instead of the default upcast. Tensor cores and the matvec
+ * the upcast loop and unroll (column reduces: the output axis upcast by the vector width; other reduces:
+ * cpu_vector_reduce), transposes a 16x4 tile instead of the
+ * default upcast. Tensor cores and the matvec
  * special case are not implemented. An opt the checks refuse is skipped (the reference would skip or end that step
  * too). */
 #include <stdlib.h>
@@ -309,6 +311,63 @@ static hcq_status cpu_transpose_tile(cc_sched *s, int64_t tile_store, int64_t ti
   return HCQ_OK;
 }
 
+/* CPU targets (cpu_tiles): a reduce kernel whose one store is contiguous along an output axis while no load is
+ * contiguous along the last reduce axis (a column reduce) gets that output axis upcast by the vector width: one
+ * vector of accumulators, loaded and stored whole. Returns whether it applied anything. */
+static hcq_status cpu_column_reduce(cc_sched *s, bool *applied) {
+  *applied = false;
+  int ax[MAX_AXES], un[MAX_AXES];
+  size_t n = upcastable(s, ax), nun = unrollable(s, un);
+  int64_t w = s->t->vector_max;
+  if (!n || !nun || w < 4 || s->sink->nsrc != 1) return HCQ_OK;
+  const uop *st = s->sink->src[0];
+  if (st->op != UOP_STORE || st->src[0]->op != UOP_INDEX_OP) return HCQ_OK;
+  int lane_axis = unit_stride_axis(s, st->src[0]->src[1], ax, n);
+  if (lane_axis < 0 || size_of(s, lane_axis) % w) return HCQ_OK;
+  const uop **bufs;
+  size_t nbufs;
+  HCQ_TRY(cc_sched_bufs(s, &bufs, &nbufs));
+  bool along_reduce = false;
+  for (size_t b = 0; b < nbufs; b++) along_reduce |= stride_sum(bufs[b]->src[1], s->rngs[un[nun - 1]]) == 1;
+  free(bufs);
+  if (along_reduce) return HCQ_OK;
+  bool ok;
+  HCQ_TRY(try_opt(s, CC_OPT_UPCAST, lane_axis, w, &ok));
+  *applied = ok;
+  return HCQ_OK;
+}
+
+/* CPU targets (cpu_tiles), other reduce kernels (sums, row reduces, softmax): every constant reduce axis the vector
+ * width divides unrolled by it (one vector of per-lane accumulators each: expander.c, vectorize.c), and the store's
+ * contiguous output axis upcast by it when no reduce reads that axis (softmax's elementwise tail). Returns whether it
+ * applied anything. */
+static hcq_status cpu_vector_reduce(cc_sched *s, bool *applied) {
+  *applied = false;
+  int64_t w = s->t->vector_max;
+  int un[MAX_AXES], ax[MAX_AXES];
+  size_t nun = unrollable(s, un);
+  if (w < 4 || !nun) return HCQ_OK;
+  bool ok;
+  for (size_t i = nun; i-- > 0;) /* last first: an axis that stays (w < size) keeps the numbers before it */
+    if (size_of(s, un[i]) % w == 0 && size_of(s, un[i]) > w) {
+      HCQ_TRY(try_opt(s, CC_OPT_UNROLL, (int)i, w, &ok));
+      *applied |= ok;
+    }
+  size_t n = upcastable(s, ax);
+  if (!*applied || !n || s->sink->nsrc != 1) return HCQ_OK;
+  const uop *st = s->sink->src[0];
+  if (st->op != UOP_STORE || st->src[0]->op != UOP_INDEX_OP) return HCQ_OK;
+  int lane_axis = unit_stride_axis(s, st->src[0]->src[1], ax, n);
+  if (lane_axis < 0 || size_of(s, lane_axis) % w) return HCQ_OK;
+  const uop **nodes;
+  size_t count;
+  HCQ_TRY(uop_toposort(s->ctx, s->sink, &nodes, &count));
+  for (size_t k = 0; k < count; k++)
+    if (nodes[k]->op == UOP_REDUCE && cc_uses(nodes[k]->src[0], s->rngs[lane_axis])) return HCQ_OK;
+  HCQ_TRY(try_opt(s, CC_OPT_UPCAST, lane_axis, w, &ok));
+  return HCQ_OK;
+}
+
 /* CPU targets (cpu_tiles), reduce kernels such as matmul: instead of the reference's 4x4 upcasts, a register tile
  * the C compiler vectorizes: 16 lanes along the axis the store is contiguous on (one 512-bit vector, or several
  * narrower ones, of accumulators) times `rows` along another output axis, each axis ignored by some buffer (so its
@@ -395,6 +454,8 @@ hcq_status cc_hand_coded(cc_sched *s) {
   if (s->t->cpu_tiles && !nto)
     HCQ_TRY(cpu_reduce_tile(s, CC_HEURISTIC_CPU_REG_LANES, CC_HEURISTIC_CPU_REG_ROWS, CC_HEURISTIC_CPU_SWAP_B,
                             &reg_tiled));
+  if (s->t->cpu_tiles && !nto && !reg_tiled) HCQ_TRY(cpu_column_reduce(s, &reg_tiled));
+  if (s->t->cpu_tiles && !nto && !reg_tiled) HCQ_TRY(cpu_vector_reduce(s, &reg_tiled));
   if (!reg_tiled) {
     HCQ_TRY(upcast_loop(s));
     HCQ_TRY(reduce_unroll(s));

@@ -112,6 +112,7 @@ static const char *vec_ctype(rc *r, uop_dtype dt, bool unaligned) {
 }
 
 static const char *ctype(rc *r, uop_dtype dt) {
+  if (dt.count > 1 && dt.scalar == UOP_BOOL) dt = uop_dt_vec(uop_dt(UOP_INT32), dt.count); /* a compare's mask */
   if (dt.count > 1) return vec_ctype(r, dt, false);
   return scalar_ctype(r, dt);
 }
@@ -422,9 +423,17 @@ static const char *render_alu(rc *r, const uop *n) {
   const char *e = NULL;
   /* vectors: the arithmetic GCC/Clang vector extensions spell like scalars (what compiler/vectorize.c builds) */
   if (n->dtype.count > 1 && op != UOP_ADD && op != UOP_SUB && op != UOP_MUL && op != UOP_FDIV && op != UOP_NEG &&
-      op != UOP_MULACC) {
+      op != UOP_MULACC && op != UOP_CMPLT && op != UOP_CMPNE && op != UOP_CMPEQ && op != UOP_WHERE &&
+      op != UOP_BITCAST && op != UOP_SHL && op != UOP_SHR && op != UOP_AND && op != UOP_OR && op != UOP_XOR) {
     if (!r->st) r->st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "render c: no vector form of %s", uop_op_name(op));
     return "?";
+  }
+  /* vector compares give an int mask (-1/0 lanes); a vector cast between same-sized vectors reinterprets the bits,
+   * so a select is a bitwise blend on the mask */
+  if (n->dtype.count > 1 && op == UOP_BITCAST) return fmt(r, "((%s)(%s))", ctype(r, n->dtype), a);
+  if (n->dtype.count > 1 && op == UOP_WHERE) {
+    const char *m = ctype(r, uop_dt_vec(uop_dt(UOP_INT32), n->dtype.count)), *c = get(r, n->src[2]);
+    return fmt(r, "((%s)((%s & (%s)(%s)) | (~%s & (%s)(%s))))", ctype(r, n->dtype), a, m, b, a, m, c);
   }
   bool half_in = n->nsrc > 0 && is_half(n->src[op == UOP_WHERE ? 1 : 0]->dtype);
   if ((is_half(n->dtype) || half_in) && n->dtype.count > 1) {
@@ -726,6 +735,12 @@ hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *l
     for (uint32_t i = 0; i <= list[k]->nsrc && !half; i++)
       half = is_half(uop_dt_base_of((i ? list[k]->src[i - 1] : list[k])->dtype));
   if (half) fputs(HALF_PREAMBLE, f);
+  /* A loop whose length is a runtime variable cannot be upcast (vectorize.c needs constant lane counts): let gcc
+   * vectorize it with a scalar tail, which its -O2 cost model ("very cheap": no epilogue loops) refuses. Clang
+   * vectorizes such loops at -O2 already. */
+  bool var = false;
+  for (size_t k = 0; k < count && !var; k++) var = list[k]->op == UOP_DEFINE_VAR;
+  if (var) fputs("#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC optimize(\"vect-cost-model=cheap\")\n#endif\n", f);
   fprintf(f, "void %s(", name);
   for (size_t k = 0; k < count && !r.st; k++) {
     const uop *n = list[k];

@@ -9,7 +9,7 @@
  *    target's buffer alignment): root must divide w (constants, sums and products thereof) and c0 % w == 0.
  * 2. Stores: the SINK's global STOREs, grouped the same way, become one STORE of a vector value.
  * 3. The vector value of a store is built by vec(): lane-parallel ALU (+ - * / neg, mulacc) on float lanes becomes
- *    one vector op, lanes of a folded load become that load, identical lanes a broadcast, and per-lane accumulators
+ *    one vector op (and float32 compares, selects, float32/uint32 bitcasts and uint32 arithmetic: vector_other), lanes of a folded load become that load, identical lanes a broadcast, and per-lane accumulators
  *    (LOAD/STORE chains on distinct one-element DEFINE_REGs) become one vector accumulator. Anything else stays a
  *    VECTORIZE of the scalar lanes. Widths tried: vector_max, vector_max/2, ..., 2. */
 #include <stdlib.h>
@@ -271,6 +271,25 @@ static bool vector_alu(uop_op op) {
   return op == UOP_ADD || op == UOP_SUB || op == UOP_MUL || op == UOP_FDIV || op == UOP_NEG || op == UOP_MULACC;
 }
 
+static bool is_cmp(uop_op op) { return op == UOP_CMPLT || op == UOP_CMPNE || op == UOP_CMPEQ; }
+static bool is_dt(uop_dtype d, uop_scalar sc) { return d.scalar == sc && d.count == 1 && !uop_dt_is_ptr(d); }
+
+/* Lane-parallel ops beyond float arithmetic that have a C vector form (render_c.c): float32 compares (an int mask),
+ * selects on such a mask, float32 <-> uint32 bitcasts, and uint32 arithmetic with shifts by a constant below 32
+ * (unsigned: wrapping is defined). What exp2/log2's decompositions are built from. */
+static bool vector_other(const uop *n) {
+  uop_op op = (uop_op)n->op;
+  if (is_cmp(op)) return is_dt(n->src[0]->dtype, UOP_FLOAT32);
+  if (op == UOP_WHERE) return is_dt(n->dtype, UOP_FLOAT32) || is_dt(n->dtype, UOP_UINT32);
+  if (op == UOP_BITCAST)
+    return (is_dt(n->dtype, UOP_UINT32) && is_dt(n->src[0]->dtype, UOP_FLOAT32)) ||
+           (is_dt(n->dtype, UOP_FLOAT32) && is_dt(n->src[0]->dtype, UOP_UINT32));
+  if (!is_dt(n->dtype, UOP_UINT32)) return false;
+  int64_t v;
+  if (op == UOP_SHL || op == UOP_SHR) return uop_const_value(n->src[1], &v) && v >= 0 && v < 32;
+  return op == UOP_ADD || op == UOP_SUB || op == UOP_MUL || op == UOP_AND || op == UOP_OR || op == UOP_XOR;
+}
+
 /* A w-vector whose lane l equals lanes[l] (scalars of one dtype). */
 static const uop *vec(vz *z, const uop *const *lanes, int w) {
   for (int l = 0; l < w; l++)
@@ -301,6 +320,17 @@ static const uop *vec(vz *z, const uop *const *lanes, int w) {
       src[i] = vec(z, col, w);
     }
     out = mk(z, (uop_op)first->op, key->dtype, src, first->nsrc, first->arg);
+  } else if (same_op && first->nsrc <= 3 && vector_other(first)) {
+    bool ok = true;
+    for (int l = 1; l < w && ok; l++) ok = vector_other(lanes[l]);
+    const uop *src[3], *col[VEC_MAX];
+    for (uint32_t i = 0; i < first->nsrc && ok; i++) {
+      for (int l = 0; l < w; l++) col[l] = lanes[l]->src[i];
+      src[i] = vec(z, col, w);
+      /* a select needs a real mask (a compare), not lanes of bools; shifts their constant, broadcast */
+      ok = src[i] && (first->op != UOP_WHERE || i || is_cmp((uop_op)src[i]->op));
+    }
+    if (ok) out = mk(z, (uop_op)first->op, key->dtype, src, first->nsrc, first->arg);
   } else if (same_op && first->op == UOP_LOAD && first->src[0]->op == UOP_INDEX_OP &&
              first->src[0]->src[0]->op == UOP_DEFINE_REG) {
     out = vec_reg_load(z, lanes, w);
@@ -427,6 +457,80 @@ static hcq_status fold_stores(vz *z, const uop *sink, const uop *const *nodes, s
   return st;
 }
 
+/* The final value of a one-element accumulator: LOAD(INDEX(DEFINE_REG(T*[1]), 0), STORE, ...), float32. */
+static bool is_acc_value(const uop *n) {
+  return n->op == UOP_LOAD && n->nsrc >= 2 && n->src[1]->op == UOP_STORE && n->dtype.scalar == UOP_FLOAT32 &&
+         n->dtype.count == 1 && n->src[0]->op == UOP_INDEX_OP && n->src[0]->src[0]->op == UOP_DEFINE_REG &&
+         n->src[0]->src[0]->dtype.size == 1;
+}
+
+/* The accumulator values under n through scalar float32 arithmetic, compares and selects (at most VEC_MAX + 1 of
+ * them, each once; false when the walk grows past its budget). */
+typedef struct leaf_walk {
+  const uop *seen[256];
+  int nseen, nleaves;
+  const uop *leaves[VEC_MAX + 1];
+} leaf_walk;
+
+static bool acc_leaves(const uop *n, leaf_walk *w) {
+  for (int i = 0; i < w->nseen; i++)
+    if (w->seen[i] == n) return true;
+  if (w->nseen == (int)(sizeof w->seen / sizeof w->seen[0])) return false;
+  w->seen[w->nseen++] = n;
+  if (is_acc_value(n)) {
+    if (w->nleaves <= VEC_MAX) w->leaves[w->nleaves++] = n;
+    return w->nleaves <= VEC_MAX;
+  }
+  uop_op op = (uop_op)n->op;
+  bool walk = n->dtype.count == 1 && (n->dtype.scalar == UOP_FLOAT32 || n->dtype.scalar == UOP_BOOL) &&
+              (op == UOP_ADD || op == UOP_SUB || op == UOP_MUL || op == UOP_WHERE || is_cmp(op));
+  for (uint32_t i = 0; walk && i < n->nsrc; i++)
+    if (!acc_leaves(n->src[i], w)) return false;
+  return true;
+}
+
+/* Per-lane accumulators (the expander's per-lane REDUCEs) combined after their loop (sum, product, max: any float
+ * arithmetic over their final values): their update chains become one vector accumulator when vec() finds them
+ * lane-parallel; each lane's final value then reads its lane (GEP) and the combining code stays as it is. */
+static hcq_status fold_acc_trees(vz *z, const uop *sink, int vmax, const uop **out_sink) {
+  *out_sink = sink;
+  leaf_walk *lw = malloc(sizeof *lw);
+  if (!lw) return hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory");
+  hcq_status st = HCQ_OK;
+  /* one group per round: the rebuild that swaps a group's lanes for GEPs rebuilds every user of what an earlier
+   * group's lanes read (another accumulator's value in the chain), so later groups are found on the new graph */
+  for (bool changed = true; changed && !st;) {
+    changed = false;
+    const uop **nodes;
+    size_t count;
+    st = uop_toposort(z->ctx, *out_sink, &nodes, &count);
+    base_ptrmap_free(&z->repl);
+    z->repl = (base_ptrmap){0};
+    for (size_t k = count; !st && k-- > 0 && !z->oom && !changed;) { /* users first: the largest group first */
+      const uop *n = nodes[k];
+      if ((n->op != UOP_ADD && n->op != UOP_MUL && n->op != UOP_WHERE) || n->dtype.scalar != UOP_FLOAT32 ||
+          n->dtype.count != 1)
+        continue;
+      lw->nseen = lw->nleaves = 0;
+      if (!acc_leaves(n, lw)) continue;
+      int nl = lw->nleaves;
+      if (nl < 2 || nl > vmax || (nl & (nl - 1))) continue;
+      const uop *v = vec(z, lw->leaves, nl);
+      if (!v || v->op != UOP_LOAD || v->dtype.count != nl) continue;
+      for (int l = 0; l < nl && !z->oom; l++) {
+        int64_t lane = l;
+        const uop *gep = mk(z, UOP_GEP, lw->leaves[l]->dtype, &v, 1, uop_arg_ints(z->ctx, &lane, 1));
+        if (!gep || !base_ptrmap_put(&z->repl, lw->leaves[l], (uintptr_t)gep)) z->oom = true;
+      }
+      changed = true;
+    }
+    if (!st && z->oom) st = hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory");
+    if (!st && changed) st = cc_rebuild(z->ctx, *out_sink, replace_loads, z, out_sink);
+  }
+  free(lw);
+  return st;
+}
+
 hcq_status cc_pass_vectorize(cc_pass_ctx *pc, const uop *sink, const uop **out_sink) {
   *out_sink = sink;
   int vmax = pc->target->vector_max;
@@ -442,7 +546,9 @@ hcq_status cc_pass_vectorize(cc_pass_ctx *pc, const uop *sink, const uop **out_s
   const uop *loaded = sink;
   if (!st && z.repl.count) st = cc_rebuild(pc->ctx, sink, replace_loads, &z, &loaded);
   if (!st) st = uop_toposort(pc->ctx, loaded, &nodes, &count);
-  if (!st) st = fold_stores(&z, loaded, nodes, count, vmax, out_sink);
+  const uop *stored = NULL;
+  if (!st) st = fold_stores(&z, loaded, nodes, count, vmax, &stored);
+  if (!st) st = fold_acc_trees(&z, stored, vmax, out_sink);
   base_ptrmap_free(&z.memo);
   base_ptrmap_free(&z.regs);
   base_ptrmap_free(&z.stores);

@@ -33,6 +33,10 @@ typedef struct bres {
   char opts[160];
   double compile_ms, run_ms;
   char note[160];
+  double p50, p90, p99; /* launch: latency percentiles (us) of its first run; 0 elsewhere */
+  /* --repeat N: the spread over the runs (value above is their median) */
+  int runs;
+  double value_min, value_max, ratio_min, ratio_max;
 } bres;
 
 typedef struct bench {
@@ -40,6 +44,7 @@ typedef struct bench {
   int threads;
   bool quick, json;
   double budget_s; /* time per kernel for repetitions */
+  int repeat;      /* whole-suite runs (--repeat) */
   char machine[512]; /* bench_machine_line */
   bres *res;
   size_t nres, cap;
@@ -406,7 +411,7 @@ static hcq_status bench_launch(bench *b) {
   krun k = {0};
   snprintf(r->size, sizeof r->size, "1");
   hcq_status st = prepare(b, &k, k_inc, r);
-  int reps = b->quick ? 200 : 2000;
+  int reps = b->quick ? 200 : 10000;
   double *t = calloc((size_t)reps, sizeof *t);
   if (!st && !t) st = hcq_status_make(HCQ_CODE_NOMEM, "times");
   if (!st) f32(&k, 0)[0] = 0;
@@ -417,8 +422,13 @@ static hcq_status bench_launch(bench *b) {
   }
   if (!st) {
     r->verified = f32(&k, 0)[0] == (float)reps;
-    r->value = median(t, reps);
+    r->value = median(t, reps); /* sorts t */
+    r->p50 = r->value;
+    r->p90 = t[(size_t)((double)reps * 0.90)];
+    r->p99 = t[(size_t)((double)reps * 0.99)];
     r->run_ms = r->value / 1e3;
+    snprintf(r->note, sizeof r->note, "submit -> signal over %d launches: p50 %.2f p90 %.2f p99 %.2f us", reps,
+             r->value, r->p90, r->p99);
     st = bench_pool_roundtrip(cpu_device_pool(b->dev), 1, reps, &r->baseline_value);
     r->baseline = "pool_roundtrip";
     snprintf(r->baseline_config, sizeof r->baseline_config, "the worker pool's own empty-task round trip");
@@ -545,6 +555,10 @@ static void print_json(const bench *b, const bres *r) {
   json_string(r->baseline_config);
   printf(",\"machine\":");
   json_string(b->machine);
+  if (r->p90 > 0) printf(",\"p50_us\":%.4g,\"p90_us\":%.4g,\"p99_us\":%.4g", r->p50, r->p90, r->p99);
+  if (r->runs > 1)
+    printf(",\"runs\":%d,\"value_min\":%.6g,\"value_max\":%.6g,\"ratio_min\":%.4g,\"ratio_max\":%.4g", r->runs,
+           r->value_min, r->value_max, r->ratio_min, r->ratio_max);
   printf(",\"verified\":%s,\"threads\":%d,\"size\":\"%s\",\"opts\":\"%s\",\"compile_ms\":%.3f,\"run_ms\":%.4f,"
          "\"quick\":%s,\"note\":\"%s\"}\n",
          r->verified ? "true" : "false", b->threads, r->size, r->opts, r->compile_ms, r->run_ms,
@@ -553,7 +567,8 @@ static void print_json(const bench *b, const bres *r) {
 }
 
 static void print_table(const bench *b) {
-  printf("hcq bench on CPU:0, %d threads%s\n", b->threads, b->quick ? " (quick sizes)" : "");
+  printf("hcq bench on CPU:0, %d threads%s%s\n", b->threads, b->quick ? " (quick sizes)" : "",
+         b->repeat > 1 ? ", medians of --repeat runs" : "");
   printf("machine: %s\n", b->machine);
   printf("%-17s %-11s %-34s %9s %10s %10s %-8s %-15s %9s %6s %s\n", "kernel", "size", "opts", "compile", "run ms",
          "value", "metric", "baseline", "base", "ratio", "ok");
@@ -567,6 +582,15 @@ static void print_table(const bench *b) {
     printf("%-17s %-11s %-34.34s %9.1f %10.3f %10.2f %-8s %-15s %9s %6s %s%s%s\n", r->name, r->size, r->opts,
            r->compile_ms, r->run_ms, r->value, r->metric, r->baseline ? r->baseline : "null", base, ratio,
            r->verified ? "yes" : "NO", r->note[0] ? "  " : "", r->note);
+  }
+  if (b->repeat > 1) {
+    printf("spread over %d runs (the table shows medians):\n", b->repeat);
+    for (size_t i = 0; i < b->nres; i++) {
+      const bres *r = &b->res[i];
+      printf("  %-17s value %.4g .. %.4g %s", r->name, r->value_min, r->value_max, r->metric);
+      if (r->baseline) printf(", ratio %.3g .. %.3g", r->ratio_min, r->ratio_max);
+      printf("\n");
+    }
   }
   printf("baselines (measured in this run):\n");
   for (size_t i = 0; i < b->nres; i++)
@@ -586,23 +610,61 @@ static bool wanted(const char *only, const char *name) {
   return false;
 }
 
+/* --repeat: results [0, per) are run 1's, [per, 2 per) run 2's...; fold them into the first `per` entries as the
+ * median value (and baseline) with the min/max of the value and the ratio; verified only if every run was. */
+static hcq_status aggregate_runs(bench *b, size_t per, int runs) {
+  double *v = calloc((size_t)runs * 3, sizeof *v);
+  if (!v) return hcq_status_make(HCQ_CODE_NOMEM, "hcq bench --repeat");
+  for (size_t i = 0; i < per; i++) {
+    bres *r = &b->res[i];
+    double *val = v, *base = v + runs, *ratio = v + 2 * runs;
+    bool all_ok = true;
+    for (int k = 0; k < runs; k++) {
+      const bres *x = &b->res[(size_t)k * per + i];
+      val[k] = x->value;
+      base[k] = x->baseline_value;
+      ratio[k] = x->baseline && x->baseline_value > 0 ? x->value / x->baseline_value : 0;
+      all_ok &= x->verified && !strcmp(x->name, r->name);
+    }
+    r->value = median(val, runs); /* sorted: [0] and [runs-1] are the extremes */
+    r->value_min = val[0];
+    r->value_max = val[runs - 1];
+    r->baseline_value = median(base, runs);
+    median(ratio, runs);
+    r->ratio_min = ratio[0];
+    r->ratio_max = ratio[runs - 1];
+    r->runs = runs;
+    r->verified = all_ok;
+  }
+  b->nres = per;
+  free(v);
+  return HCQ_OK;
+}
+
 int hcq_verb_bench(int argc, char **argv) {
   bench b = {0};
   const char *devname = "cpu", *only = NULL;
-  int threads = 0;
+  int threads = 0, repeat = 1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      printf("usage: hcq bench [--dev cpu] [--json] [--quick] [--threads N] [--only NAME,...]\n"
+      printf("usage: hcq bench [--dev cpu] [--json] [--quick] [--threads N] [--only NAME,...] [--repeat N]\n"
              "  results: add saxpy sum softmax matmul_512 matmul_1024 matmul_2048 transpose launch graph_replay\n"
-             "           compile_pipeline compile_external (each verified; baselines measured in the same run)\n");
+             "           compile_pipeline compile_external (each verified; baselines measured in the same run)\n"
+             "  --repeat N (1..100): run the suite N times; report each row's median with its min..max (value and\n"
+             "           ratio; in --json as value_min/value_max/ratio_min/ratio_max)\n");
       return 0;
     } else if (!strcmp(a, "--dev") && i + 1 < argc) devname = argv[++i];
     else if (!strcmp(a, "--json")) b.json = true;
     else if (!strcmp(a, "--quick")) b.quick = true;
-    else if ((!strcmp(a, "--threads") || !strcmp(a, "--only") || !strcmp(a, "--dev")) &&
+    else if ((!strcmp(a, "--threads") || !strcmp(a, "--only") || !strcmp(a, "--dev") || !strcmp(a, "--repeat")) &&
              cli_missing_value("hcq bench", a, i + 1 < argc))
       return 2;
+    else if (!strcmp(a, "--repeat") && i + 1 < argc) {
+      long long n = 0;
+      if (!cli_parse_int("hcq bench", a, argv[++i], 1, 100, &n)) return 2;
+      repeat = (int)n;
+    }
     else if (!strcmp(a, "--threads") && i + 1 < argc) {
       long long n = 0;
       if (!cli_parse_int("hcq bench", a, argv[++i], 0, CLI_MAX_THREADS, &n)) return 2;
@@ -640,6 +702,9 @@ int hcq_verb_bench(int argc, char **argv) {
       {"compile_pipeline", 8, 0, 0},
   };
   int rc = 0;
+  b.repeat = repeat;
+  size_t per_run = 0;
+  for (int run = 0; run < repeat; run++)
   for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
     const struct step *s = &steps[i];
     if (!wanted(only, s->name) && !(s->kind == 8 && wanted(only, "compile_external"))) continue;
@@ -663,8 +728,22 @@ int hcq_verb_bench(int argc, char **argv) {
     }
     for (size_t r = before; r < b.nres; r++) {
       if (!b.res[r].verified) rc = 1;
-      if (b.json) print_json(&b, &b.res[r]);
+      if (b.json && repeat == 1) print_json(&b, &b.res[r]);
     }
+    if (run == 0) per_run = b.nres;
+  }
+  if (repeat > 1) {
+    /* a failed step leaves a run short: the runs no longer line up, so report the error instead of a median */
+    if (b.nres != per_run * (size_t)repeat) {
+      fprintf(stderr, "hcq bench: a step failed in some runs; no medians reported\n");
+      rc = 1;
+      b.nres = per_run;
+    } else if ((st = aggregate_runs(&b, per_run, repeat))) {
+      fprintf(stderr, "hcq bench: %s\n", hcq_status_message(st));
+      hcq_status_free(st);
+      rc = 1;
+    }
+    for (size_t r = 0; b.json && r < b.nres; r++) print_json(&b, &b.res[r]);
   }
   if (!b.json) print_table(&b);
   cpu_device_destroy(b.dev);

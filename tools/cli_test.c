@@ -99,6 +99,7 @@ int main(void) {
       {hcq_verb_run, "run", "--seed", "-5", "99999999999999999999", NULL, {"--image", "/nonexistent.img", NULL}},
       {hcq_verb_compile, "compile", "--threads", "-1", "2147483647", "4", {NULL}},
       {hcq_verb_bench, "bench", "--threads", "-1", "2147483647", NULL, {"--only", "nothing", NULL}},
+      {hcq_verb_bench, "bench", "--repeat", "0", "101", NULL, {"--only", "nothing", NULL}},
   };
   for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
     const char *bad[] = {"abc", "12x", "", " 3", "0x10", "99999999999999999999999", flags[i].low, flags[i].high};

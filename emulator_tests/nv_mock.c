@@ -129,6 +129,7 @@ static uint32_t nvm_alloc_channel(nv_mock *m, nvm_obj *o, const NV_CHANNEL_ALLOC
   c->gpfifo_va = p->gpFifoOffset, c->entries = p->gpFifoEntries;
   c->userd_va = userd->va + p->userdOffset[0];
   c->token = ++m->next_token;
+  c->error_notifier = p->hObjectError;
   o->chan = c;
   return NV_OK;
 }
@@ -465,3 +466,5 @@ int nv_mock_live_objects(const nv_mock *m) {
 int nv_mock_live_ranges(const nv_mock *m) { return m->nranges; }
 int nv_mock_doorbells(const nv_mock *m) { return m->doorbells; }
 int nv_mock_launches(const nv_mock *m) { return m->launches; }
+int nv_mock_faults(const nv_mock *m) { return m->faults; }
+const char *nv_mock_last_fault(const nv_mock *m) { return m->last_fault; }

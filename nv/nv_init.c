@@ -160,7 +160,7 @@ static hcq_status nv_open_channels(nv_dev *d) {
   NV_CHANNEL_GROUP_ALLOCATION_PARAMETERS g = {.engineType = NV2080_ENGINE_TYPE_GRAPHICS};
   HCQ_TRY(nv_rm_alloc(d, d->device, KEPLER_CHANNEL_GROUP_A, &g, sizeof g, &d->chgroup, "channel group"));
   HCQ_TRY(nv_mem_alloc(d, 0x200000, NV_MEM_CPU | NV_MEM_CONTIG, &d->gpfifo_area));
-  HCQ_TRY(nv_mem_alloc(d, 0x10000, NV_MEM_UNCACHED, &d->notifier));
+  HCQ_TRY(nv_mem_alloc(d, 0x10000, NV_MEM_UNCACHED | NV_MEM_CPU, &d->notifier));
   NV_CTXSHARE_ALLOCATION_PARAMETERS cs = {.hVASpace = d->vaspace, .flags = NV_CTXSHARE_ALLOCATION_FLAGS_SUBCONTEXT_ASYNC};
   HCQ_TRY(nv_rm_alloc(d, d->chgroup, FERMI_CONTEXT_SHARE_A, &cs, sizeof cs, &d->ctxshare, "context share"));
   HCQ_TRY(nv_chan_create(d, &d->compute, 0, d->cls_compute, "compute"));

@@ -4,6 +4,7 @@
 
 #include "autogen/nv_qmd.h"
 #include "hcq/args.h"
+#include "nv/nv_hcq.h"
 #include "nv/nv_internal.h"
 #include "nv/nv_program.h"
 
@@ -89,6 +90,8 @@ hcq_status nv_enc_exec(hcq_queue *q, hcq_val prog, const hcq_args *args, const h
     return hcq_status_make(HCQ_CODE_INVALID, "NV exec: the argument buffer (0x%zx bytes at 0x%llx) has no 256-aligned room "
                            "for the QMD after 0x%zx bytes of arguments", args->size_B, (unsigned long long)args->va, used);
   uint64_t qmd_va = args->va + off;
+  /* the driver's part of constant bank 0 (shared / local windows): constant, written once at record time */
+  if (args->prefix_words >= 12) HCQ_TRY(nv_program_cbuf0_prefix(nv_hcq_dev(hcq_queue_device(q)), args->host, args->prefix_words));
   if (qmd_va >> 40) return hcq_status_make(HCQ_CODE_INVALID, "NV exec: QMD at 0x%llx is above 2^40", (unsigned long long)qmd_va);
   uint32_t *qmd = (uint32_t *)((uint8_t *)args->host + off);
   memcpy(qmd, p->qmd, NV_QMDV03_00_SIZE_B);

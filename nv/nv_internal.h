@@ -37,7 +37,13 @@ struct nv_dev {
   nv_mem gpfifo_area, notifier;
   nv_chan compute, copy;
   uint32_t sm_version;
+  nv_mem *qmd_chunks; /* QMD slots for recorded launches (nv_enc_exec), freed at close */
+  uint32_t nqmd_chunks, qmd_used_B;
 };
+
+/* A 256-aligned QMD slot (zeroed, CPU-visible below 2^40) that lives until the device closes. */
+hcq_status nv_qmd_slot(nv_dev *d, uint32_t **out_host, uint64_t *out_va);
+void nv_qmd_free_all(nv_dev *d);
 
 /* RM / UVM calls: each returns an hcq_status naming the call, the object/class and the RM status by name. */
 hcq_status nv_rm_alloc(nv_dev *d, uint32_t parent, uint32_t cls, void *params, uint32_t params_size_B,

@@ -178,10 +178,9 @@ hcq_status nv_dev_open(kif *k, int index, nv_dev **out) {
   if (!d) return hcq_status_make(HCQ_CODE_NOMEM, "nv_dev_open");
   d->k = k;
   d->fd_ctl = d->fd_uvm = d->fd_uvm2 = d->fd_gpu = -1;
-  d->host_handle = 0x1000;
   hcq_status st = nv_open_root(d);
+  if (!st) st = nv_open_gpu(d, index); /* first: a GPU that is not there is NOT_FOUND, whatever VA is left */
   if (!st) st = nv_va_reserve(d);
-  if (!st) st = nv_open_gpu(d, index);
   if (!st) st = nv_open_channels(d);
   if (st) {
     nv_dev_close(d);

@@ -28,7 +28,6 @@ struct nv_dev {
   int fd_ctl, fd_uvm, fd_uvm2, fd_gpu;
   uint32_t root, device, subdevice, usermode, vaspace, chgroup, ctxshare;
   uint32_t cls_compute, cls_copy, cls_gpfifo, cls_usermode;
-  uint32_t host_handle; /* client-chosen handles for host memory, as the reference numbers them */
   uint8_t uuid[16];
   int minor;
   volatile uint8_t *doorbell;

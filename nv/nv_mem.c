@@ -84,12 +84,19 @@ hcq_status nv_uvm_free(nv_dev *d, uint64_t va, uint64_t size_B) {
 
 #define NV_BITS(name, v) ((uint32_t)(v) << name##_SHIFT)
 
+/* Client-chosen handles for OS-descriptor memory: RM needs them unique per client only, but they are drawn from one
+ * process-wide counter so that several open GPUs never repeat one (the mock keeps one handle namespace). */
+static uint32_t nv_next_host_handle(void) {
+  static uint32_t next = 0x1000;
+  return __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
+}
+
 static hcq_status nv_alloc_host(nv_dev *d, nv_mem *out) {
   void *p;
   HCQ_TRY(kif_mmap(d->k, (void *)(uintptr_t)out->va, out->size_B, PROT_READ | PROT_WRITE,
                    MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0, &p));
   nv_ioctl_nvos02_parameters_with_fd a = {
-      .params = {.hRoot = d->root, .hObjectParent = d->device, .hObjectNew = ++d->host_handle,
+      .params = {.hRoot = d->root, .hObjectParent = d->device, .hObjectNew = nv_next_host_handle(),
                  .hClass = NV01_MEMORY_SYSTEM_OS_DESCRIPTOR,
                  .flags = NV_BITS(NVOS02_FLAGS_PHYSICALITY, NVOS02_FLAGS_PHYSICALITY_NONCONTIGUOUS) |
                           NV_BITS(NVOS02_FLAGS_COHERENCY, NVOS02_FLAGS_COHERENCY_CACHED) |

@@ -74,6 +74,7 @@ struct nv_mock {
   nv_mock_launch_fn launch_fn;
   void *launch_ctx;
   int doorbells, launches, faults;
+  uint64_t doorbell_ns; /* time spent running channels at doorbells (the mock's "GPU" time) */
   char last_fault[KIF_DETAIL_MAX]; /* the last kernel fault posted to an error notifier */
   bool trace;
 };

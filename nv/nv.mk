@@ -5,3 +5,8 @@
 nv-hw-check: $(BUILD)/tests/nv/nv_hw_check
 	@$(BUILD)/tests/nv/nv_hw_check; rc=$$?; \
 	if [ $$rc = 77 ]; then echo "nv-hw-check: no NVIDIA GPU here (/dev/nvidiactl missing)"; exit 1; fi; exit $$rc
+
+# bench/nv_mock_bench runs the driver on the emulated GPU: it links the emulators too.
+$(BUILD)/bench/nv_mock_bench: $(BUILD)/obj/bench/nv_mock_bench.o $(LIB) $(EMU_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(EMU_LIB) $(LIB) $(LDLIBS)

@@ -117,9 +117,7 @@ static hcq_status nv_pick_card(nv_dev *d, int index, uint32_t *gpu_id) {
   return st ? st : hcq_status_make(HCQ_CODE_NOT_FOUND, "NV: no GPU %d (%d found)", index, seen);
 }
 
-static hcq_status nv_open_gpu(nv_dev *d, int index) {
-  uint32_t gpu_id = 0;
-  HCQ_TRY(nv_pick_card(d, index, &gpu_id));
+static hcq_status nv_open_gpu(nv_dev *d, uint32_t gpu_id) {
   HCQ_TRY(nv_open_gpu_fd(d, &d->fd_gpu));
   NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS id = {.gpuId = gpu_id};
   HCQ_TRY(nv_rm_control(d, d->root, NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2, &id, sizeof id, "GPU_GET_ID_INFO_V2"));
@@ -179,8 +177,10 @@ hcq_status nv_dev_open(kif *k, int index, nv_dev **out) {
   d->k = k;
   d->fd_ctl = d->fd_uvm = d->fd_uvm2 = d->fd_gpu = -1;
   hcq_status st = nv_open_root(d);
-  if (!st) st = nv_open_gpu(d, index); /* first: a GPU that is not there is NOT_FOUND, whatever VA is left */
+  uint32_t gpu_id = 0;
+  if (!st) st = nv_pick_card(d, index, &gpu_id); /* a GPU that is not there is NOT_FOUND, whatever VA is left */
   if (!st) st = nv_va_reserve(d);
+  if (!st) st = nv_open_gpu(d, gpu_id);
   if (!st) st = nv_open_channels(d);
   if (st) {
     nv_dev_close(d);

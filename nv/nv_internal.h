@@ -31,8 +31,7 @@ struct nv_dev {
   uint8_t uuid[16];
   int minor;
   volatile uint8_t *doorbell;
-  nv_va_window low, high;
-  bool low_reserved, high_reserved;
+  nv_va_window *low, *high; /* the process's windows (nv_mem.c), shared by every open GPU */
   nv_mem gpfifo_area, notifier;
   nv_chan compute, copy;
   uint32_t sm_version;
@@ -60,6 +59,8 @@ hcq_status nv_map_to_cpu(nv_dev *d, uint32_t handle, uint64_t size_B, uint64_t v
 /* UVM_FREE with the branch's layout (590 dropped `length`, moving the status) */
 hcq_status nv_uvm_free(nv_dev *d, uint64_t va, uint64_t size_B);
 hcq_status nv_va_reserve(nv_dev *d);
+/* A VA range of size_B in the low window (for UVM channel ranges); 0-aligned to 4 KiB. */
+hcq_status nv_va_low_range(nv_dev *d, uint64_t size_B, uint64_t *out_va);
 void nv_va_release(nv_dev *d);
 hcq_status nv_chan_create(nv_dev *d, nv_chan *c, uint64_t offset_B, uint32_t engine_cls, const char *name);
 

@@ -4,6 +4,8 @@
 #ifndef HCQ_EMU_NV_TEST_UTIL_H
 #define HCQ_EMU_NV_TEST_UTIL_H
 
+#include <time.h>
+
 #include "compiler/examples_test_util.h"
 #include "emulator_tests/nv_mock_ptx.h"
 #include "hcq/hcq.h"
@@ -72,14 +74,18 @@ static inline int ntu_run_text(hcq_rt_device *dev, const char *text, const char 
   }
   hcq_var vars[8];
   for (size_t i = 0; i < r.nvals && i < 8; i++) vars[i] = (hcq_var){r.vals[i].name, r.vals[i].value};
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   if (!st) st = hcq_rt_launch(k, bufs, nb, vars, r.nvals);
   if (!st) st = hcq_rt_sync(dev, 60000);
   for (size_t j = 0; !st && j < ngot; j++)
     if ((size_t)got[j].slot < nb) memcpy(got[j].data, hcq_rt_buffer_host(bufs[got[j].slot]), got[j].size_B);
   if (!st) {
     etu_compare(ref, nref, got, &r);
-    printf("%-34.34s %-9s %zu elements, %zu mismatches, max float error %.3g\n", label,
-           !opts ? "heuristic" : *opts ? opts : "noopt", r.checked, r.bad, r.worst);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    printf("%-34.34s %-9s %zu elements, %zu mismatches, max float error %.3g (%.0f ms)\n", label,
+           !opts ? "heuristic" : *opts ? opts : "noopt", r.checked, r.bad, r.worst,
+           (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
     CHECK_EQ_INT(r.bad, 0);
     ret = 1;
   }

@@ -84,6 +84,11 @@ hcq_status cc_ptx_ptxas(char *out_path, size_t cap);
 hcq_status cc_ptx_assemble(const char *ptxas, const char *arch, const char *ptx, uint8_t **out_cubin,
                            size_t *out_size_B);
 hcq_status cc_ptx_compile_binary(const cc_target *t, cc_program *prog);
+/* A ptx target's binary is the cubin followed by the PTX it came from: [cubin][PTX text][u64 PTX bytes][8-byte magic
+ * CC_PTX_TRAILER_MAGIC]. ELF readers ignore the tail; the NV driver uploads the PTX beside the code so a GPU without
+ * SASS (the NV mock) can run it. cc_ptx_split finds both parts (no tail: *ptx NULL, the whole binary is the cubin). */
+#define CC_PTX_TRAILER_MAGIC "HCQPTX01"
+void cc_ptx_split(const uint8_t *bin, size_t size_B, size_t *out_cubin_B, const char **out_ptx, size_t *out_ptx_B);
 
 /* Cache statistics of this process (for tests and bench). */
 typedef struct cc_cache_stats {

@@ -80,9 +80,30 @@ struct ptx_build {
   const char *ptxas, *arch;
 };
 
+/* the cubin, then the PTX trailer (toolchain.h) */
 static hcq_status build_ptx(const void *ctx, const char *source, uint8_t **out_bin, size_t *out_size_B) {
   const struct ptx_build *b = ctx;
-  return cc_ptx_assemble(b->ptxas, b->arch, source, out_bin, out_size_B);
+  HCQ_TRY(cc_ptx_assemble(b->ptxas, b->arch, source, out_bin, out_size_B));
+  uint64_t ptx_B = strlen(source);
+  uint8_t *all = realloc(*out_bin, *out_size_B + ptx_B + 16);
+  if (!all) return hcq_status_make(HCQ_CODE_NOMEM, "compile: out of memory");
+  memcpy(all + *out_size_B, source, ptx_B);
+  memcpy(all + *out_size_B + ptx_B, &ptx_B, 8);
+  memcpy(all + *out_size_B + ptx_B + 8, CC_PTX_TRAILER_MAGIC, 8);
+  *out_bin = all;
+  *out_size_B += ptx_B + 16;
+  return HCQ_OK;
+}
+
+void cc_ptx_split(const uint8_t *bin, size_t size_B, size_t *out_cubin_B, const char **out_ptx, size_t *out_ptx_B) {
+  *out_cubin_B = size_B, *out_ptx = NULL, *out_ptx_B = 0;
+  uint64_t ptx_B;
+  if (!bin || size_B < 16 || memcmp(bin + size_B - 8, CC_PTX_TRAILER_MAGIC, 8)) return;
+  memcpy(&ptx_B, bin + size_B - 16, 8);
+  if (ptx_B > size_B - 16) return;
+  *out_cubin_B = size_B - 16 - (size_t)ptx_B;
+  *out_ptx = (const char *)bin + *out_cubin_B;
+  *out_ptx_B = (size_t)ptx_B;
 }
 
 hcq_status cc_ptx_compile_binary(const cc_target *t, cc_program *prog) {
@@ -95,7 +116,7 @@ hcq_status cc_ptx_compile_binary(const cc_target *t, cc_program *prog) {
   size_t key_len = 0;
   FILE *f = open_memstream(&key, &key_len);
   if (!f) return hcq_status_make(HCQ_CODE_NOMEM, "compile: out of memory");
-  fprintf(f, "%s%cptxas -arch=%s -O3%c%s%c%s", t->name, 0, t->arch, 0, version, 0, prog->source);
+  fprintf(f, "%s%cptxas -arch=%s -O3 +ptx-trailer%c%s%c%s", t->name, 0, t->arch, 0, version, 0, prog->source);
   fclose(f);
   struct ptx_build b = {ptxas, t->arch};
   hcq_status st = cc_build_cached(key, key_len, prog, build_ptx, &b);

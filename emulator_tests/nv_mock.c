@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -129,6 +130,7 @@ static uint32_t nvm_alloc_channel(nv_mock *m, nvm_obj *o, const NV_CHANNEL_ALLOC
   c->gpfifo_va = p->gpFifoOffset, c->entries = p->gpFifoEntries;
   c->userd_va = userd->va + p->userdOffset[0];
   c->token = ++m->next_token;
+  c->error_notifier = p->hObjectError;
   o->chan = c;
   return NV_OK;
 }
@@ -383,7 +385,12 @@ static int nvm_mmio_write(kif_backend *b, kif_file *file, uint64_t offset, uint6
     return EINVAL;
   }
   m->doorbells++;
-  return nvm_doorbell(m, (uint32_t)value, detail);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int err = nvm_doorbell(m, (uint32_t)value, detail);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  m->doorbell_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec));
+  return err;
 }
 
 static bool nvm_exists(kif_backend *b, const char *path) {
@@ -465,3 +472,6 @@ int nv_mock_live_objects(const nv_mock *m) {
 int nv_mock_live_ranges(const nv_mock *m) { return m->nranges; }
 int nv_mock_doorbells(const nv_mock *m) { return m->doorbells; }
 int nv_mock_launches(const nv_mock *m) { return m->launches; }
+int nv_mock_faults(const nv_mock *m) { return m->faults; }
+uint64_t nv_mock_doorbell_ns(const nv_mock *m) { return m->doorbell_ns; }
+const char *nv_mock_last_fault(const nv_mock *m) { return m->last_fault; }

@@ -54,5 +54,12 @@ int nv_mock_live_ranges(const nv_mock *m);
 /* Counters for tests. */
 int nv_mock_doorbells(const nv_mock *m);
 int nv_mock_launches(const nv_mock *m);
+/* Kernel faults (hook errors EFAULT) posted to a channel's error notifier, and the last one's text. A channel whose
+ * error notifier is mapped gets the fault as RM posts it (an NvNotification: info32 = Xid 31, status 0xffff) and runs
+ * on (the faulting kernel counts as done; hardware would stop the channel); without one the doorbell fails with it. */
+int nv_mock_faults(const nv_mock *m);
+/* Wall time spent running channels inside doorbell writes (benches subtract it: the mock GPU's time). */
+uint64_t nv_mock_doorbell_ns(const nv_mock *m);
+const char *nv_mock_last_fault(const nv_mock *m);
 
 #endif

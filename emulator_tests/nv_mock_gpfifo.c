@@ -135,6 +135,19 @@ static int nvm_write_release(nvm_run *r, uint64_t addr, uint64_t payload, bool w
   return 0;
 }
 
+/* A kernel fault as RM posts it into the channel's error notifier (NvNotification of open-gpu-kernel-modules
+ * src/common/sdk/nvidia/inc/nvtypes.h; Xid ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT = 31 from nverror.h; status 0xffff
+ * as kernel_rc_notification.c passes it). Returns false when the channel has no CPU-visible notifier. */
+static bool nvm_post_fault(nvm_run *r) {
+  nvm_obj *n = nvm_find(r->m, r->c->error_notifier);
+  if (!n || n->kind != NVM_MEMORY || !n->va || n->size_B < 16) return false;
+  struct { uint64_t time_ns; uint32_t info32; uint16_t info16, status; } note = {nvm_now_ns(), 31, 0, 0xffff};
+  memcpy((void *)(uintptr_t)n->va, &note, sizeof note);
+  r->m->faults++;
+  snprintf(r->m->last_fault, sizeof r->m->last_fault, "%s", r->detail);
+  return true;
+}
+
 /* Decodes one QMD, runs it through the hook, then its releases; returns the next QMD of the chain (0: none). */
 static int nvm_run_qmd(nvm_run *r, uint32_t subch, uint64_t qmd_va, uint64_t *next) {
   bool v5 = r->c->bound[subch] >= BLACKWELL_COMPUTE_A;
@@ -178,7 +191,8 @@ static int nvm_run_qmd(nvm_run *r, uint32_t subch, uint64_t qmd_va, uint64_t *ne
                      (unsigned long long)l.program_va);
     if (n > 0 && n < KIF_DETAIL_MAX) memcpy(r->detail + n, why, strnlen(why, (size_t)(KIF_DETAIL_MAX - 1 - n)) + 1);
     r->detail[KIF_DETAIL_MAX - 1] = 0;
-    return err;
+    if (err != EFAULT || !nvm_post_fault(r)) return err;
+    r->detail[0] = 0; /* posted: the channel runs on */
   }
   for (unsigned i = 0; i < 2; i++) {
     uint64_t addr, payload;

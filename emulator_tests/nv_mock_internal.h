@@ -23,6 +23,7 @@ typedef struct nvm_channel {
   uint32_t bound[NV_NUMBER_OF_SUBCHANNELS]; /* class bound by SET_OBJECT, 0 = none */
   uint32_t *regs;                           /* [subchannel][NVM_METHODS] method values */
   uint32_t resume_dw;                       /* dwords of the current entry already run (stalled acquire) */
+  uint32_t error_notifier;                  /* hObjectError: RM posts channel errors (Xid) there */
   bool stalled;
 } nvm_channel;
 
@@ -72,7 +73,9 @@ struct nv_mock {
   _Alignas(4096) unsigned char doorbell[0x10000];
   nv_mock_launch_fn launch_fn;
   void *launch_ctx;
-  int doorbells, launches;
+  int doorbells, launches, faults;
+  uint64_t doorbell_ns; /* time spent running channels at doorbells (the mock's "GPU" time) */
+  char last_fault[KIF_DETAIL_MAX]; /* the last kernel fault posted to an error notifier */
   bool trace;
 };
 

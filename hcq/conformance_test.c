@@ -9,7 +9,9 @@
  * layer: device info, program load errors, launches with fresh buffers and values, bad values refused before
  * anything is queued, kernel faults (reported once, the device lives on), wait timeouts. Expected values are
  * computed here from the inputs, not read back from the runtime. */
+#include "compiler/toolchain.h"
 #include "cpu/cpu_device.h"
+#include "emulator_tests/nv_mock_ptx.h"
 #include "hcq/args.h"
 #include "hcq/graph.h"
 #include "hcq/queue_fake_device.h"
@@ -31,6 +33,9 @@ struct backend {
   hcq_device *dev;
   void *prog;
   hcq_rt_program *progs[2];
+  hcq_rt_kernel *kern;   /* a backend whose queue-level `store` is a runtime-loaded kernel (nv) */
+  uint32_t prefix_words; /* the queue-level `store`'s argument prefix (NV: constant bank 0 up to the parameters) */
+  bool (*available)(void); /* NULL: always; else whether the backend can run here (e.g. needs ptxas) */
 };
 
 /* ---- cpu */
@@ -49,6 +54,37 @@ static hcq_status cpu_program(backend *b, const char *which, hcq_program *out) {
   if (!b->progs[i]) HCQ_TRY(hcq_rt_program_compile(b->rd, i ? fault : store, "", &b->progs[i]));
   *out = *hcq_rt_program_desc(b->progs[i]);
   return HCQ_OK;
+}
+
+/* ---- nv (the Hopper mock, HCQ_MOCK=nv's, in front of kif_default): programs compiled for ptx:sm_90. A GPU does
+ * not trap on an integer division by zero, so its `fault` reads far below its buffer when buffer 1 holds a zero. */
+static hcq_status nv_program(backend *b, const char *which, hcq_program *out) {
+  static const char *fault = "(kernel fault (let o (buf 0 int32 8)) (let a (buf 1 int32 8)) (let r (range 0 8))\n"
+                             " (sink (store (index o r) (load (index a (+ r (* (cast index (- (load (index a r)) (const 1 int32)))"
+                             " (const 100000000 index))))) r)))\n";
+  if (strcmp(which, "fault") != 0) return cpu_program(b, which, out);
+  if (!b->progs[1]) HCQ_TRY(hcq_rt_program_compile(b->rd, fault, "", &b->progs[1]));
+  *out = *hcq_rt_program_desc(b->progs[1]);
+  return HCQ_OK;
+}
+static uint64_t nv_prog(backend *b) {
+  hcq_program p;
+  if (!b->kern) {
+    hcq_status st = b->program(b, "store", &p);
+    if (!st) st = hcq_rt_kernel_load(b->rd, &p, &b->kern);
+    CHECK_OK(st);
+  }
+  if (!b->kern) return 0;
+  b->prefix_words = hcq_rt_kernel_program(b->kern)->kernarg_prefix_B / 4;
+  return hcq_rt_kernel_handle(b->kern);
+}
+static bool nv_available(void) {
+  /* qemu-user places the driver's MAP_FIXED_NOREPLACE VA windows elsewhere (the NV tests skip there too) */
+  if (getenv("HCQ_QEMU_USER")) return false;
+  char path[512];
+  hcq_status st = cc_ptx_ptxas(path, sizeof path);
+  hcq_status_free(st);
+  return st == HCQ_OK;
 }
 
 /* ---- fake GPU (PM4-like packets, hcq/queue_fake_device.h) */
@@ -76,6 +112,7 @@ static hcq_status fake_program(backend *b, const char *which, hcq_program *out) 
 static backend backends[] = {
     {.name = "cpu", .store_prog = cpu_prog, .program = cpu_program},
     {.name = "fakegpu", .store_prog = fake_prog, .program = fake_program},
+    {.name = "nv", .store_prog = nv_prog, .program = nv_program, .available = nv_available},
 };
 
 static uop_ctx *ctx;
@@ -175,14 +212,29 @@ static void test_graph(backend *b) {
   const uop *n = uop_var(ctx, "n", 1, MAXN, uop_dt(UOP_INDEX));
   hcq_queue *q;
   CHECK_OK(hcq_graph_queue(g, dev, HCQ_QUEUE_COMPUTE, &q));
+  uint64_t prog = b->store_prog(b);
   hcq_args a;
-  CHECK_OK(hcq_graph_args(g, dev, 0, 1, 1, &a));
+  CHECK_OK(hcq_graph_args(g, dev, b->prefix_words, 1, 1, &a));
   hcq_val ab[1] = {hcq_sym(out)}, av[1] = {hcq_sym(n)};
-  CHECK_OK(hcq_args_bind(&a, q, NULL, ab, av));
+  static const uint32_t zero_prefix[1024]; /* the device fills its own part of the prefix at exec (NV) */
+  CHECK_OK(hcq_args_bind(&a, q, b->prefix_words ? zero_prefix : NULL, ab, av));
   hcq_val gl[3] = {hcq_sym(n), hcq_imm(1), hcq_imm(1)}, lo[3] = {hcq_imm(1), hcq_imm(1), hcq_imm(1)};
-  CHECK_OK(hcq_queue_exec(q, hcq_imm(b->store_prog(b)), &a, gl, lo));
+  CHECK_OK(hcq_queue_exec(q, hcq_imm(prog), &a, gl, lo));
   const uop *bytes = uop_alu2(ctx, UOP_MUL, n, uop_index_const(ctx, 4));
-  CHECK_OK(hcq_queue_copy(q, hcq_sym(cp), hcq_sym(out), hcq_sym(bytes)));
+  hcq_device_info info;
+  CHECK_OK(dev->ops->info ? dev->ops->info(dev, &info) : HCQ_OK);
+  if (dev->ops->info && (info.features & HCQ_FEATURE_COPY_QUEUE)) {
+    /* a copy engine: the copy runs on the graph's copy queue after the compute queue's graph signal */
+    hcq_queue *cq;
+    hcq_signal *ran;
+    CHECK_OK(hcq_graph_queue(g, dev, HCQ_QUEUE_COPY, &cq));
+    CHECK_OK(hcq_graph_signal(g, dev, &ran));
+    CHECK_OK(hcq_queue_signal(q, hcq_imm(ran->va), hcq_imm(1)));
+    CHECK_OK(hcq_queue_wait(cq, hcq_imm(ran->va), hcq_imm(1)));
+    CHECK_OK(hcq_queue_copy(cq, hcq_sym(cp), hcq_sym(out), hcq_sym(bytes)));
+  } else {
+    CHECK_OK(hcq_queue_copy(q, hcq_sym(cp), hcq_sym(out), hcq_sym(bytes)));
+  }
   CHECK_OK(hcq_graph_finalize(g));
   uint32_t snap[512];
   for (int r = 0; r < 8; r++) {
@@ -326,8 +378,13 @@ int main(void) {
   CHECK_OK(uop_ctx_create(&ctx));
   /* a new backend: its own folder, one line in hcq/rt_registry.c; a test-only one is registered here */
   CHECK_OK(hcq_rt_register(&(hcq_rt_backend){"fakegpu", fake_open, NULL}));
+  CHECK_OK(nv_mock_env_install(kif_default())); /* HCQ_MOCK=nv's mock */
   for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
     backend *b = &backends[i];
+    if (b->available && !b->available()) {
+      printf("conformance %s: skipped (needs ptxas, and no qemu-user)\n", b->name);
+      continue;
+    }
     int before = testing_failures;
     CHECK_OK(hcq_rt_open(b->name, &b->rd));
     if (!b->rd) continue;
@@ -344,6 +401,7 @@ int main(void) {
     test_timeout(b);
     CHECK_OK(hcq_device_synchronize(b->dev, TIMEOUT_MS));
     if (b->prog) cpu_device_program_destroy(b->prog);
+    hcq_rt_kernel_free(b->kern);
     hcq_rt_program_free(b->progs[0]);
     hcq_rt_program_free(b->progs[1]);
     hcq_rt_close(b->rd);

@@ -6,9 +6,11 @@
 
 #include "cpu/cpu_device.h"
 #include "hcq/rt_internal.h"
+#include "nv/nv_rt.h"
 
 static const hcq_rt_backend builtin[] = {
     {"cpu", cpu_device_open, NULL},
+    {"nv", nv_rt_open, nv_rt_count},
 };
 
 static hcq_rt_backend extra[4];

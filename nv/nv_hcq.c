@@ -10,6 +10,7 @@
 #include "nv/nv_hcq.h"
 #include "nv/nv_internal.h"
 #include "nv/nv_program.h"
+#include "nv/nv_rt.h"
 
 #define NV_FIELD(name, v) ((uint32_t)(v) << name##_SHIFT)
 
@@ -145,7 +146,8 @@ static void nv_ops_free(hcq_device *dev, hcq_mem *mem) {
 
 static const hcq_device_ops nv_ops = {
     .backend_name = "nv", .submit = nv_ops_submit, .mem_alloc = nv_ops_alloc, .mem_free = nv_ops_free,
-    .encoder = &nv_encoder,
+    .encoder = &nv_encoder, .info = nv_rt_info, .program_load = nv_rt_program_load,
+    .program_free = nv_rt_program_free, .take_error = nv_rt_take_error, .destroy = nv_rt_destroy,
 };
 
 hcq_status nv_hcq_open(kif *k, int index, hcq_device **out) {

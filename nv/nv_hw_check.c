@@ -1,29 +1,35 @@
-/* nv/ on a real NVIDIA GPU (skipped, exit 77, where /dev/nvidiactl does not exist): the init sequence, memory of
- * each kind, a copy-engine copy checked byte for byte, a cross-channel semaphore wait, and two measured numbers
- * (semaphore round trip through GPFIFO + doorbell, copy bandwidth). Prints a short report. */
+/* nv/ on a real NVIDIA GPU: the report `make nv-hw-check` prints (driver, GPU, every example pass/fail against the
+ * reference interpreter with device times, launch latency, graph replay per kernel, add / matmul throughput), after
+ * the driver-level checks (init, memory of each kind, a copy-engine copy checked byte for byte, a cross-channel
+ * semaphore wait, semaphore round trip, copy bandwidth).
+ *
+ *   nv_hw_check --prepare DIR   (where ptxas is) writes every kernel's cubin + PTX to DIR (nv/nv_hw_prog.h)
+ *   nv_hw_check [DIR]           on the GPU machine: uses DIR's binaries (ptxas not needed), else ptxas
+ *
+ * Exits 77 where /dev/nvidiactl does not exist. With HCQ_MOCK=nv it runs the whole report on the mock (for checking
+ * the report itself; the numbers are then the mock's). */
 #include <string.h>
 #include <time.h>
 
-#include "base/testing.h"
+#include "compiler/examples_test_util.h"
+#include "emulator_tests/mock_env.h"
+#include "hcq/graph.h"
+#include "hcq/hcq.h"
+#include "hcq/queue.h"
+#include "hcq/signal.h"
 #include "nv/nv_dev.h"
+#include "nv/nv_hw_prog.h"
 
 static double now_s(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
-
-int main(void) {
-  kif *k;
-  CHECK_OK(kif_create(&k));
-  if (!k || !kif_exists(k, "/dev/nvidiactl") || !kif_exists(k, "/dev/nvidia-uvm")) {
-    fprintf(stderr, "nv_hw_check: SKIPPED (no /dev/nvidiactl or /dev/nvidia-uvm)\n");
-    kif_destroy(k);
-    return 77;
-  }
+/* The driver-level checks through nv_dev (as before the runtime existed). */
+static void driver_checks(kif *k) {
   nv_dev *d = NULL;
   CHECK_OK(nv_dev_open(k, 0, &d));
-  if (!d) return testing_summary("nv_hw_check");
+  if (!d) return;
   printf("driver %s (layout %s), target %s, classes compute 0x%x copy 0x%x gpfifo 0x%x usermode 0x%x\n",
          nv_dev_version(d), nv_dev_layout(d)->branch, nv_dev_target(d), nv_dev_class(d, 'c'), nv_dev_class(d, 'd'),
          nv_dev_class(d, 'g'), nv_dev_class(d, 'u'));
@@ -79,6 +85,210 @@ int main(void) {
   CHECK_OK(nv_mem_free(d, &dst));
   CHECK_OK(nv_mem_free(d, &src));
   nv_dev_close(d);
-  kif_destroy(k);
+}
+
+static char *read_text(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *buf = calloc(1, 1 << 20);
+  if (buf && fread(buf, 1, (1 << 20) - 1, f) == 0) buf[0] = 0;
+  fclose(f);
+  return buf;
+}
+
+static const char *ADD = "(kernel add (let o (buf 0 float32 256)) (let a (buf 1 float32 256)) (let b (buf 2 float32 256))"
+                         " (let r (range 0 256 loop)) (sink (store (index o r) (+ (load (index a r)) (load (index b r))) r)))";
+
+#define COMPARE_LIMIT_B ((size_t)4 << 20) /* the reference interpreter is slow: larger kernels are timed only */
+
+/* One example on dev: pass/fail against the reference (when small), device time, throughput. */
+static bool g_mock;
+
+static void run_example(hcq_rt_device *dev, const char *target, const char *dir, const char *name, const char *text,
+                        bool noopt) {
+  char key[160];
+  snprintf(key, sizeof key, "%.100s.%s.%.20s", name, noopt ? "noopt" : "heur", target + 4);
+  nv_hw_prog p;
+  cc_kbuf *ref = NULL, *got = NULL;
+  size_t nref = 0, ngot = 0, total = 0;
+  hcq_rt_kernel *k = NULL;
+  hcq_rt_buffer *bufs[16] = {0};
+  etu_run r = {0};
+  bool compare = false;
+  int fails = testing_failures;
+  hcq_status st = nv_hw_prog_make(target, text, noopt ? "" : NULL, dir, key, false, &p);
+  if (!st) st = cc_kernel_buffers(p.sink, &ref, &nref);
+  if (!st) st = cc_kernel_buffers(p.sink, &got, &ngot);
+  for (size_t i = 0; !st && i < nref; i++) total += ref[i].size_B;
+  compare = total <= COMPARE_LIMIT_B || strstr(text, "(var ");
+  if (!st && g_mock && total > ((size_t)1 << 20) && !strstr(text, "(var ")) { /* the PTX interpreter would take minutes */
+    printf("  %-28s %-6s skipped on the mock (%zu MiB of buffers)\n", name, noopt ? "noopt" : "heur", total >> 20);
+    goto done;
+  }
+  if (!st && compare) etu_reference(p.ctx, p.sink, ref, nref, got, ngot, &r);
+  else if (!st) st = cc_kbufs_alloc_fill(got, ngot, 7);
+  if (!st) st = hcq_rt_kernel_load(dev, &p.desc, &k);
+  size_t nb = st ? 0 : hcq_program_nbufs(hcq_rt_kernel_program(k));
+  for (size_t i = 0; !st && i < nb && i < 16; i++) {
+    for (size_t j = 0; !st && j < ngot; j++)
+      if ((size_t)got[j].slot == i) {
+        st = hcq_rt_buffer_alloc(dev, got[j].size_B, HCQ_RT_MEM_HOST_VISIBLE, &bufs[i]);
+        if (!st) memcpy(hcq_rt_buffer_host(bufs[i]), got[j].data, got[j].size_B);
+      }
+    if (!st && !bufs[i]) st = hcq_rt_buffer_alloc(dev, 4, HCQ_RT_MEM_HOST_VISIBLE, &bufs[i]);
+  }
+  hcq_var vars[8];
+  for (size_t i = 0; i < r.nvals && i < 8; i++) vars[i] = (hcq_var){r.vals[i].name, r.vals[i].value};
+  double best_ms = 0;
+  for (int rep = 0; !st && rep < (compare ? 1 : 3); rep++) { /* timed kernels: best of 3 */
+    st = hcq_rt_launch(k, bufs, nb, vars, r.nvals);
+    if (!st) st = hcq_rt_sync(dev, 60000);
+    double ms = hcq_rt_kernel_last_ms(k);
+    if (!st && (best_ms == 0 || ms < best_ms)) best_ms = ms;
+  }
+  for (size_t j = 0; !st && compare && j < ngot; j++)
+    if ((size_t)got[j].slot < nb) memcpy(got[j].data, hcq_rt_buffer_host(bufs[got[j].slot]), got[j].size_B);
+  if (!st && compare) etu_compare(ref, nref, got, &r);
+  char extra[96] = "";
+  int mm = 0;
+  if (!st && best_ms > 0 && sscanf(name, "matmul_%d", &mm) == 1)
+    snprintf(extra, sizeof extra, "  %.1f GFLOP/s", 2.0 * mm * mm * mm / (best_ms * 1e-3) / 1e9);
+  else if (!st && best_ms > 0 && !strstr(text, "(var ")) /* a variable's kernels run 777 elements */
+    snprintf(extra, sizeof extra, "  %.1f GB/s of buffers", (double)total / (best_ms * 1e-3) / 1e9);
+  if (st) printf("  %-28s %-6s FAIL  %s\n", name, noopt ? "noopt" : "heur", hcq_status_message(st));
+  else if (!compare) printf("  %-28s %-6s RAN   %9.3f ms (not compared: %zu MiB of buffers)%s\n", name,
+                            noopt ? "noopt" : "heur", best_ms, total >> 20, extra);
+  else printf("  %-28s %-6s %s  %9.3f ms  %zu elements, %zu mismatches%s\n", name, noopt ? "noopt" : "heur",
+              r.bad ? "FAIL" : "PASS", best_ms, r.checked, r.bad, extra);
+  CHECK(!st && r.bad == 0);
+  (void)fails;
+done:
+  hcq_status_free(st);
+  for (int i = 0; i < 16; i++) hcq_rt_buffer_free(bufs[i]);
+  hcq_rt_kernel_free(k);
+  if (ref) cc_kbufs_free(ref, nref);
+  if (got) cc_kbufs_free(got, ngot);
+  nv_hw_prog_free(&p);
+}
+
+/* Empty-ish kernel launch-to-signal latency and graph replay per kernel (64 launches per replay). */
+static void timings(hcq_rt_device *dev, const char *target, const char *dir) {
+  nv_hw_prog p;
+  char key[64];
+  snprintf(key, sizeof key, "add256.heur.%.20s", target + 4);
+  hcq_status st = nv_hw_prog_make(target, ADD, NULL, dir, key, false, &p);
+  hcq_rt_kernel *k = NULL;
+  if (!st) st = hcq_rt_kernel_load(dev, &p.desc, &k);
+  hcq_rt_buffer *b[3] = {0};
+  for (int i = 0; !st && i < 3; i++) st = hcq_rt_buffer_alloc(dev, 1024, HCQ_RT_MEM_HOST_VISIBLE, &b[i]);
+  const int reps = 1000;
+  double t0 = now_s();
+  for (int i = 0; !st && i < reps; i++) {
+    st = hcq_rt_launch(k, b, 3, NULL, 0);
+    if (!st) st = hcq_rt_sync(dev, 5000);
+  }
+  if (!st) printf("launch latency (hcq_rt_launch of a 256-element add + hcq_rt_sync, mean of %d): %.2f us\n", reps,
+                  (now_s() - t0) / reps * 1e6);
+  enum { NK = 64 };
+  uop_ctx *ctx = NULL;
+  hcq_graph *g = NULL;
+  if (!st) st = uop_ctx_create(&ctx);
+  if (!st) st = hcq_graph_create(ctx, &g);
+  hcq_device *lower = hcq_rt_lower(dev);
+  hcq_queue *q = NULL;
+  if (!st) st = hcq_graph_queue(g, lower, HCQ_QUEUE_COMPUTE, &q);
+  static const uint32_t zero_prefix[1024];
+  const hcq_program *desc = k ? hcq_rt_kernel_program(k) : NULL;
+  int64_t gd[3], ld[3];
+  if (!st) st = hcq_program_launch_dims(desc, NULL, 1 << 30, gd, ld);
+  hcq_val gl[3], lo[3];
+  for (int d = 0; !st && d < 3; d++) gl[d] = hcq_imm((uint64_t)gd[d]), lo[d] = hcq_imm((uint64_t)ld[d]);
+  for (int i = 0; !st && i < NK; i++) {
+    hcq_args a;
+    hcq_val bv[3] = {hcq_sym(hcq_graph_var(g, "o")), hcq_sym(hcq_graph_var(g, "a")), hcq_sym(hcq_graph_var(g, "b"))};
+    st = hcq_graph_args(g, lower, desc->kernarg_prefix_B / 4, 3, 0, &a);
+    if (!st) st = hcq_args_bind(&a, q, zero_prefix, bv, NULL);
+    if (!st) st = hcq_queue_exec(q, hcq_imm(hcq_rt_kernel_handle(k)), &a, gl, lo);
+  }
+  if (!st) st = hcq_graph_finalize(g);
+  const int greps = 200;
+  t0 = now_s();
+  for (int r = 0; !st && r < greps; r++) {
+    uop_var_val v[3] = {{"o", (int64_t)hcq_rt_buffer_va(b[r % 3])}, {"a", (int64_t)hcq_rt_buffer_va(b[(r + 1) % 3])},
+                        {"b", (int64_t)hcq_rt_buffer_va(b[(r + 2) % 3])}};
+    st = hcq_graph_replay(g, v, 3, 5000);
+  }
+  if (!st) st = hcq_graph_wait(g, 5000);
+  if (!st) printf("graph replay (%d launches per replay, %d replays, wall time incl. the GPU): %.3f us per kernel\n", NK,
+                  greps, (now_s() - t0) / (greps * NK) * 1e6);
+  CHECK_OK(st);
+  hcq_graph_destroy(g);
+  uop_ctx_destroy(ctx);
+  for (int i = 0; i < 3; i++) hcq_rt_buffer_free(b[i]);
+  hcq_rt_kernel_free(k);
+  nv_hw_prog_free(&p);
+}
+
+static int prepare(const char *dir) {
+  char *names[ETU_MAX_EXAMPLES];
+  int count = etu_list_examples(names, ETU_MAX_EXAMPLES), written = 0;
+  for (int i = 0; i <= count; i++) {
+    char path[512], key[160], *text;
+    if (i < count) snprintf(path, sizeof path, "examples/%s", names[i]);
+    text = i < count ? read_text(path) : strdup(ADD);
+    for (int noopt = 0; text && noopt < 2; noopt++) {
+      if (i == count && noopt) break;
+      char base[128];
+      snprintf(base, sizeof base, "%s", i < count ? names[i] : "add256");
+      if (strstr(base, ".uop")) *strstr(base, ".uop") = 0;
+      snprintf(key, sizeof key, "%s.%s.sm_90", base, noopt ? "noopt" : "heur");
+      nv_hw_prog p;
+      hcq_status st = nv_hw_prog_make("ptx:sm_90", text, noopt ? "" : NULL, dir, key, true, &p);
+      CHECK_OK(st);
+      written += st == HCQ_OK;
+      nv_hw_prog_free(&p);
+    }
+    free(text);
+    if (i < count) free(names[i]);
+  }
+  printf("nv_hw_check --prepare: %d binaries for ptx:sm_90 in %s\n", written, dir);
+  return testing_summary("nv_hw_check --prepare");
+}
+
+int main(int argc, char **argv) {
+  if (argc > 2 && !strcmp(argv[1], "--prepare")) return prepare(argv[2]);
+  const char *dir = argc > 1 ? argv[1] : NULL;
+  CHECK_OK(emu_mock_from_env());
+  kif *k = kif_default();
+  if (!kif_exists(k, "/dev/nvidiactl") || !kif_exists(k, "/dev/nvidia-uvm")) {
+    fprintf(stderr, "nv_hw_check: SKIPPED (no /dev/nvidiactl or /dev/nvidia-uvm)\n");
+    return 77;
+  }
+  printf("== nv_hw_check report ==\n");
+  driver_checks(k);
+  hcq_rt_device *dev = NULL;
+  CHECK_OK(hcq_rt_open("nv:0", &dev));
+  if (!dev) return testing_summary("nv_hw_check");
+  hcq_device_info info;
+  CHECK_OK(hcq_rt_info(dev, &info));
+  g_mock = info.is_mock;
+  printf("device %s: arch %s, target %s, %s, binaries from %s\n", info.name, info.arch, info.target,
+         info.is_mock ? "MOCK (numbers are the mock's)" : "hardware", dir ? dir : "ptxas");
+  char *names[ETU_MAX_EXAMPLES];
+  int count = etu_list_examples(names, ETU_MAX_EXAMPLES);
+  printf("examples (vs the reference interpreter; device time from timestamps):\n");
+  for (int i = 0; i < count; i++) {
+    char path[512], base[128];
+    snprintf(path, sizeof path, "examples/%s", names[i]);
+    snprintf(base, sizeof base, "%s", names[i]);
+    if (strstr(base, ".uop")) *strstr(base, ".uop") = 0;
+    char *text = read_text(path);
+    CHECK(text != NULL);
+    for (int noopt = 0; text && noopt < 2; noopt++) run_example(dev, info.target, dir, base, text, noopt);
+    free(text);
+    free(names[i]);
+  }
+  timings(dev, info.target, dir);
+  hcq_rt_close(dev);
   return testing_summary("nv_hw_check");
 }

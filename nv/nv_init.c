@@ -117,9 +117,7 @@ static hcq_status nv_pick_card(nv_dev *d, int index, uint32_t *gpu_id) {
   return st ? st : hcq_status_make(HCQ_CODE_NOT_FOUND, "NV: no GPU %d (%d found)", index, seen);
 }
 
-static hcq_status nv_open_gpu(nv_dev *d, int index) {
-  uint32_t gpu_id = 0;
-  HCQ_TRY(nv_pick_card(d, index, &gpu_id));
+static hcq_status nv_open_gpu(nv_dev *d, uint32_t gpu_id) {
   HCQ_TRY(nv_open_gpu_fd(d, &d->fd_gpu));
   NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS id = {.gpuId = gpu_id};
   HCQ_TRY(nv_rm_control(d, d->root, NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2, &id, sizeof id, "GPU_GET_ID_INFO_V2"));
@@ -160,7 +158,7 @@ static hcq_status nv_open_channels(nv_dev *d) {
   NV_CHANNEL_GROUP_ALLOCATION_PARAMETERS g = {.engineType = NV2080_ENGINE_TYPE_GRAPHICS};
   HCQ_TRY(nv_rm_alloc(d, d->device, KEPLER_CHANNEL_GROUP_A, &g, sizeof g, &d->chgroup, "channel group"));
   HCQ_TRY(nv_mem_alloc(d, 0x200000, NV_MEM_CPU | NV_MEM_CONTIG, &d->gpfifo_area));
-  HCQ_TRY(nv_mem_alloc(d, 0x10000, NV_MEM_UNCACHED, &d->notifier));
+  HCQ_TRY(nv_mem_alloc(d, 0x10000, NV_MEM_UNCACHED | NV_MEM_CPU, &d->notifier));
   NV_CTXSHARE_ALLOCATION_PARAMETERS cs = {.hVASpace = d->vaspace, .flags = NV_CTXSHARE_ALLOCATION_FLAGS_SUBCONTEXT_ASYNC};
   HCQ_TRY(nv_rm_alloc(d, d->chgroup, FERMI_CONTEXT_SHARE_A, &cs, sizeof cs, &d->ctxshare, "context share"));
   HCQ_TRY(nv_chan_create(d, &d->compute, 0, d->cls_compute, "compute"));
@@ -178,10 +176,11 @@ hcq_status nv_dev_open(kif *k, int index, nv_dev **out) {
   if (!d) return hcq_status_make(HCQ_CODE_NOMEM, "nv_dev_open");
   d->k = k;
   d->fd_ctl = d->fd_uvm = d->fd_uvm2 = d->fd_gpu = -1;
-  d->host_handle = 0x1000;
   hcq_status st = nv_open_root(d);
+  uint32_t gpu_id = 0;
+  if (!st) st = nv_pick_card(d, index, &gpu_id); /* a GPU that is not there is NOT_FOUND, whatever VA is left */
   if (!st) st = nv_va_reserve(d);
-  if (!st) st = nv_open_gpu(d, index);
+  if (!st) st = nv_open_gpu(d, gpu_id);
   if (!st) st = nv_open_channels(d);
   if (st) {
     nv_dev_close(d);
@@ -199,6 +198,7 @@ void nv_dev_close(nv_dev *d) {
   if (!d) return;
   nv_chan_destroy(d, &d->compute);
   nv_chan_destroy(d, &d->copy);
+  nv_qmd_free_all(d);
   hcq_status_free(nv_mem_free(d, &d->gpfifo_area));
   hcq_status_free(nv_mem_free(d, &d->notifier));
   if (d->doorbell) hcq_status_free(kif_munmap(d->k, (void *)d->doorbell, 0x10000));

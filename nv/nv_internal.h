@@ -28,16 +28,20 @@ struct nv_dev {
   int fd_ctl, fd_uvm, fd_uvm2, fd_gpu;
   uint32_t root, device, subdevice, usermode, vaspace, chgroup, ctxshare;
   uint32_t cls_compute, cls_copy, cls_gpfifo, cls_usermode;
-  uint32_t host_handle; /* client-chosen handles for host memory, as the reference numbers them */
   uint8_t uuid[16];
   int minor;
   volatile uint8_t *doorbell;
-  nv_va_window low, high;
-  bool low_reserved, high_reserved;
+  nv_va_window *low, *high; /* the process's windows (nv_mem.c), shared by every open GPU */
   nv_mem gpfifo_area, notifier;
   nv_chan compute, copy;
   uint32_t sm_version;
+  nv_mem *qmd_chunks; /* QMD slots for recorded launches (nv_enc_exec), freed at close */
+  uint32_t nqmd_chunks, qmd_used_B;
 };
+
+/* A 256-aligned QMD slot (zeroed, CPU-visible below 2^40) that lives until the device closes. */
+hcq_status nv_qmd_slot(nv_dev *d, uint32_t **out_host, uint64_t *out_va);
+void nv_qmd_free_all(nv_dev *d);
 
 /* RM / UVM calls: each returns an hcq_status naming the call, the object/class and the RM status by name. */
 hcq_status nv_rm_alloc(nv_dev *d, uint32_t parent, uint32_t cls, void *params, uint32_t params_size_B,
@@ -55,6 +59,8 @@ hcq_status nv_map_to_cpu(nv_dev *d, uint32_t handle, uint64_t size_B, uint64_t v
 /* UVM_FREE with the branch's layout (590 dropped `length`, moving the status) */
 hcq_status nv_uvm_free(nv_dev *d, uint64_t va, uint64_t size_B);
 hcq_status nv_va_reserve(nv_dev *d);
+/* A VA range of size_B in the low window (for UVM channel ranges); 0-aligned to 4 KiB. */
+hcq_status nv_va_low_range(nv_dev *d, uint64_t size_B, uint64_t *out_va);
 void nv_va_release(nv_dev *d);
 hcq_status nv_chan_create(nv_dev *d, nv_chan *c, uint64_t offset_B, uint32_t engine_cls, const char *name);
 

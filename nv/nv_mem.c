@@ -5,6 +5,7 @@
  * 0x600000000000) fallbacks are used.
  * Page size: 4 KiB for host/uncached/small, 2 MiB for device allocations of 8 MiB and more (reference 6.3). */
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -38,17 +39,6 @@ static hcq_status nv_reserve_one(nv_dev *d, const nv_va_window *choices, size_t 
                              (unsigned long long)choices[0].base, (unsigned long long)choices[n - 1].base);
 }
 
-hcq_status nv_va_reserve(nv_dev *d) {
-  HCQ_TRY(nv_reserve_one(d, nv_low_windows, 2, &d->low, &d->low_reserved, "low (below 2^40)"));
-  return nv_reserve_one(d, nv_high_windows, 2, &d->high, &d->high_reserved, "high");
-}
-
-void nv_va_release(nv_dev *d) {
-  if (d->low_reserved) hcq_status_free(kif_munmap(d->k, (void *)(uintptr_t)d->low.base, d->low.size_B));
-  if (d->high_reserved) hcq_status_free(kif_munmap(d->k, (void *)(uintptr_t)d->high.base, d->high.size_B));
-  d->low_reserved = d->high_reserved = false;
-}
-
 static hcq_status nv_va_alloc(nv_va_window *w, uint64_t size_B, uint64_t align_B, uint64_t *out) {
   uint64_t va = (w->next + align_B - 1) & ~(align_B - 1);
   if (va + size_B < va || va + size_B > w->base + w->size_B)
@@ -58,6 +48,51 @@ static hcq_status nv_va_alloc(nv_va_window *w, uint64_t size_B, uint64_t align_B
   *out = va;
   return HCQ_OK;
 }
+
+/* One pair of windows for the process, shared by every open GPU (as the reference shares one address space): a
+ * second device does not need a second 1 GiB hole below 2^40 (under ASan there is room for one only). */
+static struct {
+  pthread_mutex_t lock;
+  nv_va_window low, high;
+  bool low_reserved, high_reserved;
+  int users;
+} nv_va = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+hcq_status nv_va_reserve(nv_dev *d) {
+  pthread_mutex_lock(&nv_va.lock);
+  hcq_status st = HCQ_OK;
+  if (!nv_va.users) {
+    st = nv_reserve_one(d, nv_low_windows, 2, &nv_va.low, &nv_va.low_reserved, "low (below 2^40)");
+    if (!st) st = nv_reserve_one(d, nv_high_windows, 2, &nv_va.high, &nv_va.high_reserved, "high");
+  }
+  if (!st) nv_va.users++, d->low = &nv_va.low, d->high = &nv_va.high;
+  else if (!nv_va.users) {
+    if (nv_va.low_reserved) hcq_status_free(kif_munmap(d->k, (void *)(uintptr_t)nv_va.low.base, nv_va.low.size_B));
+    nv_va.low_reserved = false;
+  }
+  pthread_mutex_unlock(&nv_va.lock);
+  return st;
+}
+
+hcq_status nv_va_low_range(nv_dev *d, uint64_t size_B, uint64_t *out_va) {
+  pthread_mutex_lock(&nv_va.lock);
+  hcq_status st = nv_va_alloc(d->low, size_B, 0x1000, out_va);
+  pthread_mutex_unlock(&nv_va.lock);
+  return st;
+}
+
+void nv_va_release(nv_dev *d) {
+  if (!d->low) return;
+  pthread_mutex_lock(&nv_va.lock);
+  if (--nv_va.users == 0) {
+    if (nv_va.low_reserved) hcq_status_free(kif_munmap(d->k, (void *)(uintptr_t)nv_va.low.base, nv_va.low.size_B));
+    if (nv_va.high_reserved) hcq_status_free(kif_munmap(d->k, (void *)(uintptr_t)nv_va.high.base, nv_va.high.size_B));
+    nv_va.low_reserved = nv_va.high_reserved = false;
+  }
+  pthread_mutex_unlock(&nv_va.lock);
+  d->low = d->high = NULL;
+}
+
 
 /* UVM: make [va, va+size) a GPU range and map RM memory `handle` into it. */
 static hcq_status nv_uvm_map(nv_dev *d, uint64_t va, uint64_t size_B, uint32_t handle) {
@@ -84,12 +119,19 @@ hcq_status nv_uvm_free(nv_dev *d, uint64_t va, uint64_t size_B) {
 
 #define NV_BITS(name, v) ((uint32_t)(v) << name##_SHIFT)
 
+/* Client-chosen handles for OS-descriptor memory: RM needs them unique per client only, but they are drawn from one
+ * process-wide counter so that several open GPUs never repeat one (the mock keeps one handle namespace). */
+static uint32_t nv_next_host_handle(void) {
+  static uint32_t next = 0x1000;
+  return __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
+}
+
 static hcq_status nv_alloc_host(nv_dev *d, nv_mem *out) {
   void *p;
   HCQ_TRY(kif_mmap(d->k, (void *)(uintptr_t)out->va, out->size_B, PROT_READ | PROT_WRITE,
                    MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0, &p));
   nv_ioctl_nvos02_parameters_with_fd a = {
-      .params = {.hRoot = d->root, .hObjectParent = d->device, .hObjectNew = ++d->host_handle,
+      .params = {.hRoot = d->root, .hObjectParent = d->device, .hObjectNew = nv_next_host_handle(),
                  .hClass = NV01_MEMORY_SYSTEM_OS_DESCRIPTOR,
                  .flags = NV_BITS(NVOS02_FLAGS_PHYSICALITY, NVOS02_FLAGS_PHYSICALITY_NONCONTIGUOUS) |
                           NV_BITS(NVOS02_FLAGS_COHERENCY, NVOS02_FLAGS_COHERENCY_CACHED) |
@@ -144,7 +186,10 @@ hcq_status nv_mem_alloc(nv_dev *d, uint64_t size_B, unsigned kind, nv_mem *out) 
   uint64_t page_B = (kind & (NV_MEM_HOST | NV_MEM_UNCACHED)) || size_B < (8u << 20) ? 4096 : (2u << 20);
   out->size_B = (size_B + page_B - 1) & ~(page_B - 1);
   out->kind = kind;
-  HCQ_TRY(nv_va_alloc(kind & NV_MEM_CPU ? &d->low : &d->high, out->size_B, page_B, &out->va));
+  pthread_mutex_lock(&nv_va.lock);
+  hcq_status vs = nv_va_alloc(kind & NV_MEM_CPU ? d->low : d->high, out->size_B, page_B, &out->va);
+  pthread_mutex_unlock(&nv_va.lock);
+  HCQ_TRY(vs);
   hcq_status st = kind & NV_MEM_HOST ? nv_alloc_host(d, out) : nv_alloc_device(d, out, page_B);
   if (!st && (st = nv_uvm_map(d, out->va, out->size_B, out->handle))) hcq_status_free(nv_mem_free(d, out));
   if (st) memset(out, 0, sizeof *out);

@@ -4,6 +4,7 @@
 
 #include "autogen/nv_qmd.h"
 #include "hcq/args.h"
+#include "nv/nv_hcq.h"
 #include "nv/nv_internal.h"
 #include "nv/nv_program.h"
 
@@ -70,6 +71,31 @@ hcq_status nv_program_cbuf0_prefix(const nv_dev *d, uint32_t *words, uint32_t nw
   return HCQ_OK;
 }
 
+#define NV_QMD_CHUNK_B 0x10000u
+
+hcq_status nv_qmd_slot(nv_dev *d, uint32_t **out_host, uint64_t *out_va) {
+  if (!d->nqmd_chunks || d->qmd_used_B + NV_QMDV03_00_SIZE_B > NV_QMD_CHUNK_B) {
+    nv_mem *c = realloc(d->qmd_chunks, (d->nqmd_chunks + 1) * sizeof *c);
+    if (!c) return hcq_status_make(HCQ_CODE_NOMEM, "NV QMD chunk list");
+    d->qmd_chunks = c;
+    HCQ_TRY(hcq_status_annotate(nv_mem_alloc(d, NV_QMD_CHUNK_B, NV_MEM_CPU, &c[d->nqmd_chunks]), "NV QMD memory"));
+    memset(c[d->nqmd_chunks].cpu, 0, NV_QMD_CHUNK_B);
+    d->nqmd_chunks++;
+    d->qmd_used_B = 0;
+  }
+  nv_mem *c = &d->qmd_chunks[d->nqmd_chunks - 1];
+  *out_host = (uint32_t *)((uint8_t *)c->cpu + d->qmd_used_B);
+  *out_va = c->va + d->qmd_used_B;
+  d->qmd_used_B += 256; /* SEND_PCAS_A takes va >> 8 */
+  return HCQ_OK;
+}
+
+void nv_qmd_free_all(nv_dev *d) {
+  for (uint32_t i = 0; i < d->nqmd_chunks; i++) hcq_status_free(nv_mem_free(d, &d->qmd_chunks[i]));
+  free(d->qmd_chunks);
+  d->qmd_chunks = NULL, d->nqmd_chunks = 0;
+}
+
 void nv_program_free(nv_dev *d, nv_program *p) {
   if (!p) return;
   hcq_status_free(nv_mem_free(d, &p->mem));
@@ -83,14 +109,12 @@ hcq_status nv_enc_exec(hcq_queue *q, hcq_val prog, const hcq_args *args, const h
   if (prog.sym || !prog.imm) return hcq_status_make(HCQ_CODE_INVALID, "NV exec: the program must be a loaded nv_program");
   const nv_program *p = (const nv_program *)(uintptr_t)prog.imm;
   if (!args) return hcq_status_make(HCQ_CODE_INVALID, "NV exec: constant bank 0 lives in the argument buffer (args NULL)");
-  /* the QMD follows the arguments, 256-aligned (SEND_PCAS_A takes va >> 8) */
-  size_t used = hcq_args_size_B(args->prefix_words, args->nbufs, args->nvals), off = (used + 255) & ~(size_t)255;
-  if (((args->va + off) & 255) || off + NV_QMDV03_00_SIZE_B > args->size_B)
-    return hcq_status_make(HCQ_CODE_INVALID, "NV exec: the argument buffer (0x%zx bytes at 0x%llx) has no 256-aligned room "
-                           "for the QMD after 0x%zx bytes of arguments", args->size_B, (unsigned long long)args->va, used);
-  uint64_t qmd_va = args->va + off;
-  if (qmd_va >> 40) return hcq_status_make(HCQ_CODE_INVALID, "NV exec: QMD at 0x%llx is above 2^40", (unsigned long long)qmd_va);
-  uint32_t *qmd = (uint32_t *)((uint8_t *)args->host + off);
+  uint64_t qmd_va;
+  uint32_t *qmd;
+  nv_dev *d = nv_hcq_dev(hcq_queue_device(q));
+  HCQ_TRY(nv_qmd_slot(d, &qmd, &qmd_va));
+  /* the driver's part of constant bank 0 (shared / local windows): constant, written once at record time */
+  if (args->prefix_words >= 12) HCQ_TRY(nv_program_cbuf0_prefix(d, args->host, args->prefix_words));
   memcpy(qmd, p->qmd, NV_QMDV03_00_SIZE_B);
   if (!nv_qmdv03_00_set_constant_buffer_addr_lower(qmd, 0, (uint32_t)args->va) ||
       !nv_qmdv03_00_set_constant_buffer_addr_upper(qmd, 0, args->va >> 32))

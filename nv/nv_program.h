@@ -31,8 +31,9 @@ void nv_program_free(nv_dev *d, nv_program *p); /* NULL is fine */
  * hold the shared window, the local window and the local-memory limit 0xfffdc0, each lo then hi, as the
  * reference fills them for Ampere..Hopper (runtime.md 6.7); the rest is zero. words must hold at least 12. */
 hcq_status nv_program_cbuf0_prefix(const nv_dev *d, uint32_t *words, uint32_t nwords);
-/* The exec encoder (hcq_encoder.exec): prog = hcq_imm((uintptr_t)program). The QMD goes into the argument
- * memory after the arguments (256-aligned) as a queue region; grid and block are patched with
+/* The exec encoder (hcq_encoder.exec): prog = hcq_imm((uintptr_t)program). The QMD goes into a
+ * 256-aligned slot of the device's QMD memory (nv_qmd_slot, kept until close) as a queue region, so any argument
+ * memory works (graph argument slots are packed); grid and block are patched with
  * hcq_queue_patch_region_bits, so graphs replay by patching QMD fields only. */
 hcq_status nv_enc_exec(hcq_queue *q, hcq_val prog, const hcq_args *args, const hcq_val global[3],
                        const hcq_val local[3]);

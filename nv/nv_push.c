@@ -179,8 +179,8 @@ hcq_status nv_chan_create(nv_dev *d, nv_chan *c, uint64_t offset_B, uint32_t eng
   NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS t = {.workSubmitToken = 0xffffffffu};
   HCQ_TRY(nv_rm_control(d, c->handle, NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN, &t, sizeof t, "GET_WORK_SUBMIT_TOKEN"));
   c->token = t.workSubmitToken;
-  uint64_t base = (d->low.next + 0xfff) & ~0xfffull; /* a VA range UVM tracks for the channel */
-  d->low.next = base + 0x4000000;
+  uint64_t base; /* a VA range UVM tracks for the channel */
+  HCQ_TRY(nv_va_low_range(d, 0x4000000, &base));
   UVM_REGISTER_CHANNEL_PARAMS r = {.rmCtrlFd = d->fd_ctl, .hClient = d->root, .hChannel = c->handle, .base = base,
                                    .length = 0x4000000};
   memcpy(r.gpuUuid.uuid, d->uuid, 16);

@@ -170,9 +170,12 @@ static void restore(beam_state *b) {
   }
 }
 
+/* A wait bound well past the search's own: a slow kernel is not a hung one (on the CPU a timed-out wait costs the
+ * device), so the bound covers the time left plus 10x the noopt time plus 10 s. */
 static uint32_t run_timeout_ms(beam_state *b) {
-  double left = b->deadline_ms - now_ms();
-  return (uint32_t)(left < 0 ? 1000 : left + 1000);
+  double left = b->deadline_ms - now_ms(), base = b->res->noopt_ms; /* 0 until measured */
+  double t = (left > 0 ? left : 0) + 10 * base + 10000;
+  return t > 3.6e6 ? 3600000u : (uint32_t)t;
 }
 
 static hcq_status launch(beam_state *b, hcq_rt_kernel *k, double *ms) {
@@ -366,7 +369,8 @@ static hcq_status setup_base(beam_state *b) {
     if (!(b->ref[i] = malloc(k->bufs[i].size_B + 1))) return hcq_status_make(HCQ_CODE_NOMEM, "beam reference copy");
     memcpy(b->ref[i], k->bufs[i].data, k->bufs[i].size_B);
   }
-  for (int r = 1; r < TIMED_RUNS; r++) {
+  /* more timed runs only while they are cheap against the budget (noopt can be very slow) */
+  for (int r = 1; r < TIMED_RUNS && ms * TIMED_RUNS < 0.05 * (b->deadline_ms - b->t0_ms); r++) {
     double m;
     restore(b);
     HCQ_TRY(launch(b, k->kern, &m));
@@ -410,7 +414,7 @@ static hcq_status search(beam_state *b) {
       bool heur = first && j == 0; /* round 1 also times the heuristic (first: a copy of it is then a dup) */
       size_t bi = heur ? 0 : j - first;
       for (size_t a = 0; !st && a < (heur ? 1 : nactions); a++) {
-        if (now_ms() >= b->deadline_ms) {
+        if (now_ms() >= b->deadline_ms && !heur) { /* the heuristic is always timed: BEAM never loses to it */
           r->timed_out = true;
           break;
         }

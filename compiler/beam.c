@@ -424,7 +424,7 @@ static hcq_status search(beam_state *b) {
         } else if (!(c.opts = malloc(c.n * sizeof *c.opts))) {
           st = hcq_status_make(HCQ_CODE_NOMEM, "beam candidate");
         } else {
-          memcpy(c.opts, beam[bi].opts, beam[bi].n * sizeof *c.opts);
+          if (beam[bi].n) memcpy(c.opts, beam[bi].opts, beam[bi].n * sizeof *c.opts);
           c.opts[beam[bi].n] = actions[a];
         }
         if (!st) st = evaluate(b, c.opts, c.n, &c.ms);

@@ -135,12 +135,19 @@ static void test_cache(void) {
   CHECK_EQ_INT(b.nopts, a.nopts);
   for (size_t i = 0; i < a.nopts && i < b.nopts; i++)
     CHECK(a.opts[i].op == b.opts[i].op && a.opts[i].axis == b.opts[i].axis && a.opts[i].amount == b.opts[i].amount);
-  /* another width is another entry; IGNORE_BEAM_CACHE skips the cache */
+  /* another width is another entry, so is another thread count (the target's THREAD limit); IGNORE_BEAM_CACHE
+   * skips the cache */
   o.width = 2;
   o.max_seconds = 0.3;
   CHECK_OK(cc_beam_search(rd, MATMUL, &o, &c));
   CHECK(!c.cache_hit);
   cc_beam_result_free(&c);
+  o.width = 1;
+  o.threads = threads + 1;
+  CHECK_OK(cc_beam_search(rd, MATMUL, &o, &c));
+  CHECK(!c.cache_hit);
+  cc_beam_result_free(&c);
+  o.threads = threads;
   o.width = 1;
   setenv("IGNORE_BEAM_CACHE", "1", 1);
   CHECK_OK(cc_beam_search(rd, MATMUL, &o, &c));

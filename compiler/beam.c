@@ -188,8 +188,8 @@ static hcq_status launch(beam_state *b, hcq_rt_kernel *k, double *ms) {
 }
 
 /* Time one candidate. *out_ms = INFINITY when it is not a valid, new, correct kernel; only a lost device is an
- * error. */
-static hcq_status evaluate(beam_state *b, const cc_opt *opts, size_t n, double *out_ms) {
+ * error. The heuristic's own choice is not held to the search's upcast/local bounds (it may upcast more). */
+static hcq_status evaluate(beam_state *b, const cc_opt *opts, size_t n, bool heuristic, double *out_ms) {
   *out_ms = INFINITY;
   uop_ctx *ctx = NULL;
   cc_program *prog = NULL;
@@ -207,7 +207,8 @@ static hcq_status evaluate(beam_state *b, const cc_opt *opts, size_t n, double *
   bool ok = false;
   hcq_status vs = cc_optimize(ctx, sink, &t, &co, &opt_sink, &applied, &napplied);
   free(applied);
-  if (!vs) vs = within_limits(ctx, opt_sink, &ok);
+  if (!vs && !heuristic) vs = within_limits(ctx, opt_sink, &ok);
+  ok |= heuristic;
   if (vs || !ok) {
     hcq_status_free(vs);
     b->res->refused++;
@@ -427,7 +428,7 @@ static hcq_status search(beam_state *b) {
           if (beam[bi].n) memcpy(c.opts, beam[bi].opts, beam[bi].n * sizeof *c.opts);
           c.opts[beam[bi].n] = actions[a];
         }
-        if (!st) st = evaluate(b, c.opts, c.n, &c.ms);
+        if (!st) st = evaluate(b, c.opts, c.n, heur, &c.ms);
         b->round_done++;
         if (!st && isfinite(c.ms)) {
           next[nnext++] = c;
@@ -484,7 +485,8 @@ hcq_status cc_beam_search(hcq_rt_device *dev, const char *kernel_text, const cc_
   char *canon = NULL, *key = NULL;
   size_t key_len = 0;
   hcq_status st = uop_ctx_create(&ctx);
-  if (!st) st = cc_kernel_parse(ctx, kernel_text, strlen(kernel_text), "<beam>", &sink);
+  if (!st)
+    st = cc_kernel_parse(ctx, kernel_text, strlen(kernel_text), o->source_name ? o->source_name : "<beam>", &sink);
   if (!st) st = cc_kernel_print(sink, &canon);
   uop_ctx_destroy(ctx);
   b.text = canon;

@@ -9,7 +9,9 @@
  * deduplicated by their rendered source, compiled, loaded, run once and compared (a wrong one is dropped and
  * counted), then timed (min of 3 runs, stopped early when over 3x the best). The best `width` form the next
  * beam; the search ends when a round brings no gain over the best (1%) or when the time bound is reached (the best
- * so far wins). Round 1 also times the hand-coded heuristic's opts, so BEAM never loses to it by search order.
+ * so far wins; the bound is checked between candidates, so the search may end one candidate's compile and run
+ * late). Round 1 first times the hand-coded heuristic's opts (even past the bound, and not held to the upcast
+ * limit), so BEAM keeps the heuristic's choice unless it measures something faster.
  *
  * The winner is cached on disk (compiler/cache.c: MAC'd, owner-checked entries) under a key of the kernel's
  * canonical text, the device (name, arch, target), the target's settings (threads, vector width), the external
@@ -35,6 +37,7 @@ typedef struct cc_beam_options {
   int threads;        /* CPU targets: worker threads (the THREAD opt's limit); <= 0: cores */
   bool progress;      /* a progress line on stderr (round, candidates, best time, elapsed) */
   bool no_cache;      /* neither read nor write the cache */
+  const char *source_name; /* names the kernel text in parse errors (a file path); NULL: "<beam>" */
   const uop_var_val *vars; /* variable values to time with; missing ones run at their maximum */
   size_t nvars;
   /* Test hook: called after a candidate's checking run with the device buffers (host views, by slot); whatever it

@@ -35,6 +35,7 @@ hcq_status beam_cli_search(const char *verb, hcq_rt_device *rd, const char *path
   if (path) HCQ_TRY(cli_read_file(path, (size_t)64 << 20, &file, &size));
   cc_beam_options opt = *o;
   opt.progress = !quiet;
+  if (path) opt.source_name = path;
   hcq_status st = cc_beam_search(rd, path ? (const char *)file : text, &opt, out);
   free(file);
   if (st || quiet) return st;

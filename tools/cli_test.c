@@ -159,6 +159,13 @@ int main(void) {
     CHECK(says("hcq run: beam 1: opts [") && says("check:") && says(": ok"));
     CHECK_EQ_INT(verb(hcq_verb_run, search), 0);
     CHECK(says("(cache hit)"));
+    char bad_uop[128];
+    snprintf(bad_uop, sizeof bad_uop, "%s/broken.uop", dir);
+    FILE *f = fopen(bad_uop, "w");
+    if (f) fputs("(kernel broken (let x (buf 0 float32 4))\n", f), fclose(f);
+    const char *broken[] = {"run", "--beam", "1", bad_uop, NULL};
+    CHECK_EQ_INT(verb(hcq_verb_run, broken), 1);
+    CHECK(says("broken.uop:")); /* a parse error names the file, not the search */
   }
 
   /* --in: directory, endless device, short and long files, FIFO of the right size */

@@ -429,6 +429,7 @@ static hcq_status search(beam_state *b) {
           c.opts[beam[bi].n] = actions[a];
         }
         if (!st) st = evaluate(b, c.opts, c.n, heur, &c.ms);
+        if (!st && heur && isfinite(c.ms)) r->heuristic_ms = c.ms;
         b->round_done++;
         if (!st && isfinite(c.ms)) {
           next[nnext++] = c;

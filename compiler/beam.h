@@ -50,6 +50,7 @@ typedef struct cc_beam_result {
   cc_opt *opts; /* the winner (malloc'd; NULL when nopts is 0: noopt won) */
   size_t nopts;
   double best_ms, noopt_ms; /* device times (0 on a cache hit: nothing was timed) */
+  double heuristic_ms;      /* the heuristic's opts as timed in round 1 (0: not timed: a cache hit, or it failed) */
   size_t rounds, timed, wrong, refused, dups, failed; /* refused: the opt checks said no; failed: compile/run error */
   bool cache_hit, timed_out;
   double elapsed_s;

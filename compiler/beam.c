@@ -269,9 +269,13 @@ static hcq_status make_key(beam_state *b, char **out, size_t *out_len) {
   HCQ_TRY(hcq_rt_info(b->dev, &info));
   cc_target t;
   HCQ_TRY(cc_target_get(b->target, b->threads, &t));
-  const char *tool = t.kind == CC_TARGET_C ? cc_toolchain_cc() : t.kind == CC_TARGET_PTX ? "ptxas" : "clang";
+  /* the external compiler the target uses, and its `--version` text (a missing one leaves it empty: the compile
+   * fails anyway) */
+  char ptxas[512] = "ptxas";
+  if (t.kind == CC_TARGET_PTX) hcq_status_free(cc_ptx_ptxas(ptxas, sizeof ptxas));
+  const char *tool = t.kind == CC_TARGET_C ? cc_toolchain_cc() : t.kind == CC_TARGET_PTX ? ptxas : cc_llvm_clang();
   const char *version = "";
-  if (t.kind == CC_TARGET_C) hcq_status_free(cc_toolchain_version(tool, &version));
+  hcq_status_free(cc_toolchain_version(tool, &version));
   char *s = NULL;
   int len = asprintf(&s,
                      "hcq beam %d\nhcq built by %s\ndevice %s arch %s target %s\ntarget %s %s threads %lld vector %d\n"

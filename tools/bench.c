@@ -1,4 +1,5 @@
-/* hcq bench [--dev cpu] [--json] [--quick] [--threads N] [--only NAME[,NAME...]]: the main job.
+/* hcq bench [--dev cpu] [--json] [--quick] [--threads N] [--only NAME[,NAME...]] [--repeat N] [--beam N]: the main
+ * job.
  *
  * A fixed suite of kernels compiled by the compiler (c target, hand-coded heuristic) and run on the CPU device
  * through hcq queues. Every result is verified against a direct C reference (in full, or on a sample of rows /
@@ -6,7 +7,8 @@
  * elementwise kernels against the best of two STREAM loops (plain and non-temporal stores), matmul against
  * OpenBLAS sgemm (dlopen'd; null when not installed), sum and softmax against plain C loops on the pool, launch
  * overhead against the worker pool's own round trip.
- * --quick uses small sizes (tests). */
+ * --quick uses small sizes (tests). --beam N (or $BEAM): each kernel row also runs with the opts a BEAM search
+ * picks (checked against the row's heuristic kernel on the same inputs) and reports both. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 
 #include "compiler/toolchain.h"
 #include "hcq/graph.h"
+#include "tools/beam_cli.h"
 #include "tools/cli_args.h"
 #include "tools/bench_base.h"
 #include "hcq/rt_krun.h"
@@ -37,6 +40,10 @@ typedef struct bres {
   /* --repeat N: the spread over the runs (value above is their median) */
   int runs;
   double value_min, value_max, ratio_min, ratio_max;
+  /* --beam: the same kernel with the BEAM winner's opts (value in the row's metric) */
+  bool has_beam, beam_verified, beam_cache_hit;
+  double beam_value, beam_run_ms, beam_search_s;
+  char beam_opts[160];
 } bres;
 
 typedef struct bench {
@@ -45,6 +52,9 @@ typedef struct bench {
   bool quick, json;
   double budget_s; /* time per kernel for repetitions */
   int repeat;      /* whole-suite runs (--repeat) */
+  int beam;        /* --beam width, 0 = off */
+  long long beam_s; /* --beam-seconds, 0 = default */
+  hcq_rt_device *rd; /* the CPU device for the searches */
   char machine[512]; /* bench_machine_line */
   bres *res;
   size_t nres, cap;
@@ -534,6 +544,55 @@ static hcq_status bench_compile(bench *b) {
   return st;
 }
 
+/* --beam: search, then run the heuristic and the winner on the same fresh inputs; the winner must match the
+ * (verified) heuristic kernel's outputs. The row's throughput scales with 1/time, so beam_value = value * t_h / t_b.
+ */
+static hcq_status beam_row(bench *b, bres *r, const char *text, const uop_var_val *vars, size_t nvars) {
+  if (!text) return hcq_status_make(HCQ_CODE_NOMEM, "kernel text");
+  cc_beam_options bo = {.width = b->beam, .max_seconds = (double)b->beam_s, .threads = b->threads, .vars = vars,
+                        .nvars = nvars};
+  cc_beam_result br;
+  HCQ_TRY(beam_cli_search("hcq bench", b->rd, NULL, text, &bo, b->json, &br));
+  static const cc_opt none;
+  cc_options oh = {0}, ob = {.opts = br.nopts ? br.opts : &none, .nopts = br.nopts};
+  krun h = {0}, w = {0};
+  hcq_status st = krun_compile_text(&h, text, &oh, b->threads);
+  if (!st) st = krun_compile_text(&w, text, &ob, b->threads);
+  if (!st) st = krun_setup_rt(&h, b->rd);
+  if (!st) st = krun_setup_rt(&w, b->rd);
+  if (!st) st = krun_set_vars(&h, vars, nvars);
+  if (!st) st = krun_set_vars(&w, vars, nvars);
+  double hm = 0, wm = 0;
+  if (!st) {
+    krun_fill(&h, 11);
+    krun_fill(&w, 11);
+    st = krun_exec(&h, 120000, NULL);
+  }
+  if (!st) st = krun_exec(&w, 120000, &wm);
+  if (!st) {
+    krun_cmp cmp = {.first_bad = -1};
+    for (size_t i = 0; i < h.nbufs; i++)
+      if (h.prog->bufs[i].written)
+        krun_compare(w.bufs[i].data, h.bufs[i].data, h.bufs[i].dtype, h.bufs[i].nelems, 1e-4, 1e-5, &cmp);
+    r->beam_verified = cmp.mismatches == 0 && r->verified;
+    st = time_runs(b, &w, wm, &r->beam_run_ms);
+  }
+  if (!st) st = time_runs(b, &h, wm, &hm); /* the heuristic again, now: both times from the same moment */
+  if (!st) {
+    r->has_beam = true;
+    r->beam_value = r->value * hm / r->beam_run_ms;
+    r->beam_cache_hit = br.cache_hit;
+    r->beam_search_s = br.elapsed_s;
+    char *ot = beam_cli_opts_text(br.opts, br.nopts);
+    snprintf(r->beam_opts, sizeof r->beam_opts, "%s", ot && *ot ? ot : "-");
+    free(ot);
+  }
+  krun_free(&h);
+  krun_free(&w);
+  cc_beam_result_free(&br);
+  return st;
+}
+
 /* ------------------------------------------------------------------------------------------------ output */
 
 static void json_string(const char *str) {
@@ -559,6 +618,11 @@ static void print_json(const bench *b, const bres *r) {
   if (r->runs > 1)
     printf(",\"runs\":%d,\"value_min\":%.6g,\"value_max\":%.6g,\"ratio_min\":%.4g,\"ratio_max\":%.4g", r->runs,
            r->value_min, r->value_max, r->ratio_min, r->ratio_max);
+  if (r->has_beam)
+    printf(",\"beam\":%d,\"beam_value\":%.6g,\"beam_opts\":\"%s\",\"beam_run_ms\":%.4f,\"beam_verified\":%s,"
+           "\"beam_cache_hit\":%s,\"beam_search_s\":%.2f",
+           b->beam, r->beam_value, r->beam_opts, r->beam_run_ms, r->beam_verified ? "true" : "false",
+           r->beam_cache_hit ? "true" : "false", r->beam_search_s);
   printf(",\"verified\":%s,\"threads\":%d,\"size\":\"%s\",\"opts\":\"%s\",\"compile_ms\":%.3f,\"run_ms\":%.4f,"
          "\"quick\":%s,\"note\":\"%s\"}\n",
          r->verified ? "true" : "false", b->threads, r->size, r->opts, r->compile_ms, r->run_ms,
@@ -590,6 +654,18 @@ static void print_table(const bench *b) {
       printf("  %-17s value %.4g .. %.4g %s", r->name, r->value_min, r->value_max, r->metric);
       if (r->baseline) printf(", ratio %.3g .. %.3g", r->ratio_min, r->ratio_max);
       printf("\n");
+    }
+  }
+  if (b->beam) {
+    printf("heuristic vs BEAM %d (BEAM's kernel checked against the heuristic's on the same inputs):\n", b->beam);
+    printf("  %-17s %-34s %10s  %-34s %10s %6s %s\n", "kernel", "heuristic opts", "value", "beam opts", "beam",
+           "x", "ok");
+    for (size_t i = 0; i < b->nres; i++) {
+      const bres *r = &b->res[i];
+      if (!r->has_beam) continue;
+      printf("  %-17s %-34.34s %10.2f  %-34.34s %10.2f %6.2f %s%s\n", r->name, r->opts, r->value, r->beam_opts,
+             r->beam_value, r->value > 0 ? r->beam_value / r->value : 0.0, r->beam_verified ? "yes" : "NO",
+             r->beam_cache_hit ? " (cached)" : "");
     }
   }
   printf("baselines (measured in this run):\n");
@@ -645,6 +721,7 @@ int hcq_verb_bench(int argc, char **argv) {
   bench b = {0};
   const char *devname = "cpu", *only = NULL;
   int threads = 0, repeat = 1;
+  long long beam_flag = -1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -652,18 +729,27 @@ int hcq_verb_bench(int argc, char **argv) {
              "  results: add saxpy sum softmax matmul_512 matmul_1024 matmul_2048 transpose launch graph_replay\n"
              "           compile_pipeline compile_external (each verified; baselines measured in the same run)\n"
              "  --repeat N (1..100): run the suite N times; report each row's median with its min..max (value and\n"
-             "           ratio; in --json as value_min/value_max/ratio_min/ratio_max)\n");
+             "           ratio; in --json as value_min/value_max/ratio_min/ratio_max)\n"
+             "  --beam N (0..100; default $BEAM): kernel rows also report the opts of a BEAM search and their value\n"
+             "           (table section; --json: beam_value/beam_opts/beam_verified...); --beam-seconds S (1..86400)\n"
+             "           bounds each search (default $HCQ_BEAM_SECONDS or 20)\n");
       return 0;
     } else if (!strcmp(a, "--dev") && i + 1 < argc) devname = argv[++i];
     else if (!strcmp(a, "--json")) b.json = true;
     else if (!strcmp(a, "--quick")) b.quick = true;
-    else if ((!strcmp(a, "--threads") || !strcmp(a, "--only") || !strcmp(a, "--dev") || !strcmp(a, "--repeat")) &&
+    else if ((!strcmp(a, "--threads") || !strcmp(a, "--only") || !strcmp(a, "--dev") || !strcmp(a, "--repeat") ||
+              !strcmp(a, "--beam") || !strcmp(a, "--beam-seconds")) &&
              cli_missing_value("hcq bench", a, i + 1 < argc))
       return 2;
     else if (!strcmp(a, "--repeat") && i + 1 < argc) {
       long long n = 0;
       if (!cli_parse_int("hcq bench", a, argv[++i], 1, 100, &n)) return 2;
       repeat = (int)n;
+    }
+    else if (!strcmp(a, "--beam") && i + 1 < argc) {
+      if (!cli_parse_int("hcq bench", a, argv[++i], 0, CC_BEAM_MAX_WIDTH, &beam_flag)) return 2;
+    } else if (!strcmp(a, "--beam-seconds") && i + 1 < argc) {
+      if (!cli_parse_int("hcq bench", a, argv[++i], 1, BEAM_CLI_MAX_SECONDS, &b.beam_s)) return 2;
     }
     else if (!strcmp(a, "--threads") && i + 1 < argc) {
       long long n = 0;
@@ -679,7 +765,9 @@ int hcq_verb_bench(int argc, char **argv) {
     fprintf(stderr, "hcq bench: unknown device '%s' (available: cpu)\n", devname);
     return 2;
   }
+  if (!beam_cli_width("hcq bench", beam_flag, &b.beam)) return 2;
   hcq_status st = cpu_device_create(threads, &b.dev);
+  if (!st && b.beam) st = hcq_rt_wrap(cpu_device_hcq(b.dev), 0, &b.rd);
   if (st) {
     fprintf(stderr, "hcq bench: %s\n", hcq_status_message(st));
     hcq_status_free(st);
@@ -720,6 +808,15 @@ int hcq_verb_bench(int argc, char **argv) {
       case 7: st = bench_graph(&b); break;
       default: st = bench_compile(&b); break;
     }
+    if (!st && b.beam && s->kind <= 5 && b.nres > before) {
+      /* the same kernel text the row ran (saxpy at its run length) */
+      char *text = s->kind == 0 ? k_add(s->n) : s->kind == 1 ? k_saxpy(s->n) : s->kind == 2 ? k_sum(s->n)
+                 : s->kind == 3 ? k_softmax(s->n, s->m) : s->kind == 4 ? k_matmul(s->n) : k_transpose(s->n);
+      uop_var_val n_var = {"n", s->n - 3};
+      st = beam_row(&b, &b.res[before], text, &n_var, s->kind == 1);
+      free(text);
+      if (st) b.res[before].has_beam = false;
+    }
     if (st) {
       fprintf(stderr, "hcq bench: %s: %s\n", s->name, hcq_status_message(st));
       hcq_status_free(st);
@@ -746,6 +843,7 @@ int hcq_verb_bench(int argc, char **argv) {
     for (size_t r = 0; b.json && r < b.nres; r++) print_json(&b, &b.res[r]);
   }
   if (!b.json) print_table(&b);
+  hcq_rt_close(b.rd);
   cpu_device_destroy(b.dev);
   free(b.res);
   return rc;

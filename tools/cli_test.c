@@ -100,6 +100,12 @@ int main(void) {
       {hcq_verb_compile, "compile", "--threads", "-1", "2147483647", "4", {NULL}},
       {hcq_verb_bench, "bench", "--threads", "-1", "2147483647", NULL, {"--only", "nothing", NULL}},
       {hcq_verb_bench, "bench", "--repeat", "0", "101", NULL, {"--only", "nothing", NULL}},
+      {hcq_verb_run, "run", "--beam", "-1", "101", "0", {NULL}},
+      {hcq_verb_run, "run", "--beam-seconds", "0", "86401", "1", {NULL}},
+      {hcq_verb_compile, "compile", "--beam", "-1", "101", "0", {NULL}},
+      {hcq_verb_compile, "compile", "--beam-seconds", "0", "86401", "1", {NULL}},
+      {hcq_verb_bench, "bench", "--beam", "-1", "101", NULL, {"--only", "nothing", NULL}},
+      {hcq_verb_bench, "bench", "--beam-seconds", "0", "86401", NULL, {"--only", "nothing", NULL}},
   };
   for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
     const char *bad[] = {"abc", "12x", "", " 3", "0x10", "99999999999999999999999", flags[i].low, flags[i].high};
@@ -125,6 +131,41 @@ int main(void) {
     last[n] = flags[i].flag;
     CHECK_EQ_INT(verb(flags[i].fn, last), 2);
     CHECK(says("needs a value"));
+  }
+
+  /* $BEAM like the flag: a bad value is refused by every verb (exit 2, naming it); --beam excludes --opts/--noopt;
+   * a real search (1 s bound) picks opts, and the second run of the same kernel is a cache hit */
+  {
+    static const char *bad_env[] = {"abc", "-1", "101", "2x"};
+    for (size_t i = 0; i < sizeof bad_env / sizeof bad_env[0]; i++) {
+      setenv("BEAM", bad_env[i], 1);
+      const char *r[] = {"run", ADD, NULL}, *c[] = {"compile", ADD, NULL}, *b[] = {"bench", "--only", "nothing", NULL};
+      CHECK_EQ_INT(verb(hcq_verb_run, r), 2);
+      CHECK(says("BEAM="));
+      CHECK_EQ_INT(verb(hcq_verb_compile, c), 2);
+      CHECK(says("BEAM="));
+      CHECK_EQ_INT(verb(hcq_verb_bench, b), 2);
+      CHECK(says("BEAM="));
+    }
+    unsetenv("BEAM");
+    const char *both[] = {"run", "--beam", "2", "--noopt", ADD, NULL};
+    CHECK_EQ_INT(verb(hcq_verb_run, both), 2);
+    CHECK(says("excludes --opts and --noopt"));
+    const char *both_c[] = {"compile", "--beam", "2", "--opts", "UPCAST:0:4", ADD, NULL};
+    CHECK_EQ_INT(verb(hcq_verb_compile, both_c), 2);
+    CHECK(says("excludes --opts and --noopt"));
+    const char *search[] = {"run", "--beam", "1", "--beam-seconds", "1", "--check", ADD, NULL};
+    CHECK_EQ_INT(verb(hcq_verb_run, search), 0);
+    CHECK(says("hcq run: beam 1: opts [") && says("check:") && says(": ok"));
+    CHECK_EQ_INT(verb(hcq_verb_run, search), 0);
+    CHECK(says("(cache hit)"));
+    char bad_uop[128];
+    snprintf(bad_uop, sizeof bad_uop, "%s/broken.uop", dir);
+    FILE *f = fopen(bad_uop, "w");
+    if (f) fputs("(kernel broken (let x (buf 0 float32 4))\n", f), fclose(f);
+    const char *broken[] = {"run", "--beam", "1", bad_uop, NULL};
+    CHECK_EQ_INT(verb(hcq_verb_run, broken), 1);
+    CHECK(says("broken.uop:")); /* a parse error names the file, not the search */
   }
 
   /* --in: directory, endless device, short and long files, FIFO of the right size */

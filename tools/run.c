@@ -1,4 +1,4 @@
-/* hcq run [--dev DEVICE] [--var NAME=VAL]... [--opts O | --noopt] [--check] [--in SLOT=FILE]... [--out SLOT=FILE]...
+/* hcq run [--dev DEVICE] [--var NAME=VAL]... [--opts O | --noopt | --beam N [--beam-seconds S]] [--check] [--in SLOT=FILE]... [--out SLOT=FILE]...
  *         [--threads N] [--seed S] [--repeat R] [--timeout-ms T] FILE.uop
  * Compiles a kernel for the device's target (c on the CPU), runs it on the device through the runtime layer,
  * optionally checks it against the reference interpreter, and prints the time and throughput. */
@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tools/aot.h"
+#include "tools/beam_cli.h"
 #include "tools/cli_args.h"
 #include "hcq/rt_krun.h"
 #include "tools/verbs.h"
@@ -18,7 +19,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: hcq run [--dev DEVICE] [--var NAME=VALUE]... [--opts 'UPCAST:0:4,...' | --noopt] [--check]\n"
           "               [--in SLOT=FILE]... [--out SLOT=FILE]... [--threads N] [--seed S] [--repeat R]\n"
-          "               [--timeout-ms T] FILE.uop\n"
+          "               [--timeout-ms T] [--beam N [--beam-seconds S]] FILE.uop\n"
           "       hcq run --image K.img [--var NAME=VALUE]... [--in/--out SLOT=FILE]... (see hcq run --image K --help)\n"
           "  Compiles FILE for the device's target (DEVICE: cpu (default), amd:0, nv:1, ...: `hcq devices`; c on\n"
           "  the CPU), fills the buffers deterministically (or from raw little-endian files with --in), runs it on\n"
@@ -29,7 +30,10 @@ static void usage(FILE *f) {
           "  default to their maximum.\n"
           "  --threads: CPU worker threads, 1 to 1024 (0 or unset: $HCQ_CPU_THREADS or the number of cores).\n"
           "  --repeat: 1 to 1000000 (default 1). --timeout-ms: 1 to 4294967295 (default 30000) per run.\n"
-          "  --seed: 0 to 2^63-1 (default 7).\n");
+          "  --seed: 0 to 2^63-1 (default 7).\n"
+          "  --beam N (0 to 100; default $BEAM, 0 = off): choose the opts by BEAM search on the device (width N,\n"
+          "  candidates checked against the unoptimized kernel, winner cached on disk); --beam-seconds: its time\n"
+          "  bound, 1 to 86400 (default $HCQ_BEAM_SECONDS or 20).\n");
 }
 
 typedef struct slot_file {
@@ -75,7 +79,8 @@ int hcq_verb_run(int argc, char **argv) {
     if (!strcmp(argv[i], "--image")) return aot_run_main(argc, argv); /* a kernel image: tools/aot_run.c */
   const char *file = NULL, *opts_text = NULL, *devname = "cpu";
   bool noopt = false, check = false;
-  long long threads = 0, repeat = 1, seed = 7, timeout_ms = 30000;
+  long long threads = 0, repeat = 1, seed = 7, timeout_ms = 30000, beam_flag = -1, beam_s = 0;
+  int beam = 0;
   uop_var_val vars[MAX_ITEMS];
   char *var_names[MAX_ITEMS];
   size_t nvars = 0;
@@ -86,7 +91,7 @@ int hcq_verb_run(int argc, char **argv) {
     const char *a = argv[i];
     bool has = i + 1 < argc;
     static const char *const valued[] = {"--dev", "--opts", "--threads", "--repeat", "--seed", "--timeout-ms",
-                                         "--var", "--in", "--out"};
+                                         "--var", "--in", "--out", "--beam", "--beam-seconds"};
     for (size_t v = 0; v < sizeof valued / sizeof valued[0]; v++)
       if (!strcmp(a, valued[v]) && cli_missing_value("hcq run", a, has)) goto free_names;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -105,6 +110,10 @@ int hcq_verb_run(int argc, char **argv) {
       if (!cli_parse_int("hcq run", a, argv[++i], 0, INT64_MAX, &seed)) goto free_names;
     } else if (!strcmp(a, "--timeout-ms") && has) {
       if (!cli_parse_int("hcq run", a, argv[++i], 1, UINT32_MAX, &timeout_ms)) goto free_names;
+    } else if (!strcmp(a, "--beam") && has) {
+      if (!cli_parse_int("hcq run", a, argv[++i], 0, CC_BEAM_MAX_WIDTH, &beam_flag)) goto free_names;
+    } else if (!strcmp(a, "--beam-seconds") && has) {
+      if (!cli_parse_int("hcq run", a, argv[++i], 1, BEAM_CLI_MAX_SECONDS, &beam_s)) goto free_names;
     }
     else if (!strcmp(a, "--var") && has) {
       const char *s = argv[++i], *eq = strchr(s, '=');
@@ -143,6 +152,11 @@ int hcq_verb_run(int argc, char **argv) {
     else fprintf(stderr, "hcq run: no kernel file given (hcq run --help)\n");
     goto free_names;
   }
+  if (!beam_cli_width("hcq run", beam_flag, &beam)) goto free_names;
+  if (beam && (noopt || opts_text)) {
+    fprintf(stderr, "hcq run: --beam (or $BEAM) chooses the opts: it excludes --opts and --noopt\n");
+    goto free_names;
+  }
   rc = 1;
   /* the CPU keeps its own options (--threads); every other device is opened by name from the registry */
   bool is_cpu = !strcmp(devname, "cpu") || !strcmp(devname, "CPU") || !strcmp(devname, "cpu:0") ||
@@ -167,6 +181,22 @@ int hcq_verb_run(int argc, char **argv) {
   if (!st && is_cpu) st = cpu_device_create((int)threads, &dev);
   if (!st && !is_cpu) st = hcq_rt_open(devname, &rd);
   if (!st && !is_cpu) st = hcq_rt_info(rd, &info);
+  hcq_rt_device *beam_dev = NULL;
+  if (!st && beam) {
+    /* the search runs on the device the kernel will run on (the CPU through a runtime wrapper) */
+    if (is_cpu) st = hcq_rt_wrap(cpu_device_hcq(dev), 0, &beam_dev);
+    cc_beam_options bo = {.width = beam, .max_seconds = (double)beam_s, .threads = is_cpu ? cpu_device_threads(dev) : 1,
+                          .vars = vars, .nvars = nvars};
+    cc_beam_result br;
+    if (!st) st = beam_cli_search("hcq run", is_cpu ? beam_dev : rd, file, NULL, &bo, false, &br);
+    hcq_rt_close(beam_dev); /* before krun wraps the CPU device for the run itself */
+    if (!st) {
+      opts = br.opts; /* the winner, as explicit opts (none: noopt won) */
+      nopts = br.nopts;
+      if (!opts) opts = calloc(1, sizeof *opts);
+      if (!opts) st = hcq_status_make(HCQ_CODE_NOMEM, "opts");
+    }
+  }
   if (!st) {
     cc_options o = {.opts = opts, .nopts = nopts, .noopt = noopt};
     st = is_cpu ? krun_compile_file(&k, file, &o, cpu_device_threads(dev))

@@ -373,8 +373,8 @@ static hcq_status cpu_vector_reduce(cc_sched *s, bool *applied) {
  * narrower ones, of accumulators) times `rows` along another output axis, each axis ignored by some buffer (so its
  * lanes reuse loads: a matmul's B row for every A row). No reduce unroll: the accumulators already fill the
  * registers. An output width the tiles do not cover is padded up to them (cheap edge masking; at most 1/8 more
- * work), and the rows drop to half when that keeps the row tile count even for THREAD. Returns whether it applied
- * anything. */
+ * work), and so is a height that leaves an odd count of row tiles (THREAD splits an even one). Returns whether it
+ * applied anything. */
 static hcq_status cpu_reduce_tile(cc_sched *s, int64_t lanes, int64_t rows, int64_t swap_min_B, bool *applied) {
   *applied = false;
   int ax[MAX_AXES], un[MAX_AXES];
@@ -394,17 +394,19 @@ static hcq_status cpu_reduce_tile(cc_sched *s, int64_t lanes, int64_t rows, int6
   bool lane_reuse = false;
   int row_axis = -1;
   for (size_t b = 0; b < nbufs; b++) lane_reuse |= !cc_uses(bufs[b]->src[1], s->rngs[lane_axis]);
-  /* rows: `rows`, else half of it, preferring a choice that leaves an even count of row tiles (or uses the axis up),
-   * so that THREAD can still split the axis (1000 rows: 4, not 8, which would leave 125) */
-  int64_t row_cands[4][2] = {{rows, 2}, {rows / 2, 2}, {rows, 1}, {rows / 2, 1}};
-  for (size_t c = 0; c < 4 && row_axis < 0; c++) {
-    int64_t r = row_cands[c][0], m = row_cands[c][1];
-    for (size_t i = 0; i < n && r > 0 && row_axis < 0; i++) {
-      int64_t sz = size_of(s, ax[i]);
-      if (ax[i] == lane_axis || (sz % (r * m) && sz != r)) continue;
-      for (size_t b = 0; b < nbufs && row_axis < 0; b++)
-        if (!cc_uses(bufs[b]->src[1], s->rngs[ax[i]])) row_axis = ax[i], rows = r;
-    }
+  /* Rows: an even count of row tiles (or all rows) lets THREAD split the row axis; a height that gives an odd count
+   * (1000 rows / 8) is padded to twice the tile when that adds at most 1/8 more work; else `rows` or half of it as
+   * the height allows. */
+  int64_t row_pad = 0;
+  for (size_t i = 0; i < n && row_axis < 0; i++) {
+    int64_t sz = size_of(s, ax[i]), step2 = 2 * rows, sz_pad = (sz + step2 - 1) / step2 * step2;
+    bool reuse = false;
+    for (size_t b = 0; b < nbufs && !reuse; b++) reuse = !cc_uses(bufs[b]->src[1], s->rngs[ax[i]]);
+    if (ax[i] == lane_axis || !reuse) continue;
+    if (sz % step2 == 0 || sz == rows) row_axis = ax[i];
+    else if (sz_pad - sz <= sz / 8) row_axis = ax[i], row_pad = step2;
+    else if (sz % rows == 0) row_axis = ax[i];
+    else if (sz % (rows / 2) == 0) row_axis = ax[i], rows /= 2;
   }
   free(bufs);
   if (!lane_reuse || row_axis < 0) return HCQ_OK;
@@ -416,6 +418,7 @@ static hcq_status cpu_reduce_tile(cc_sched *s, int64_t lanes, int64_t rows, int6
     HCQ_TRY(try_opt(s, CC_OPT_PADTO, lane_axis, step, &ok));
     if (!ok) return HCQ_OK; /* e.g. a max reduce: padding is refused, the reference's upcasts follow */
   }
+  if (row_pad) HCQ_TRY(try_opt(s, CC_OPT_PADTO, row_axis, row_pad, &ok)); /* refused: an odd tile count, still valid */
   HCQ_TRY(try_opt(s, CC_OPT_UPCAST, lane_axis, lanes, &ok));
   if (!ok) return HCQ_OK;
   /* the lane axis stays in the view (lanes < size); the row axis may be used up (rows == size): last, no shift */

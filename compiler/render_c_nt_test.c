@@ -207,13 +207,14 @@ static void check_reduce_tile(const cc_target *t) {
 }
 
 /* Matmuls whose output width whole 16-lane tiles (2 per thread pair) do not cover: the lane axis is padded (PADTO)
- * up to them when that adds at most 1/8 more work, and the rows are 8 or 4, leaving an even count of row tiles (or
- * none) where the height allows, so THREAD can still split it; a width the pad would grow by more falls back to
+ * up to them when that adds at most 1/8 more work, and so is a height that leaves an odd count of 8-row tiles (so
+ * THREAD can split it); else 8 or 4 rows as the height allows; a width the pad would grow by more falls back to
  * the reference's upcasts. Expectations are computed here from the shape; every kernel runs against the
  * interpreter. */
 static void check_odd_reduce_tile(const cc_target *t) {
   static const int SHAPES[][3] = {{100, 37, 61}, {24, 8, 120}, {40, 16, 1000}, {8, 16, 250}, {16, 4, 36},
-                                  {12, 5, 60},   {9, 3, 31},  {64, 64, 64}};
+                                  {12, 5, 60},   {9, 3, 31},  {64, 64, 64},
+                                  {1000, 2, 64}, {36, 3, 64}, {20, 2, 64}, {120, 4, 32}};
   cc_target c2 = *t;
   c2.nt_store_min_B = 0;
   c2.cpu_tiles = true;
@@ -228,28 +229,34 @@ static void check_odd_reduce_tile(const cc_target *t) {
              m * n, m * k, k * n, m, n, k, n, k, n);
     int padded = (n + 31) / 32 * 32;
     bool want_tile = padded - n <= n / 8;
-    int want_rows = 0; /* 8 or 4 with an even count of row tiles (or all rows), else 8 or 4 dividing */
-    static const int CANDS[4][2] = {{8, 2}, {4, 2}, {8, 1}, {4, 1}};
-    for (int c = 0; c < 4 && !want_rows; c++)
-      if (m % (CANDS[c][0] * CANDS[c][1]) == 0 || m == CANDS[c][0]) want_rows = CANDS[c][0];
+    /* rows: 8 with an even count of row tiles (or all rows); a pad to 16 adding at most 1/8; 8; 4 */
+    int want_rows = 8, want_row_pad = 0, pad16 = (m + 15) / 16 * 16;
+    if (m % 16 == 0 || m == 8) {
+    } else if (pad16 - m <= m / 8) {
+      want_row_pad = 16;
+    } else if (m % 8 != 0) {
+      want_rows = m % 4 == 0 ? 4 : 0;
+    }
     if (!want_rows) want_tile = false;
     const uop *mm = NULL, *o = NULL;
     CHECK_OK(otu_prep(g_ctx, text, &c2, &mm));
     cc_opt *app = NULL;
     size_t napp = 0;
     if (mm) CHECK_OK(otu_opt(g_ctx, mm, &c2, NULL, &o, &app, &napp));
-    int64_t up1 = 0, up0 = 0, pad = 0;
+    int64_t up1 = 0, up0 = 0, pad = 0, row_pad = 0;
     for (size_t i = 0; i < napp; i++) {
       if (app[i].op == CC_OPT_UPCAST && app[i].axis == 1) up1 = app[i].amount;
       if (app[i].op == CC_OPT_UPCAST && app[i].axis == 0) up0 = app[i].amount;
       if (app[i].op == CC_OPT_PADTO && app[i].axis == 1) pad = app[i].amount;
+      if (app[i].op == CC_OPT_PADTO && app[i].axis == 0) row_pad = app[i].amount;
     }
     if (want_tile) {
       CHECK_EQ_INT(up1, 16);
       CHECK_EQ_INT(up0, want_rows);
       CHECK_EQ_INT(pad, padded == n ? 0 : 32);
+      CHECK_EQ_INT(row_pad, want_row_pad);
     } else {
-      CHECK(up1 != 16 && pad == 0);
+      CHECK(up1 != 16 && pad == 0 && row_pad == 0);
     }
     free(app);
     char what[64];

@@ -372,7 +372,9 @@ static hcq_status cpu_vector_reduce(cc_sched *s, bool *applied) {
  * the C compiler vectorizes: 16 lanes along the axis the store is contiguous on (one 512-bit vector, or several
  * narrower ones, of accumulators) times `rows` along another output axis, each axis ignored by some buffer (so its
  * lanes reuse loads: a matmul's B row for every A row). No reduce unroll: the accumulators already fill the
- * registers. Returns whether it applied anything. */
+ * registers. An output width the tiles do not cover is padded up to them (cheap edge masking; at most 1/8 more
+ * work), and so is a height that leaves an odd count of row tiles (THREAD splits an even one). Returns whether it
+ * applied anything. */
 static hcq_status cpu_reduce_tile(cc_sched *s, int64_t lanes, int64_t rows, int64_t swap_min_B, bool *applied) {
   *applied = false;
   int ax[MAX_AXES], un[MAX_AXES];
@@ -381,24 +383,42 @@ static hcq_status cpu_reduce_tile(cc_sched *s, int64_t lanes, int64_t rows, int6
   const uop *st = s->sink->src[0];
   if (st->op != UOP_STORE || st->src[0]->op != UOP_INDEX_OP) return HCQ_OK;
   int lane_axis = unit_stride_axis(s, st->src[0]->src[1], ax, n);
-  if (lane_axis < 0 || size_of(s, lane_axis) % (2 * lanes)) return HCQ_OK;
+  if (lane_axis < 0) return HCQ_OK;
+  /* A lane axis that whole tiles do not cover (a 1000-wide matmul) is padded up to them (PADTO: masked edge lanes)
+   * when that adds at most 1/8 more work: far cheaper than the reference's 4x4 upcasts it would fall back to. */
+  int64_t lane_size = size_of(s, lane_axis), step = 2 * lanes, padded = (lane_size + step - 1) / step * step;
+  if (padded - lane_size > lane_size / 8) return HCQ_OK;
   const uop **bufs;
   size_t nbufs;
   HCQ_TRY(cc_sched_bufs(s, &bufs, &nbufs));
   bool lane_reuse = false;
   int row_axis = -1;
   for (size_t b = 0; b < nbufs; b++) lane_reuse |= !cc_uses(bufs[b]->src[1], s->rngs[lane_axis]);
+  /* Rows: an even count of row tiles (or all rows) lets THREAD split the row axis; a height that gives an odd count
+   * (1000 rows / 8) is padded to twice the tile when that adds at most 1/8 more work; else `rows` or half of it as
+   * the height allows. */
+  int64_t row_pad = 0;
   for (size_t i = 0; i < n && row_axis < 0; i++) {
-    if (ax[i] == lane_axis || size_of(s, ax[i]) % rows) continue;
-    for (size_t b = 0; b < nbufs && row_axis < 0; b++)
-      if (!cc_uses(bufs[b]->src[1], s->rngs[ax[i]])) row_axis = ax[i];
+    int64_t sz = size_of(s, ax[i]), step2 = 2 * rows, sz_pad = (sz + step2 - 1) / step2 * step2;
+    bool reuse = false;
+    for (size_t b = 0; b < nbufs && !reuse; b++) reuse = !cc_uses(bufs[b]->src[1], s->rngs[ax[i]]);
+    if (ax[i] == lane_axis || !reuse) continue;
+    if (sz % step2 == 0 || sz == rows) row_axis = ax[i];
+    else if (sz_pad - sz <= sz / 8) row_axis = ax[i], row_pad = step2;
+    else if (sz % rows == 0) row_axis = ax[i];
+    else if (sz % (rows / 2) == 0) row_axis = ax[i], rows /= 2;
   }
   free(bufs);
   if (!lane_reuse || row_axis < 0) return HCQ_OK;
   /* the panel of the lane-indexed input one row tile reads (a matmul's B: reduce x lane-axis sizes, in bytes) */
-  int64_t panel_B = sat_mul(size_of(s, lane_axis), 4);
+  int64_t panel_B = sat_mul(padded, 4);
   for (size_t i = 0, nun = unrollable(s, un); i < nun; i++) panel_B = sat_mul(panel_B, size_of(s, un[i]));
   bool ok;
+  if (padded != lane_size) {
+    HCQ_TRY(try_opt(s, CC_OPT_PADTO, lane_axis, step, &ok));
+    if (!ok) return HCQ_OK; /* e.g. a max reduce: padding is refused, the reference's upcasts follow */
+  }
+  if (row_pad) HCQ_TRY(try_opt(s, CC_OPT_PADTO, row_axis, row_pad, &ok)); /* refused: an odd tile count, still valid */
   HCQ_TRY(try_opt(s, CC_OPT_UPCAST, lane_axis, lanes, &ok));
   if (!ok) return HCQ_OK;
   /* the lane axis stays in the view (lanes < size); the row axis may be used up (rows == size): last, no shift */

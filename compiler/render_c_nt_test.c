@@ -206,6 +206,65 @@ static void check_reduce_tile(const cc_target *t) {
   free(app);
 }
 
+/* Matmuls whose output width whole 16-lane tiles (2 per thread pair) do not cover: the lane axis is padded (PADTO)
+ * up to them when that adds at most 1/8 more work, and so is a height that leaves an odd count of 8-row tiles (so
+ * THREAD can split it); else 8 or 4 rows as the height allows; a width the pad would grow by more falls back to
+ * the reference's upcasts. Expectations are computed here from the shape; every kernel runs against the
+ * interpreter. */
+static void check_odd_reduce_tile(const cc_target *t) {
+  static const int SHAPES[][3] = {{100, 37, 61}, {24, 8, 120}, {40, 16, 1000}, {8, 16, 250}, {16, 4, 36},
+                                  {12, 5, 60},   {9, 3, 31},  {64, 64, 64},
+                                  {1000, 2, 64}, {36, 3, 64}, {20, 2, 64}, {120, 4, 32}};
+  cc_target c2 = *t;
+  c2.nt_store_min_B = 0;
+  c2.cpu_tiles = true;
+  for (size_t si = 0; si < sizeof SHAPES / sizeof SHAPES[0]; si++) {
+    int m = SHAPES[si][0], k = SHAPES[si][1], n = SHAPES[si][2];
+    char text[700];
+    snprintf(text, sizeof text,
+             "(kernel mm (let c (buf 0 float32 %d)) (let a (buf 1 float32 %d)) (let b (buf 2 float32 %d))"
+             " (let r0 (range 0 %d loop)) (let r1 (range 1 %d loop)) (let k (range 1002 %d reduce))"
+             " (sink (store (index c (+ (* r0 %d) r1))"
+             " (reduce add (* (load (index a (+ (* r0 %d) k))) (load (index b (+ (* k %d) r1)))) k) r0 r1)))",
+             m * n, m * k, k * n, m, n, k, n, k, n);
+    int padded = (n + 31) / 32 * 32;
+    bool want_tile = padded - n <= n / 8;
+    /* rows: 8 with an even count of row tiles (or all rows); a pad to 16 adding at most 1/8; 8; 4 */
+    int want_rows = 8, want_row_pad = 0, pad16 = (m + 15) / 16 * 16;
+    if (m % 16 == 0 || m == 8) {
+    } else if (pad16 - m <= m / 8) {
+      want_row_pad = 16;
+    } else if (m % 8 != 0) {
+      want_rows = m % 4 == 0 ? 4 : 0;
+    }
+    if (!want_rows) want_tile = false;
+    const uop *mm = NULL, *o = NULL;
+    CHECK_OK(otu_prep(g_ctx, text, &c2, &mm));
+    cc_opt *app = NULL;
+    size_t napp = 0;
+    if (mm) CHECK_OK(otu_opt(g_ctx, mm, &c2, NULL, &o, &app, &napp));
+    int64_t up1 = 0, up0 = 0, pad = 0, row_pad = 0;
+    for (size_t i = 0; i < napp; i++) {
+      if (app[i].op == CC_OPT_UPCAST && app[i].axis == 1) up1 = app[i].amount;
+      if (app[i].op == CC_OPT_UPCAST && app[i].axis == 0) up0 = app[i].amount;
+      if (app[i].op == CC_OPT_PADTO && app[i].axis == 1) pad = app[i].amount;
+      if (app[i].op == CC_OPT_PADTO && app[i].axis == 0) row_pad = app[i].amount;
+    }
+    if (want_tile) {
+      CHECK_EQ_INT(up1, 16);
+      CHECK_EQ_INT(up0, want_rows);
+      CHECK_EQ_INT(pad, padded == n ? 0 : 32);
+      CHECK_EQ_INT(row_pad, want_row_pad);
+    } else {
+      CHECK(up1 != 16 && pad == 0 && row_pad == 0);
+    }
+    free(app);
+    char what[64];
+    snprintf(what, sizeof what, "matmul %dx%dx%d", m, k, n);
+    check(what, text, &c2, false, false);
+  }
+}
+
 static void run_all(const cc_target *t) {
   cc_target nt = *t;
   nt.nt_store_min_B = 4096;
@@ -230,6 +289,7 @@ static void run_all(const cc_target *t) {
   check("add 4096, default threshold", ADD_4096, t, false, false);
   check_transpose_tile(t);
   check_reduce_tile(t);
+  check_odd_reduce_tile(t);
 }
 
 int main(void) {

@@ -291,7 +291,8 @@ static void test_device_by_name(void) {
 }
 
 static const char *const required_names[] = {"add", "saxpy", "sum", "softmax", "matmul_512", "matmul_1024",
-                                              "matmul_2048", "transpose", "launch", "graph_replay",
+                                              "matmul_2048", "matmul_1000", "matmul_4096x256x4096",
+                                              "matmul_batched_64", "transpose", "launch", "graph_replay",
                                               "compile_pipeline", "compile_external"};
 #define NREQ (sizeof required_names / sizeof required_names[0])
 

@@ -126,12 +126,21 @@ static char *k_softmax(long rows, long cols) {
       " (recip sum)) r0 r1)))",
       rows * cols, rows * cols, rows, cols, cols, cols, cols);
 }
-static char *k_matmul(long n) {
+/* batch independent products c (m x n) = a (m x kk) * b (kk x n), row-major, one after the other */
+static char *k_matmul(long batch, long m, long kk, long n) {
+  if (batch == 1)
+    return fmt_kernel("(kernel matmul (let c (buf 0 float32 %ld)) (let a (buf 1 float32 %ld)) (let b (buf 2 float32 %ld))"
+                      " (let r0 (range 0 %ld loop)) (let r1 (range 1 %ld loop)) (let k (range 1002 %ld reduce))"
+                      " (sink (store (index c (+ (* r0 %ld) r1))"
+                      " (reduce add (* (load (index a (+ (* r0 %ld) k))) (load (index b (+ (* k %ld) r1)))) k) r0 r1)))",
+                      m * n, m * kk, kk * n, m, n, kk, n, kk, n);
   return fmt_kernel("(kernel matmul (let c (buf 0 float32 %ld)) (let a (buf 1 float32 %ld)) (let b (buf 2 float32 %ld))"
-                    " (let r0 (range 0 %ld loop)) (let r1 (range 1 %ld loop)) (let k (range 1002 %ld reduce))"
-                    " (sink (store (index c (+ (* r0 %ld) r1))"
-                    " (reduce add (* (load (index a (+ (* r0 %ld) k))) (load (index b (+ (* k %ld) r1)))) k) r0 r1)))",
-                    n * n, n * n, n * n, n, n, n, n, n, n);
+                    " (let r0 (range 0 %ld loop)) (let r1 (range 1 %ld loop)) (let r2 (range 2 %ld loop))"
+                    " (let k (range 1003 %ld reduce))"
+                    " (sink (store (index c (+ (+ (* r0 %ld) (* r1 %ld)) r2))"
+                    " (reduce add (* (load (index a (+ (+ (* r0 %ld) (* r1 %ld)) k)))"
+                    " (load (index b (+ (+ (* r0 %ld) (* k %ld)) r2)))) k) r0 r1 r2)))",
+                    batch * m * n, batch * m * kk, batch * kk * n, batch, m, n, kk, m * n, n, m * kk, kk, kk * n, n);
 }
 static char *k_transpose(long n) {
   return fmt_kernel("(kernel transpose (let out (buf 0 float32 %ld)) (let x (buf 1 float32 %ld))"
@@ -327,12 +336,15 @@ static hcq_status bench_softmax(bench *b, long rows, long cols) {
  * additions, blocked or fused, moves it): the bound the matmul checks use. */
 static double matmul_tol(long n, double mag) { return sqrt((double)n) * 0x1p-22 * mag + 1e-6; }
 
-static hcq_status bench_matmul(bench *b, const char *name, long n) {
+static hcq_status bench_matmul(bench *b, const char *name, long batch, long m, long kk, long n) {
   bres *r = new_result(b, name, "GFLOP/s");
   if (!r) return hcq_status_make(HCQ_CODE_NOMEM, "result");
   krun k = {0};
-  char *text = k_matmul(n);
-  snprintf(r->size, sizeof r->size, "%ldx%ld", n, n);
+  char *text = k_matmul(batch, m, kk, n);
+  if (batch > 1) snprintf(r->size, sizeof r->size, "%ldx%ldx%ldx%ld", batch, m, kk, n);
+  else if (m == kk && kk == n) snprintf(r->size, sizeof r->size, "%ldx%ld", n, n);
+  else snprintf(r->size, sizeof r->size, "%ldx%ldx%ld", m, kk, n);
+  size_t sa = (size_t)(m * kk), sb = (size_t)(kk * n), sc = (size_t)(m * n);
   hcq_status st = prepare(b, &k, text, r);
   double ms = 0;
   if (!st) st = krun_exec(&k, 120000, &ms);
@@ -342,33 +354,36 @@ static hcq_status bench_matmul(bench *b, const char *name, long n) {
     uint64_t s = 12345;
     for (int t = 0; t < 512; t++) { /* sampled entries */
       s = s * 6364136223846793005ull + 1442695040888963407ull;
-      long i = (long)((s >> 33) % (uint64_t)n), j = (long)((s >> 13) % (uint64_t)n);
+      long p = (long)((s >> 45) % (uint64_t)batch), i = (long)((s >> 25) % (uint64_t)m), j = (long)((s >> 5) % (uint64_t)n);
+      const float *ap = a + (size_t)p * sa, *bp = bb + (size_t)p * sb;
       double want = 0, mag = 0;
-      for (long q = 0; q < n; q++) want += (double)a[i * n + q] * bb[q * n + j], mag += fabs((double)a[i * n + q] * bb[q * n + j]);
-      bad += !close_to(c[i * n + j], want, 1e-5, matmul_tol(n, mag));
+      for (long q = 0; q < kk; q++) want += (double)ap[i * kk + q] * bp[q * n + j], mag += fabs((double)ap[i * kk + q] * bp[q * n + j]);
+      bad += !close_to(c[(size_t)p * sc + (size_t)(i * n + j)], want, 1e-5, matmul_tol(kk, mag));
     }
     r->verified = bad == 0;
     st = time_runs(b, &k, ms, &r->run_ms);
   }
-  double flop = 2.0 * (double)n * n * n;
+  double flop = 2.0 * (double)batch * (double)m * (double)kk * (double)n;
   if (!st) r->value = flop / (r->run_ms / 1e3) / 1e9;
   if (!st) {
     bool have = false;
     double s = 0;
-    float *c2 = malloc((size_t)(n * n) * 4);
+    float *c2 = malloc(sc * (size_t)batch * 4);
     if (!c2) st = hcq_status_make(HCQ_CODE_NOMEM, "sgemm output");
-    if (!st) st = bench_openblas_sgemm(b->threads, (int)n, f32(&k, 1), f32(&k, 2), c2, n >= 2048 ? 1 : 3, &have, &s);
+    if (!st) st = bench_openblas_sgemm_batched(b->threads, (int)batch, (int)m, (int)kk, (int)n, f32(&k, 1), f32(&k, 2),
+                                               c2, flop >= 1e10 ? 1 : 3, &have, &s);
     if (!st && have) {
       r->baseline = "openblas_sgemm";
-      snprintf(r->baseline_config, sizeof r->baseline_config, "%s, %d threads", bench_openblas_describe(),
-               b->threads);
+      snprintf(r->baseline_config, sizeof r->baseline_config, "%s, %d threads%s", bench_openblas_describe(),
+               b->threads, batch > 1 ? ", one cblas_sgemm per product" : "");
       r->baseline_value = flop / s / 1e9;
       size_t bad = 0;
-      for (long e = 0; e < n * n; e += 97) {
-        long i = e / n, j = e % n;
+      for (size_t e = 0; e < sc * (size_t)batch; e += 97) {
+        size_t p = e / sc, i = (e % sc) / (size_t)n, j = (e % sc) % (size_t)n;
+        const float *ap = f32(&k, 1) + p * sa, *bp = f32(&k, 2) + p * sb;
         double mag = 0;
-        for (long q = 0; q < n; q++) mag += fabs((double)f32(&k, 1)[i * n + q] * f32(&k, 2)[q * n + j]);
-        bad += !close_to(c2[e], f32(&k, 0)[e], 1e-5, 2 * matmul_tol(n, mag));
+        for (long q = 0; q < kk; q++) mag += fabs((double)ap[i * (size_t)kk + (size_t)q] * bp[(size_t)q * (size_t)n + j]);
+        bad += !close_to(c2[e], f32(&k, 0)[e], 1e-5, 2 * matmul_tol(kk, mag));
       }
       if (bad) snprintf(r->note, sizeof r->note, "openblas disagrees on %zu sampled entries", bad);
     } else if (!st) {
@@ -500,7 +515,7 @@ static hcq_status bench_compile(bench *b) {
   bres *rp = new_result(b, "compile_pipeline", "us");
   bres *re = new_result(b, "compile_external", "us");
   if (!rp || !re) return hcq_status_make(HCQ_CODE_NOMEM, "result");
-  char *text = k_matmul(512);
+  char *text = k_matmul(1, 512, 512, 512);
   snprintf(rp->size, sizeof rp->size, "matmul 512");
   snprintf(re->size, sizeof re->size, "matmul 512");
   hcq_status st = text ? HCQ_OK : hcq_status_make(HCQ_CODE_NOMEM, "text");
@@ -634,7 +649,7 @@ static void print_table(const bench *b) {
   printf("hcq bench on CPU:0, %d threads%s%s\n", b->threads, b->quick ? " (quick sizes)" : "",
          b->repeat > 1 ? ", medians of --repeat runs" : "");
   printf("machine: %s\n", b->machine);
-  printf("%-17s %-11s %-34s %9s %10s %10s %-8s %-15s %9s %6s %s\n", "kernel", "size", "opts", "compile", "run ms",
+  printf("%-20s %-13s %-34s %9s %10s %10s %-8s %-15s %9s %6s %s\n", "kernel", "size", "opts", "compile", "run ms",
          "value", "metric", "baseline", "base", "ratio", "ok");
   for (size_t i = 0; i < b->nres; i++) {
     const bres *r = &b->res[i];
@@ -643,7 +658,7 @@ static void print_table(const bench *b) {
       snprintf(base, sizeof base, "%.2f", r->baseline_value);
       snprintf(ratio, sizeof ratio, "%.2f", r->baseline_value > 0 ? r->value / r->baseline_value : 0.0);
     }
-    printf("%-17s %-11s %-34.34s %9.1f %10.3f %10.2f %-8s %-15s %9s %6s %s%s%s\n", r->name, r->size, r->opts,
+    printf("%-20s %-13s %-34.34s %9.1f %10.3f %10.2f %-8s %-15s %9s %6s %s%s%s\n", r->name, r->size, r->opts,
            r->compile_ms, r->run_ms, r->value, r->metric, r->baseline ? r->baseline : "null", base, ratio,
            r->verified ? "yes" : "NO", r->note[0] ? "  " : "", r->note);
   }
@@ -651,7 +666,7 @@ static void print_table(const bench *b) {
     printf("spread over %d runs (the table shows medians):\n", b->repeat);
     for (size_t i = 0; i < b->nres; i++) {
       const bres *r = &b->res[i];
-      printf("  %-17s value %.4g .. %.4g %s", r->name, r->value_min, r->value_max, r->metric);
+      printf("  %-20s value %.4g .. %.4g %s", r->name, r->value_min, r->value_max, r->metric);
       if (r->baseline) printf(", ratio %.3g .. %.3g", r->ratio_min, r->ratio_max);
       printf("\n");
     }
@@ -670,7 +685,7 @@ static void print_table(const bench *b) {
   }
   printf("baselines (measured in this run):\n");
   for (size_t i = 0; i < b->nres; i++)
-    if (b->res[i].baseline) printf("  %-17s %-15s %s\n", b->res[i].name, b->res[i].baseline, b->res[i].baseline_config);
+    if (b->res[i].baseline) printf("  %-20s %-15s %s\n", b->res[i].name, b->res[i].baseline, b->res[i].baseline_config);
 }
 
 static bool wanted(const char *only, const char *name) {
@@ -726,7 +741,8 @@ int hcq_verb_bench(int argc, char **argv) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       printf("usage: hcq bench [--dev cpu] [--json] [--quick] [--threads N] [--only NAME,...] [--repeat N]\n"
-             "  results: add saxpy sum softmax matmul_512 matmul_1024 matmul_2048 transpose launch graph_replay\n"
+             "  results: add saxpy sum softmax matmul_512 matmul_1024 matmul_2048 matmul_1000 matmul_4096x256x4096\n"
+             "           matmul_batched_64 transpose launch graph_replay\n"
              "           compile_pipeline compile_external (each verified; baselines measured in the same run)\n"
              "  --repeat N (1..100): run the suite N times; report each row's median with its min..max (value and\n"
              "           ratio; in --json as value_min/value_max/ratio_min/ratio_max)\n"
@@ -785,7 +801,9 @@ int hcq_verb_bench(int argc, char **argv) {
       {"add", 0, q ? 1 << 18 : 1 << 24, 0},     {"saxpy", 1, q ? 1 << 18 : 1 << 24, 0},
       {"sum", 2, q ? 1 << 18 : 1 << 24, 0},     {"softmax", 3, q ? 64 : 4096, q ? 256 : 1024},
       {"matmul_512", 4, q ? 64 : 512, 0},       {"matmul_1024", 4, q ? 96 : 1024, 0},
-      {"matmul_2048", 4, q ? 128 : 2048, 0},    {"transpose", 5, q ? 256 : 4096, 0},
+      {"matmul_2048", 4, q ? 128 : 2048, 0},    {"matmul_1000", 9, q ? 100 : 1000, 0},
+      {"matmul_4096x256x4096", 10, q ? 256 : 4096, q ? 16 : 256},
+      {"matmul_batched_64", 11, q ? 8 : 256, 64}, {"transpose", 5, q ? 256 : 4096, 0},
       {"launch", 6, 0, 0},                      {"graph_replay", 7, 0, 0},
       {"compile_pipeline", 8, 0, 0},
   };
@@ -802,16 +820,21 @@ int hcq_verb_bench(int argc, char **argv) {
       case 1: st = bench_saxpy(&b, s->n); break;
       case 2: st = bench_sum(&b, s->n); break;
       case 3: st = bench_softmax(&b, s->n, s->m); break;
-      case 4: st = bench_matmul(&b, s->name, s->n); break;
+      case 4: case 9: st = bench_matmul(&b, s->name, 1, s->n, s->n, s->n); break;
+      case 10: st = bench_matmul(&b, s->name, 1, s->n, s->m, s->n); break;
+      case 11: st = bench_matmul(&b, s->name, s->n, s->m, s->m, s->m); break;
       case 5: st = bench_transpose(&b, s->n); break;
       case 6: st = bench_launch(&b); break;
       case 7: st = bench_graph(&b); break;
       default: st = bench_compile(&b); break;
     }
-    if (!st && b.beam && s->kind <= 5 && b.nres > before) {
+    bool kernel_row = s->kind <= 5 || s->kind >= 9;
+    if (!st && b.beam && kernel_row && b.nres > before) {
       /* the same kernel text the row ran (saxpy at its run length) */
       char *text = s->kind == 0 ? k_add(s->n) : s->kind == 1 ? k_saxpy(s->n) : s->kind == 2 ? k_sum(s->n)
-                 : s->kind == 3 ? k_softmax(s->n, s->m) : s->kind == 4 ? k_matmul(s->n) : k_transpose(s->n);
+                 : s->kind == 3 ? k_softmax(s->n, s->m) : s->kind == 4 || s->kind == 9 ? k_matmul(1, s->n, s->n, s->n)
+                 : s->kind == 10 ? k_matmul(1, s->n, s->m, s->n) : s->kind == 11 ? k_matmul(s->n, s->m, s->m, s->m)
+                 : k_transpose(s->n);
       uop_var_val n_var = {"n", s->n - 3};
       st = beam_row(&b, &b.res[before], text, &n_var, s->kind == 1);
       free(text);

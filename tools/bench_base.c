@@ -188,8 +188,8 @@ static void *openblas_load(void) {
 
 const char *bench_openblas_describe(void) { return openblas_desc; }
 
-hcq_status bench_openblas_sgemm(int threads, int n, const float *a, const float *b, float *c, int reps,
-                                bool *out_available, double *out_s) {
+hcq_status bench_openblas_sgemm_batched(int threads, int batch, int m, int k, int n, const float *a, const float *b,
+                                        float *c, int reps, bool *out_available, double *out_s) {
   *out_available = false;
   void *lib = openblas_load();
   if (!lib) return HCQ_OK;
@@ -197,16 +197,16 @@ hcq_status bench_openblas_sgemm(int threads, int n, const float *a, const float 
   set_threads_fn set_threads;
   *(void **)&sgemm = dlsym(lib, "cblas_sgemm");
   *(void **)&set_threads = dlsym(lib, "openblas_set_num_threads");
-  if (!sgemm) {
-    dlclose(lib);
-    return HCQ_OK;
-  }
+  if (!sgemm) return HCQ_OK; /* stays loaded (cached by openblas_load) */
   if (set_threads) set_threads(threads);
   enum { ROW_MAJOR = 101, NO_TRANS = 111 };
+  size_t sa = (size_t)m * (size_t)k, sb = (size_t)k * (size_t)n, sc = (size_t)m * (size_t)n;
   double best = 0;
   for (int r = 0; r <= reps; r++) { /* r == 0 warms up (thread start, page faults) */
     uint64_t t0 = cpu_now_ns();
-    sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+    for (int i = 0; i < batch; i++)
+      sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0f, a + (size_t)i * sa, k, b + (size_t)i * sb, n, 0.0f,
+            c + (size_t)i * sc, n);
     double s = (double)(cpu_now_ns() - t0) / 1e9;
     if (r == 1 || (r > 1 && s < best)) best = s;
   }
@@ -214,4 +214,9 @@ hcq_status bench_openblas_sgemm(int threads, int n, const float *a, const float 
   *out_available = true;
   *out_s = best;
   return HCQ_OK;
+}
+
+hcq_status bench_openblas_sgemm(int threads, int n, const float *a, const float *b, float *c, int reps,
+                                bool *out_available, double *out_s) {
+  return bench_openblas_sgemm_batched(threads, 1, n, n, n, a, b, c, reps, out_available, out_s);
 }

@@ -30,6 +30,10 @@ hcq_status bench_pool_roundtrip(cpu_pool *pool, int threads, int reps, double *o
  * cblas_sgemm cannot be loaded. Best of reps, in seconds, with openblas_set_num_threads(threads) when present. */
 hcq_status bench_openblas_sgemm(int threads, int n, const float *a, const float *b, float *c, int reps,
                                 bool *out_available, double *out_s);
+/* The same for `batch` independent row-major products c[i] (m x n) = a[i] (m x k) * b[i] (k x n), stored one after
+ * the other (one cblas_sgemm call per product, as a user without a batched BLAS call would write it). */
+hcq_status bench_openblas_sgemm_batched(int threads, int batch, int m, int k, int n, const float *a, const float *b,
+                                        float *c, int reps, bool *out_available, double *out_s);
 /* Which OpenBLAS ran and with which core ("OpenBLAS 0.3.21 ... , core Cooperlake (chosen from the CPU features)"). */
 const char *bench_openblas_describe(void);
 

@@ -1,11 +1,13 @@
 /* HCQ_MOCK: see mock_env.h. One line per mock in the table. */
 #include "emulator_tests/mock_env.h"
+#include "emulator_tests/amd_mock_exec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const emu_mock mocks[] = {
+    {"amd", amd_mock_install},
     {NULL, NULL}, /* end (the AMD and NV mocks add their lines above this one) */
 };
 

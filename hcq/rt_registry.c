@@ -4,11 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "amd/amd_hcq_rt.h"
 #include "cpu/cpu_device.h"
 #include "hcq/rt_internal.h"
 
 static const hcq_rt_backend builtin[] = {
     {"cpu", cpu_device_open, NULL},
+    {"amd", amd_rt_open, amd_rt_count},
 };
 
 static hcq_rt_backend extra[4];

@@ -325,7 +325,7 @@ static void test_info(backend *b) {
 int main(void) {
   CHECK_OK(uop_ctx_create(&ctx));
   /* a new backend: its own folder, one line in hcq/rt_registry.c; a test-only one is registered here */
-  CHECK_OK(hcq_rt_register(&(hcq_rt_backend){"fakegpu", fake_open}));
+  CHECK_OK(hcq_rt_register(&(hcq_rt_backend){"fakegpu", fake_open, NULL}));
   for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
     backend *b = &backends[i];
     int before = testing_failures;

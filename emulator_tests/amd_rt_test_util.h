@@ -10,7 +10,8 @@
 #include "emulator_tests/amd_mock_exec.h"
 #include "hcq/hcq.h"
 
-typedef enum { ART_OK, ART_SKIPPED_SIZE, ART_SKIPPED_BUDGET, ART_FAILED } art_result;
+/* ART_REFUSED: the compiler or the runtime refused the kernel as unsupported (HCQ_CODE_UNSUPPORTED at compile). */
+typedef enum { ART_OK, ART_SKIPPED_SIZE, ART_SKIPPED_BUDGET, ART_REFUSED, ART_FAILED } art_result;
 
 /* Run `text` (already parsed as sink in ctx) with opts (NULL heuristic, "" none, or an opt list) on dev.
  * Buffers over limit_B in total are not run. A dispatch stopped by the mock's budget is ART_SKIPPED_BUDGET (the
@@ -35,6 +36,7 @@ static inline art_result art_run(hcq_rt_device *dev, uop_ctx *ctx, const uop *si
   if (st) goto done;
   etu_reference(ctx, sink, ref, nref, got, ngot, r);
   st = hcq_rt_program_compile(dev, text, opts, &p);
+  if (st && hcq_status_code(st) == HCQ_CODE_UNSUPPORTED) res = ART_REFUSED;
   if (!st) st = hcq_rt_kernel_load(dev, hcq_rt_program_desc(p), &k);
   for (size_t i = 0; !st && i < ngot; i++) {
     st = hcq_rt_buffer_alloc(dev, got[i].size_B ? got[i].size_B : 1, HCQ_RT_MEM_HOST_VISIBLE, &bufs[i]);
@@ -51,12 +53,15 @@ static inline art_result art_run(hcq_rt_device *dev, uop_ctx *ctx, const uop *si
     res = ART_SKIPPED_BUDGET;
     goto done;
   }
-  if (st) goto done;
+  if (st) {
+    if (res != ART_REFUSED) res = ART_FAILED;
+    goto done;
+  }
   for (size_t i = 0; i < ngot; i++) memcpy(got[i].data, hcq_rt_buffer_host(bufs[i]), got[i].size_B);
   etu_compare(ref, nref, got, r);
   res = r->bad ? ART_FAILED : ART_OK;
 done:
-  if (st && res != ART_SKIPPED_BUDGET) fprintf(stderr, "%s: %s\n", what, hcq_status_message(st));
+  if (st && res != ART_SKIPPED_BUDGET && res != ART_REFUSED) fprintf(stderr, "%s: %s\n", what, hcq_status_message(st));
   hcq_status_free(st);
   hcq_rt_kernel_free(k);
   hcq_rt_program_free(p);

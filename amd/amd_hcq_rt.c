@@ -31,7 +31,8 @@ hcq_status amd_hcq_op_info(hcq_device *dev, hcq_device_info *out) {
   snprintf(out->arch, sizeof out->arch, "%s", h->amd->arch->name);
   snprintf(out->target, sizeof out->target, "amdgpu:%s", h->amd->arch->name);
   out->mem_device_B = h->amd->node.vram_size_B;
-  out->features = HCQ_FEATURE_COPY_QUEUE | HCQ_FEATURE_LOCAL_SIZE | HCQ_FEATURE_KERNEL_FAULTS | HCQ_FEATURE_TIMESTAMPS;
+  /* no HCQ_FEATURE_KERNEL_FAULTS: a fault is reported, but the queue stays stopped (the device must be reopened) */
+  out->features = HCQ_FEATURE_COPY_QUEUE | HCQ_FEATURE_LOCAL_SIZE | HCQ_FEATURE_TIMESTAMPS;
   out->is_mock = kif_route(h->amd->k, "/dev/kfd") != NULL; /* an emulated KFD claims the path */
   for (int i = 0; i < 3; i++) out->max_global[i] = INT32_MAX; /* DISPATCH_DIRECT dims are 32-bit */
   return HCQ_OK;

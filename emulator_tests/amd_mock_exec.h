@@ -21,7 +21,7 @@ void amd_mock_exec_free(amd_mock_exec *x);
 typedef struct amd_mock_exec_stats {
   uint64_t dispatches, wave_insts, lane_insts, exec_ns, decodes;
 } amd_mock_exec_stats;
-/* Counters since attach (read after the mock is idle). */
+/* Counters since attach (read after the mock is idle); exec_ns is the executing thread's CPU time. */
 void amd_mock_exec_stats_get(const amd_mock_exec *x, amd_mock_exec_stats *out);
 
 /* Stop a dispatch after this many wave-instructions (0: no limit); the queue then faults with the interpreter's

@@ -207,9 +207,10 @@ hcq_status amd_hcq_op_signal_wait(hcq_device *dev, const hcq_signal *sig, uint64
   amd_ring *r = &h->amd->compute;
   if (*r->rptr != *r->wptr) {
     hcq_status_free(st);
-    return hcq_status_make(HCQ_CODE_DEVICE_LOST, "%s: waiting %u ms for signal 0x%" PRIx64 " to reach %" PRIu64
-                           " (it holds %" PRIu64 "): the compute queue %u stopped at rptr 0x%" PRIx64 " of wptr 0x%"
-                           PRIx64 " dwords (last kernel %s); the device must be reopened", dev->name, timeout_ms,
+    /* blocked on a wait or hung: KFD does not say which, so this is a timeout with the queue's state */
+    return hcq_status_make(HCQ_CODE_TIMEOUT, "%s: waiting %u ms for signal 0x%" PRIx64 " to reach %" PRIu64
+                           " (it holds %" PRIu64 "): the compute queue %u has not passed rptr 0x%" PRIx64 " of wptr 0x%"
+                           PRIx64 " dwords (blocked on a wait or hung; last kernel %s)", dev->name, timeout_ms,
                            sig->va, target, (uint64_t)sig->mem->value, r->queue_id, (uint64_t)*r->rptr,
                            (uint64_t)*r->wptr, h->last_kernel[0] ? h->last_kernel : "none");
   }

@@ -127,6 +127,31 @@ static void test_timeline_wrap(void) {
   gpu_close(&g);
 }
 
+/* A queue blocked on a wait nobody signals: sync times out stating the queue's state; once the host sets the
+ * signal the device carries on (a timeout is not a lost device). */
+static void test_blocked_queue(void) {
+  gpu g;
+  gpu_open(&g, "amd:0");
+  hcq_device *d = hcq_rt_lower(g.dev);
+  hcq_signal *never;
+  CHECK_OK(hcq_signal_create(d, "gate", 0, &never));
+  hcq_queue *q;
+  CHECK_OK(hcq_queue_create(d, HCQ_QUEUE_COMPUTE, &q));
+  CHECK_OK(hcq_queue_wait(q, hcq_imm(never->va), hcq_imm(1)));
+  uint64_t v = hcq_timeline_next(d);
+  CHECK_OK(hcq_queue_signal(q, hcq_imm(d->timeline->va), hcq_imm(v)));
+  CHECK_OK(hcq_queue_submit(q, d, NULL, 0));
+  CHECK_ERR(hcq_rt_sync(g.dev, 100), HCQ_CODE_TIMEOUT, "has not passed rptr");
+  hcq_signal_set(never, 1);
+  CHECK_OK(hcq_rt_sync(g.dev, 5000));
+  CHECK_OK(hcq_rt_launch(g.k, &g.b[1], 1, &(hcq_var){"n", 7}, 1));
+  CHECK_OK(hcq_rt_sync(g.dev, 5000));
+  CHECK_EQ_INT(check_store(g.b[1], 7, 0), 0);
+  hcq_queue_destroy(q);
+  hcq_signal_destroy(never);
+  gpu_close(&g);
+}
+
 int main(void) {
   if (!tu_have("clang-19") || !tu_have("ld.lld-19")) {
     fprintf(stderr, "SKIP: clang-19 or ld.lld-19 missing\n");
@@ -137,6 +162,7 @@ int main(void) {
   test_two_gpus();
   test_graph();
   test_timeline_wrap();
+  test_blocked_queue();
   amd_mock_uninstall();
   return testing_summary("amd_rt");
 }

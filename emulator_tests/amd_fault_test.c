@@ -3,6 +3,7 @@
  * HCQ_CODE_KERNEL_FAULT naming the kernel, the address and the queue. The device is then reopened and the same
  * kernel with in-range indices gives the gathered values (computed here). */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/testing.h"
@@ -13,6 +14,8 @@
 static const char *k_gather = "(kernel gather (let o (buf 0 int32 8)) (let x (buf 1 int32 8)) (let ix (buf 2 int32 8))\n"
                               " (let r (range 0 8 loop))\n"
                               " (sink (store (index o r) (load (index x (cast index (load (index ix r))))) r)))\n";
+
+static uint64_t g_x_va; /* x's address in the last run */
 
 /* Launch gather with ix[i] = idx(i); returns the sync status; out gets o. */
 static hcq_status run(hcq_rt_device *dev, int32_t (*idx)(int), int32_t out[8]) {
@@ -26,6 +29,7 @@ static hcq_status run(hcq_rt_device *dev, int32_t (*idx)(int), int32_t out[8]) {
     ((int32_t *)hcq_rt_buffer_host(b[1]))[i] = 100 + i * i;
     ((int32_t *)hcq_rt_buffer_host(b[2]))[i] = idx(i);
   }
+  if (!st) g_x_va = hcq_rt_buffer_va(b[1]);
   if (!st) st = hcq_rt_launch(k, b, 3, NULL, 0);
   if (!st) st = hcq_rt_sync(dev, 5000);
   if (!st) memcpy(out, hcq_rt_buffer_host(b[0]), 32);
@@ -51,6 +55,11 @@ int main(void) {
     CHECK_OK(hcq_rt_open("amd:0", &dev));
     int32_t out[8];
     hcq_status st = run(dev, bad[t], out);
+    if (t == 0) { /* the event carries the faulting data address: x + 4 * 0x10000000 */
+      const char *at = strstr(hcq_status_message(st), "fault at 0x");
+      uint64_t va = at ? strtoull(at + 9, NULL, 16) : 0;
+      CHECK(va >= g_x_va + 0x40000000ull && va < g_x_va + 0x40000000ull + 64);
+    }
     CHECK_ERR(st, HCQ_CODE_KERNEL_FAULT, "GPU page fault at 0x");
     hcq_rt_close(dev);
   }

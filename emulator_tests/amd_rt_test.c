@@ -152,6 +152,25 @@ static void test_blocked_queue(void) {
   gpu_close(&g);
 }
 
+/* A mock of another arch (gfx1201): the driver loads the gfx1201 code object, the mock refuses the dispatch loudly
+ * (its interpreter is gfx1100 only) and the launch ends in a fault, never in silently wrong results. */
+static void test_other_arch_refused(void) {
+  kfd_mock_config cfg = {.arch = "gfx1201"};
+  CHECK_OK(amd_mock_install_config(kif_default(), &cfg));
+  gpu g;
+  gpu_open(&g, "amd:0");
+  hcq_device_info info;
+  CHECK_OK(hcq_rt_info(g.dev, &info));
+  CHECK_EQ_STR(info.target, "amdgpu:gfx1201");
+  CHECK_OK(hcq_rt_launch(g.k, &g.b[0], 1, &(hcq_var){"n", 4}, 1));
+  CHECK_ERR(hcq_rt_sync(g.dev, 5000), HCQ_CODE_KERNEL_FAULT, "");
+  amd_mock_exec *x;
+  amd_mock_installed(&x);
+  CHECK(strstr(amd_mock_exec_last_failure(x, false), "executes gfx1100 code only") != NULL);
+  gpu_close(&g);
+  amd_mock_uninstall();
+}
+
 int main(void) {
   if (!tu_have("clang-19") || !tu_have("ld.lld-19")) {
     fprintf(stderr, "SKIP: clang-19 or ld.lld-19 missing\n");
@@ -164,5 +183,6 @@ int main(void) {
   test_timeline_wrap();
   test_blocked_queue();
   amd_mock_uninstall();
+  test_other_arch_refused();
   return testing_summary("amd_rt");
 }

@@ -11,7 +11,7 @@
 #include "autogen/kfd.h"
 #include "autogen/kfd_decode.h"
 
-static hcq_status open_kfd(kif *k, int *fd) {
+hcq_status amd_device_open_kfd(kif *k, int *fd) {
   hcq_status st = kif_open(k, "/dev/kfd", O_RDWR | O_CLOEXEC, fd);
   if (!st) return HCQ_OK;
   int e = kif_status_errno(st);
@@ -69,7 +69,7 @@ void amd_device_close(amd_device *d) {
 
 static hcq_status device_init(amd_device *d, unsigned index, const amd_device_options *o) {
   HCQ_TRY(kif_register_decoder(d->k, &kfd_ioctl_table)); /* HCQ_TRACE=1 shows the KFD structs decoded */
-  HCQ_TRY(open_kfd(d->k, &d->kfd_fd));
+  HCQ_TRY(amd_device_open_kfd(d->k, &d->kfd_fd));
   struct amd_kfd_ioctl_get_version_args v = {0};
   STEP(kif_ioctl(d->k, d->kfd_fd, AMD_KFD_IOC_GET_VERSION, &v), "amd: asking KFD for its interface version");
   d->kfd_major = v.major_version, d->kfd_minor = v.minor_version;

@@ -81,6 +81,8 @@ typedef struct amd_device_options {
 /* Open GPU number `index` (0-based among GPU nodes). Clear errors: no /dev/kfd, permission (group render/video),
  * KFD major version, unsupported gfx target. */
 hcq_status amd_device_open(kif *k, unsigned index, const amd_device_options *opts, amd_device **out);
+/* Open /dev/kfd; a missing driver or a permission error says what to do. */
+hcq_status amd_device_open_kfd(kif *k, int *fd);
 /* Destroys the queues, frees every driver buffer, closes the files. NULL is a no-op. */
 void amd_device_close(amd_device *d);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "amd/amd_dispatch.h"
+#include "amd/amd_hcq_rt.h"
 #include "amd/amd_sdma_pkt.h"
 #include "autogen/amd_regs_gfx11.h"
 #include "hcq/args.h"
@@ -65,6 +66,9 @@ static hcq_status enc_exec(hcq_queue *q, hcq_val prog, const hcq_args *args, con
   if (lds * 512 > d->node.lds_size_in_kb * 1024u)
     return hcq_status_make(HCQ_CODE_INVALID, "amd %s: kernel wants %u bytes of LDS, the GPU has %u KiB", d->name,
                            kd.group_segment_B, d->node.lds_size_in_kb);
+  const char *pname = amd_hcq_program_name(h, kd_va);
+  snprintf(h->last_kernel, sizeof h->last_kernel, "%s", *pname ? pname : "at descriptor 0x");
+  if (!*pname) snprintf(h->last_kernel, sizeof h->last_kernel, "at descriptor 0x%" PRIx64, kd_va);
   uint64_t kargs = args ? args->va : 0;
   amd_dispatch_desc k = {.code_va = kd_va + (uint64_t)kd.entry_offset, .rsrc1 = kd.rsrc1,
                          .rsrc2 = kd.rsrc2 | (lds << AMD_GFX11_COMPUTE_PGM_RSRC2__LDS_SIZE__SHIFT), .rsrc3 = kd.rsrc3,
@@ -238,7 +242,9 @@ static void op_mem_free(hcq_device *dev, hcq_mem *m) {
 
 static const hcq_device_ops k_ops = {
     .backend_name = "amd", .submit = op_submit, .mem_alloc = op_mem_alloc, .mem_free = op_mem_free,
-    .encoder = &k_encoder};
+    .encoder = &k_encoder, .info = amd_hcq_op_info, .program_load = amd_hcq_op_program_load,
+    .program_free = amd_hcq_op_program_free, .signal_wait = amd_hcq_op_signal_wait,
+    .take_error = amd_hcq_op_take_error, .destroy = amd_hcq_op_destroy};
 
 hcq_status amd_hcq_open(kif *k, unsigned index, const amd_device_options *opts, amd_hcq **out) {
   *out = NULL;
@@ -260,6 +266,7 @@ hcq_status amd_hcq_open(kif *k, unsigned index, const amd_device_options *opts, 
 void amd_hcq_close(amd_hcq *h) {
   if (!h) return;
   hcq_device_fini(&h->dev);
+  amd_hcq_programs_free(h);
   amd_device_close(h->amd);
   free(h->scratch);
   free(h);

@@ -23,6 +23,8 @@ typedef struct amd_hcq {
   amd_device *amd;
   uint32_t *scratch; /* SDMA packet sizes while submitting */
   size_t scratch_cap;
+  struct amd_hcq_prog *progs; /* programs loaded through program_load (amd_hcq_rt.c) */
+  char last_kernel[64];       /* the last kernel encoded into a queue, for fault messages */
 } amd_hcq;
 
 hcq_status amd_hcq_open(kif *k, unsigned index, const amd_device_options *opts, amd_hcq **out);

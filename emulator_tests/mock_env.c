@@ -1,5 +1,6 @@
 /* HCQ_MOCK: see mock_env.h. One line per mock in the table. */
 #include "emulator_tests/mock_env.h"
+#include "emulator_tests/amd_mock_exec.h"
 #include "emulator_tests/nv_mock_ptx.h"
 
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 
 static const emu_mock mocks[] = {
+    {"amd", amd_mock_install},
     {"nv", nv_mock_env_install},
     {NULL, NULL}, /* end (the AMD and NV mocks add their lines above this one) */
 };

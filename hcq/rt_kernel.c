@@ -25,8 +25,14 @@ struct hcq_rt_kernel {
   uop_var_val vv[V_FIXED + HCQ_PROGRAM_MAX_PARAMS];
   size_t nvv;
   uint64_t last_value; /* timeline value of the last launch (0: none) */
+  uint64_t last_wraps; /* the device's timeline_wraps then: a wrap since means that launch is done */
   hcq_rt_kernel *next, *prev;
 };
+
+/* The timeline value the last launch signals, or 0 once a timeline wrap (which waits for all work) passed it. */
+static uint64_t pending_value(const hcq_rt_kernel *k, const hcq_device *d) {
+  return k->last_wraps == d->timeline_wraps ? k->last_value : 0;
+}
 
 static const char *const dim_names[6] = {"__hcq_g0", "__hcq_g1", "__hcq_g2", "__hcq_l0", "__hcq_l1", "__hcq_l2"};
 static const char *const buf_names[HCQ_PROGRAM_MAX_PARAMS] = {
@@ -144,10 +150,11 @@ void hcq_rt_kernel_free(hcq_rt_kernel *k) {
   if (k->prev) k->prev->next = k->next;
   else rd->kernels = k->next;
   if (k->next) k->next->prev = k->prev;
-  hcq_status st = hcq_retire_at(rd->dev, k->last_value, retire_kernel, k, 0);
+  uint64_t last = pending_value(k, rd->dev);
+  hcq_status st = hcq_retire_at(rd->dev, last, retire_kernel, k, 0);
   if (st) {
     hcq_status_free(st);
-    hcq_status_free(hcq_rt_wait_value(rd, k->last_value, rd->dev->wait_timeout_ms));
+    hcq_status_free(hcq_rt_wait_value(rd, last, rd->dev->wait_timeout_ms));
     retire_kernel(rd->dev, k, 0);
   }
 }
@@ -187,8 +194,8 @@ hcq_status hcq_rt_launch(hcq_rt_kernel *k, hcq_rt_buffer *const *bufs, size_t nb
       return hcq_status_make(HCQ_CODE_INVALID, "kernel %s: global size %d '%s' = %lld exceeds %s's %u", p->name, dd,
                              p->global[dd], (long long)g[dd], d->name, rd->info.max_global[dd]);
   /* arguments read later by the device: the previous launch must be done before they are rewritten */
-  if (!(rd->info.features & HCQ_FEATURE_ARGS_AT_SUBMIT) && k->last_value)
-    HCQ_TRY(hcq_rt_wait_value(rd, k->last_value, d->wait_timeout_ms));
+  if (!(rd->info.features & HCQ_FEATURE_ARGS_AT_SUBMIT) && pending_value(k, d))
+    HCQ_TRY(hcq_rt_wait_value(rd, pending_value(k, d), d->wait_timeout_ms));
   if (d->timeline_value > HCQ_TIMELINE_WRAP_AT) HCQ_TRY(hcq_rt_sync(rd, d->wait_timeout_ms));
   for (int dd = 0; dd < 3; dd++) k->vv[V_G0 + dd].value = g[dd], k->vv[V_L0 + dd].value = l[dd];
   for (size_t i = 0; i < nb; i++) k->vv[V_FIXED + i].value = (int64_t)bufs[i]->mem.va;
@@ -205,6 +212,7 @@ hcq_status hcq_rt_launch(hcq_rt_kernel *k, hcq_rt_buffer *const *bufs, size_t nb
     return hcq_status_annotate(st, "launching %s", p->name);
   }
   k->last_value = hcq_timeline_next(d);
+  k->last_wraps = d->timeline_wraps;
   hcq_retire_poll(d);
   return HCQ_OK;
 }

@@ -4,12 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "amd/amd_hcq_rt.h"
 #include "cpu/cpu_device.h"
 #include "hcq/rt_internal.h"
 #include "nv/nv_rt.h"
 
 static const hcq_rt_backend builtin[] = {
     {"cpu", cpu_device_open, NULL},
+    {"amd", amd_rt_open, amd_rt_count},
     {"nv", nv_rt_open, nv_rt_count},
 };
 

@@ -1,0 +1,240 @@
+/* The AMD device on the runtime seams (see amd_hcq_rt.h). Programs: an HSACO code object (amd/amd_code_object.h)
+ * whose loadable segments up to the end of the one holding the kernel's code are copied into GPU memory at their
+ * relative addresses (as ops_amd.py's AMDProgram copies the ELF image); the handle is the kernel descriptor's GPU
+ * address, which the encoder turns into the dispatch. */
+#include "amd/amd_hcq_rt.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amd/amd_code_object.h"
+#include "autogen/kfd.h"
+#include "elf/elf.h"
+#include "hcq/signal.h"
+
+typedef struct amd_hcq_prog {
+  struct amd_hcq_prog *next;
+  amd_buf buf;
+  uint64_t kd_va;
+  char name[HCQ_PROGRAM_NAME_B];
+} amd_hcq_prog;
+
+hcq_status amd_hcq_op_info(hcq_device *dev, hcq_device_info *out) {
+  amd_hcq *h = dev->impl;
+  memset(out, 0, sizeof *out);
+  snprintf(out->name, sizeof out->name, "%s", dev->name);
+  snprintf(out->backend, sizeof out->backend, "amd");
+  snprintf(out->arch, sizeof out->arch, "%s", h->amd->arch->name);
+  snprintf(out->target, sizeof out->target, "amdgpu:%s", h->amd->arch->name);
+  out->mem_device_B = h->amd->node.vram_size_B;
+  /* no HCQ_FEATURE_KERNEL_FAULTS: a fault is reported, but the queue stays stopped (the device must be reopened) */
+  out->features = HCQ_FEATURE_COPY_QUEUE | HCQ_FEATURE_LOCAL_SIZE | HCQ_FEATURE_TIMESTAMPS;
+  out->is_mock = kif_route(h->amd->k, "/dev/kfd") != NULL; /* an emulated KFD claims the path */
+  for (int i = 0; i < 3; i++) out->max_global[i] = INT32_MAX; /* DISPATCH_DIRECT dims are 32-bit */
+  return HCQ_OK;
+}
+
+/* The kernel-argument layout the metadata states: explicit arguments in order (buffers then variables, as the
+ * compiler declares them), hidden ones ignored. A mismatch with the program's parameters is an error. */
+static hcq_status apply_metadata(hcq_program *prog, const amd_kernel *k) {
+  size_t n = 0;
+  for (size_t i = 0; i < k->nargs; i++) {
+    const amd_kernel_arg *a = &k->args[i];
+    if (!strncmp(a->value_kind, "hidden_", 7)) continue;
+    if (n == prog->nparams)
+      return hcq_status_make(HCQ_CODE_INVALID, "kernel %s: the code object declares more than %zu arguments", prog->name,
+                             prog->nparams);
+    hcq_param *p = &prog->params[n++];
+    bool buf = p->kind == HCQ_PARAM_BUFFER;
+    if (strcmp(a->value_kind, buf ? "global_buffer" : "by_value") || a->size != (buf ? 8u : 4u))
+      return hcq_status_make(HCQ_CODE_INVALID, "kernel %s: argument %zu is %s of %u bytes in the code object, the "
+                             "program has a %s", prog->name, n - 1, a->value_kind, a->size, buf ? "buffer" : "variable");
+    p->offset_B = a->offset, p->size_B = a->size;
+  }
+  if (n != prog->nparams)
+    return hcq_status_make(HCQ_CODE_INVALID, "kernel %s: the code object declares %zu arguments, the program %zu",
+                           prog->name, n, prog->nparams);
+  prog->kernarg_prefix_B = 0;
+  prog->kernarg_size_B = k->kernarg_segment_size;
+  return HCQ_OK;
+}
+
+static hcq_status check_kernel(amd_hcq *h, const hcq_program *prog, const amd_kernel *k) {
+  const amd_device *d = h->amd;
+  unsigned wave = d->arch->gfx9 ? 64 : 32;
+  uint16_t extra = k->kd.kernel_code_properties & (uint16_t)~(AMD_KCP_KERNARG_SEGMENT_PTR | AMD_KCP_WAVEFRONT_SIZE32);
+  if (k->wavefront_size && k->wavefront_size != wave)
+    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s: wave%u code on %s (wave%u)", prog->name,
+                           k->wavefront_size, d->name, wave);
+  if (k->private_segment_fixed_size || k->kd.private_segment_fixed_size)
+    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s needs %u bytes of scratch per lane: not supported yet",
+                           prog->name, k->private_segment_fixed_size);
+  if (extra)
+    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s: kernel_code_properties 0x%x asks for user SGPRs other than "
+                           "the kernarg pointer", prog->name, k->kd.kernel_code_properties);
+  if (k->group_segment_fixed_size > d->node.lds_size_in_kb * 1024u)
+    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s: %u bytes of LDS, %s has %u KiB", prog->name,
+                           k->group_segment_fixed_size, d->name, d->node.lds_size_in_kb);
+  return HCQ_OK;
+}
+
+/* Copy the PT_LOAD segments below the end of the one holding `entry` into one GPU allocation. */
+static hcq_status load_image(amd_hcq *h, const hcq_program *prog, uint64_t entry, amd_buf *out, uint64_t *out_base) {
+  elf_file f;
+  HCQ_TRY(elf_open(&f, prog->binary, prog->binary_size_B));
+  uint64_t lo = UINT64_MAX, end = 0;
+  for (size_t i = 0; i < f.phnum; i++) {
+    Elf64_Phdr ph;
+    const uint8_t *data;
+    HCQ_TRY(elf_segment_get(&f, i, &ph, &data));
+    if (ph.p_type != PT_LOAD) continue;
+    if (ph.p_vaddr < lo) lo = ph.p_vaddr;
+    if (entry >= ph.p_vaddr && entry - ph.p_vaddr < ph.p_memsz) end = ph.p_vaddr + ph.p_memsz;
+  }
+  if (!end || lo > entry || end - lo > (1u << 30))
+    return hcq_status_make(HCQ_CODE_INVALID, "kernel %s: its code at 0x%" PRIx64 " lies in no loadable segment",
+                           prog->name, entry);
+  HCQ_TRY(amd_mem_alloc(h->amd, (end - lo + 4095) & ~(uint64_t)4095, AMD_MEM_VRAM_HOST, NULL, out));
+  uint8_t *base = (uint8_t *)(uintptr_t)out->va;
+  memset(base, 0, out->size_B);
+  for (size_t i = 0; i < f.phnum; i++) {
+    Elf64_Phdr ph;
+    const uint8_t *data;
+    hcq_status st = elf_segment_get(&f, i, &ph, &data);
+    if (st) {
+      hcq_status_free(amd_mem_free(h->amd, out));
+      return st;
+    }
+    if (ph.p_type != PT_LOAD || ph.p_vaddr >= end) continue;
+    uint64_t n = ph.p_filesz < end - ph.p_vaddr ? ph.p_filesz : end - ph.p_vaddr;
+    if (data && n) memcpy(base + (ph.p_vaddr - lo), data, n);
+  }
+  *out_base = lo;
+  return HCQ_OK;
+}
+
+hcq_status amd_hcq_op_program_load(hcq_device *dev, hcq_program *prog, uint64_t *out_handle) {
+  amd_hcq *h = dev->impl;
+  char want[48];
+  snprintf(want, sizeof want, "amdgpu:%s", h->amd->arch->name);
+  if (strcmp(prog->target, want) != 0)
+    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s is compiled for %s; %s runs %s", prog->name, prog->target,
+                           dev->name, want);
+  amd_code_object co;
+  HCQ_TRY(hcq_status_annotate(amd_code_object_parse(prog->binary, prog->binary_size_B, h->amd->arch->name, &co),
+                              "kernel %s", prog->name));
+  const amd_kernel *k;
+  hcq_status st = amd_code_object_kernel(&co, prog->symbol, &k);
+  if (!st) st = check_kernel(h, prog, k);
+  if (!st) st = apply_metadata(prog, k);
+  amd_hcq_prog *p = NULL;
+  uint64_t lo = 0;
+  if (!st && !(p = calloc(1, sizeof *p))) st = hcq_status_make(HCQ_CODE_NOMEM, "kernel %s", prog->name);
+  if (!st) st = load_image(h, prog, k->entry_vaddr, &p->buf, &lo);
+  if (st) {
+    free(p);
+    amd_code_object_free(&co);
+    return hcq_status_annotate(st, "loading %s on %s", prog->name, dev->name);
+  }
+  p->kd_va = p->buf.va + (k->kd_vaddr - lo);
+  prog->shared_B = k->group_segment_fixed_size;
+  prog->registers = (int32_t)k->vgpr_count;
+  amd_code_object_free(&co);
+  snprintf(p->name, sizeof p->name, "%s", prog->name);
+  p->next = h->progs;
+  h->progs = p;
+  *out_handle = p->kd_va;
+  return HCQ_OK;
+}
+
+void amd_hcq_op_program_free(hcq_device *dev, uint64_t handle) {
+  amd_hcq *h = dev->impl;
+  for (amd_hcq_prog **pp = &h->progs; *pp; pp = &(*pp)->next) {
+    if ((*pp)->kd_va != handle) continue;
+    amd_hcq_prog *p = *pp;
+    *pp = p->next;
+    hcq_status_free(amd_mem_free(h->amd, &p->buf));
+    free(p);
+    return;
+  }
+}
+
+const char *amd_hcq_program_name(amd_hcq *h, uint64_t kd_va) {
+  for (amd_hcq_prog *p = h->progs; p; p = p->next)
+    if (p->kd_va == kd_va) return p->name;
+  return "";
+}
+
+void amd_hcq_programs_free(amd_hcq *h) {
+  while (h->progs) amd_hcq_op_program_free(&h->dev, h->progs->kd_va);
+}
+
+/* A GPU memory fault KFD reported on the memory-exception event (non-blocking check), as a status. */
+static hcq_status fault_status(amd_hcq *h) {
+  amd_device *d = h->amd;
+  struct amd_kfd_event_data ev = {.event_id = d->fault_event_id};
+  struct amd_kfd_ioctl_wait_events_args w = {.events_ptr = (uint64_t)(uintptr_t)&ev, .num_events = 1, .timeout = 0};
+  hcq_status st = kif_ioctl(d->k, d->kfd_fd, AMD_KFD_IOC_WAIT_EVENTS, &w);
+  if (st) return hcq_status_annotate(st, "amd %s: polling the memory-fault event", d->name);
+  if (w.wait_result != AMD_KFD_IOC_WAIT_RESULT_COMPLETE) return HCQ_OK;
+  return hcq_status_make(HCQ_CODE_KERNEL_FAULT, "%s: GPU page fault at 0x%" PRIx64 " on the compute queue %u (kernel "
+                         "%s, the last one queued); the queue is stopped, the device must be reopened", h->dev.name,
+                         (uint64_t)ev.memory_exception_data.va, d->compute.queue_id,
+                         h->last_kernel[0] ? h->last_kernel : "unknown");
+}
+
+hcq_status amd_hcq_op_signal_wait(hcq_device *dev, const hcq_signal *sig, uint64_t target, uint32_t timeout_ms) {
+  amd_hcq *h = dev->impl;
+  /* wait in slices so that a fault or a stopped queue ends the wait early */
+  hcq_status st = HCQ_OK;
+  for (uint32_t waited = 0;;) {
+    uint32_t slice = timeout_ms - waited < 20 ? timeout_ms - waited : 20;
+    st = hcq_signal_wait(sig, target, slice);
+    if (!st) return HCQ_OK;
+    hcq_status fault = fault_status(h);
+    if (fault) {
+      hcq_status_free(st);
+      return fault;
+    }
+    waited += slice;
+    if (waited >= timeout_ms || hcq_status_code(st) != HCQ_CODE_TIMEOUT) break;
+    hcq_status_free(st);
+  }
+  amd_ring *r = &h->amd->compute;
+  if (*r->rptr != *r->wptr) {
+    hcq_status_free(st);
+    /* blocked on a wait or hung: KFD does not say which, so this is a timeout with the queue's state */
+    return hcq_status_make(HCQ_CODE_TIMEOUT, "%s: waiting %u ms for signal 0x%" PRIx64 " to reach %" PRIu64
+                           " (it holds %" PRIu64 "): the compute queue %u has not passed rptr 0x%" PRIx64 " of wptr 0x%"
+                           PRIx64 " dwords (blocked on a wait or hung; last kernel %s)", dev->name, timeout_ms,
+                           sig->va, target, (uint64_t)sig->mem->value, r->queue_id, (uint64_t)*r->rptr,
+                           (uint64_t)*r->wptr, h->last_kernel[0] ? h->last_kernel : "none");
+  }
+  return st;
+}
+
+hcq_status amd_hcq_op_take_error(hcq_device *dev) { return fault_status(dev->impl); }
+
+void amd_hcq_op_destroy(hcq_device *dev) { amd_hcq_close(dev->impl); }
+
+hcq_status amd_rt_open(unsigned index, hcq_device **out) {
+  amd_hcq *h;
+  HCQ_TRY(amd_hcq_open(kif_default(), index, NULL, &h));
+  *out = &h->dev;
+  return HCQ_OK;
+}
+
+hcq_status amd_rt_count(unsigned *out_n) {
+  *out_n = 0;
+  kif *k = kif_default();
+  int fd;
+  HCQ_TRY(amd_device_open_kfd(k, &fd));
+  hcq_status_free(kif_close(k, fd));
+  amd_node nodes[AMD_MAX_GPUS];
+  HCQ_TRY(amd_topology_list(k, nodes, AMD_MAX_GPUS, out_n));
+  return HCQ_OK;
+}

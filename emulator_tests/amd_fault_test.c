@@ -1,0 +1,81 @@
+/* A kernel that reads outside every allocation on the AMD mock: the interpreter's access is checked against the
+ * mock's live allocations, KFD's memory-exception event carries the address, and hcq_rt_sync returns
+ * HCQ_CODE_KERNEL_FAULT naming the kernel, the address and the queue. The device is then reopened and the same
+ * kernel with in-range indices gives the gathered values (computed here). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/testing.h"
+#include "compiler/cc_test_util.h"
+#include "emulator_tests/amd_mock_exec.h"
+#include "hcq/hcq.h"
+
+static const char *k_gather = "(kernel gather (let o (buf 0 int32 8)) (let x (buf 1 int32 8)) (let ix (buf 2 int32 8))\n"
+                              " (let r (range 0 8 loop))\n"
+                              " (sink (store (index o r) (load (index x (cast index (load (index ix r))))) r)))\n";
+
+static uint64_t g_x_va; /* x's address in the last run */
+
+/* Launch gather with ix[i] = idx(i); returns the sync status; out gets o. */
+static hcq_status run(hcq_rt_device *dev, int32_t (*idx)(int), int32_t out[8]) {
+  hcq_rt_program *p = NULL;
+  hcq_rt_kernel *k = NULL;
+  hcq_rt_buffer *b[3] = {0};
+  hcq_status st = hcq_rt_program_compile(dev, k_gather, NULL, &p);
+  if (!st) st = hcq_rt_kernel_load(dev, hcq_rt_program_desc(p), &k);
+  for (int i = 0; i < 3 && !st; i++) st = hcq_rt_buffer_alloc(dev, 32, HCQ_RT_MEM_HOST_VISIBLE, &b[i]);
+  for (int i = 0; i < 8 && !st; i++) {
+    ((int32_t *)hcq_rt_buffer_host(b[1]))[i] = 100 + i * i;
+    ((int32_t *)hcq_rt_buffer_host(b[2]))[i] = idx(i);
+  }
+  if (!st) g_x_va = hcq_rt_buffer_va(b[1]);
+  if (!st) st = hcq_rt_launch(k, b, 3, NULL, 0);
+  if (!st) st = hcq_rt_sync(dev, 5000);
+  if (!st) memcpy(out, hcq_rt_buffer_host(b[0]), 32);
+  hcq_rt_kernel_free(k);
+  hcq_rt_program_free(p);
+  for (int i = 0; i < 3; i++) hcq_rt_buffer_free(b[i]);
+  return st;
+}
+
+static int32_t far_idx(int i) { return i == 5 ? 0x10000000 : i; } /* 1 GiB past x: no allocation there */
+static int32_t neg_idx(int i) { return i == 2 ? -0x08000000 : i; }
+static int32_t rev_idx(int i) { return 7 - i; }
+
+int main(void) {
+  if (!tu_have("clang-19") || !tu_have("ld.lld-19")) {
+    fprintf(stderr, "SKIP: clang-19 or ld.lld-19 missing\n");
+    return 77;
+  }
+  CHECK_OK(amd_mock_install(kif_default()));
+  int32_t (*bad[])(int) = {far_idx, neg_idx};
+  for (int t = 0; t < 2; t++) {
+    hcq_rt_device *dev;
+    CHECK_OK(hcq_rt_open("amd:0", &dev));
+    int32_t out[8];
+    hcq_status st = run(dev, bad[t], out);
+    if (t == 0) { /* the event carries the faulting data address: x + 4 * 0x10000000 */
+      const char *at = strstr(hcq_status_message(st), "fault at 0x");
+      uint64_t va = at ? strtoull(at + 9, NULL, 16) : 0;
+      CHECK(va >= g_x_va + 0x40000000ull && va < g_x_va + 0x40000000ull + 64);
+    }
+    CHECK_ERR(st, HCQ_CODE_KERNEL_FAULT, "GPU page fault at 0x");
+    hcq_rt_close(dev);
+  }
+  /* each message names the kernel, the address and the queue */
+  hcq_rt_device *dev;
+  CHECK_OK(hcq_rt_open("amd:0", &dev));
+  int32_t out[8];
+  hcq_status st = run(dev, far_idx, out);
+  const char *msg = hcq_status_message(st);
+  CHECK(strstr(msg, "kernel gather") && strstr(msg, "queue") && strstr(msg, "reopened"));
+  hcq_status_free(st);
+  hcq_rt_close(dev);
+  CHECK_OK(hcq_rt_open("amd:0", &dev)); /* reopened: works again */
+  CHECK_OK(run(dev, rev_idx, out));
+  for (int i = 0; i < 8; i++) CHECK_EQ_INT(out[i], 100 + (7 - i) * (7 - i));
+  hcq_rt_close(dev);
+  amd_mock_uninstall();
+  return testing_summary("amd_fault");
+}

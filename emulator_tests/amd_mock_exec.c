@@ -1,0 +1,243 @@
+/* The AMD mock's kernel executor (see amd_mock_exec.h). Register fields: linux 6.1 gc_11_0_0_sh_mask.h as
+ * autogen/amd_regs_gfx11.h holds them (COMPUTE_PGM_RSRC2 SCRATCH_EN, USER_SGPR, LDS_SIZE in 512-byte units on gfx11
+ * (the driver's amd_hcq.c writes the same granule); COMPUTE_DISPATCH_INITIATOR CS_W32_EN). */
+#include "emulator_tests/amd_mock_exec.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "autogen/amd_regs_gfx11.h"
+#include "emulator_tests/kfd_mock_internal.h"
+#include "emulator_tests/rdna3.h"
+#include "emulator_tests/rdna3_internal.h"
+
+#define CACHE_N 32
+#define MAX_CODE_B ((uint64_t)1 << 20) /* decode at most this much from the program address */
+
+typedef struct centry {
+  unsigned gpu;
+  uint64_t pgm, code_B;
+  uint32_t rsrc1, rsrc2, rsrc3;
+  uint8_t *code; /* the bytes it was decoded from */
+  rdna3_program *p;
+  uint64_t used;
+} centry;
+
+struct amd_mock_exec {
+  kfd_mock *m;
+  centry cache[CACHE_N];
+  uint64_t tick;
+  uint64_t budget; /* wave-instructions per dispatch, 0 = none */
+  amd_mock_exec_stats st;
+  char last_failure[KIF_DETAIL_MAX];
+  bool faulted; /* the current dispatch raised a memory fault with its address */
+};
+
+typedef struct memctx {
+  kfd_mock *m;
+  unsigned gpu;
+  bool *faulted;
+} memctx;
+
+/* KFD's memory-exception event carries the first faulting address (the driver's take_error reads it). */
+static void fault(memctx *x, uint64_t va) {
+  kfd_mock_raise_memory_fault(x->m, x->gpu, va);
+  *x->faulted = true;
+}
+
+static hcq_status mem_rd(void *c, uint64_t va, uint32_t n, void *out) {
+  memctx *x = c;
+  if (!kfd_mock_range_ok(x->m, x->gpu, va, n))
+    return fault(x, va), hcq_status_make(HCQ_CODE_KERNEL_FAULT, "read of %u bytes at 0x%" PRIx64 " outside every live allocation "
+                           "mapped to gpu %u", n, va, x->gpu);
+  memcpy(out, (const void *)(uintptr_t)va, n);
+  return HCQ_OK;
+}
+static hcq_status mem_wr(void *c, uint64_t va, uint32_t n, const void *in) {
+  memctx *x = c;
+  if (!kfd_mock_range_ok(x->m, x->gpu, va, n))
+    return fault(x, va), hcq_status_make(HCQ_CODE_KERNEL_FAULT, "write of %u bytes at 0x%" PRIx64 " outside every live allocation "
+                           "mapped to gpu %u", n, va, x->gpu);
+  memcpy((void *)(uintptr_t)va, in, n);
+  return HCQ_OK;
+}
+
+static uint64_t now_ns(void) { /* CPU time of the mock's worker thread: the machine may be shared */
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static int fail(char *detail, hcq_status st) {
+  snprintf(detail, KIF_DETAIL_MAX, "%s", hcq_status_message(st));
+  hcq_status_free(st);
+  return 1;
+}
+
+/* The decoded program for this dispatch: a cached one whose code bytes are unchanged, or a fresh decode. */
+static hcq_status program_for(amd_mock_exec *x, const kfd_mock_dispatch *d, const rdna3_kd *kd, rdna3_program **out) {
+  uint64_t avail = kfd_mock_bytes_after(x->m, d->gpu, d->pgm_addr);
+  uint64_t code_B = (avail < MAX_CODE_B ? avail : MAX_CODE_B) & ~(uint64_t)3;
+  const uint8_t *code = (const uint8_t *)(uintptr_t)d->pgm_addr;
+  /* The hardware fetches as it goes; the interpreter decodes ahead, so it takes the words that decode from the
+   * program address on (what follows the code, padding or data, ends it). A branch past them fails the load, a
+   * wave running past them fails the run: both loudly. */
+  const uint32_t *w = (const uint32_t *)code;
+  uint64_t ok = 0;
+  for (r3_inst in; ok < code_B / 4;) {
+    hcq_status st = r3_decode(w + ok, code_B / 4 - ok, (uint32_t)(ok * 4), &in);
+    if (st) {
+      if (!ok) return st;
+      hcq_status_free(st);
+      break;
+    }
+    ok += in.nwords;
+  }
+  code_B = ok * 4;
+  centry *victim = &x->cache[0];
+  for (int i = 0; i < CACHE_N; i++) {
+    centry *e = &x->cache[i];
+    if (e->p && e->gpu == d->gpu && e->pgm == d->pgm_addr && e->code_B == code_B && e->rsrc1 == d->rsrc1 &&
+        e->rsrc2 == d->rsrc2 && e->rsrc3 == d->rsrc3 && !memcmp(e->code, code, code_B)) {
+      e->used = ++x->tick;
+      *out = e->p;
+      return HCQ_OK;
+    }
+    if (e->used < victim->used) victim = e;
+  }
+  rdna3_program *p;
+  HCQ_TRY(rdna3_load(code, code_B, d->pgm_addr, 0, kd, &p));
+  uint8_t *copy = malloc(code_B);
+  if (!copy) {
+    rdna3_free(p);
+    return hcq_status_make(HCQ_CODE_NOMEM, "amd mock: out of memory caching a program");
+  }
+  memcpy(copy, code, code_B);
+  rdna3_free(victim->p);
+  free(victim->code);
+  *victim = (centry){d->gpu, d->pgm_addr, code_B, d->rsrc1, d->rsrc2, d->rsrc3, copy, p, ++x->tick};
+  x->st.decodes++;
+  *out = p;
+  return HCQ_OK;
+}
+
+static int run_dispatch_(amd_mock_exec *x, kfd_mock *m, const kfd_mock_dispatch *d, char *detail) {
+  if (strcmp(m->arch->name, "gfx1100") != 0)
+    return snprintf(detail, KIF_DETAIL_MAX, "the mock executes gfx1100 code only (this mock GPU is %s)", m->arch->name), 1;
+  if (!(d->initiator & AMD_GFX11_COMPUTE_DISPATCH_INITIATOR__CS_W32_EN_MASK))
+    return snprintf(detail, KIF_DETAIL_MAX, "wave64 dispatch (initiator 0x%x lacks CS_W32_EN): the mock runs wave32",
+                    d->initiator), 1;
+  if (d->rsrc2 & AMD_GFX11_COMPUTE_PGM_RSRC2__SCRATCH_EN_MASK)
+    return snprintf(detail, KIF_DETAIL_MAX, "scratch (RSRC2.SCRATCH_EN) is not modelled by the mock"), 1;
+  uint32_t nuser = (d->rsrc2 & AMD_GFX11_COMPUTE_PGM_RSRC2__USER_SGPR_MASK) >> AMD_GFX11_COMPUTE_PGM_RSRC2__USER_SGPR__SHIFT;
+  /* s0/s1 take USER_DATA_0/1 (the kernarg pointer); the interpreter leaves further user SGPRs zero, so their
+   * registers must hold zero too (LLVM may count SGPRs it reserves but never reads) */
+  bool user_ok = nuser != 1;
+  for (uint32_t i = 2; i < nuser && i < 16; i++) user_ok &= d->user_data[i] == 0;
+  if (!user_ok)
+    return snprintf(detail, KIF_DETAIL_MAX, "%u user SGPRs with USER_DATA beyond the kernarg pointer: not modelled",
+                    nuser), 1;
+  /* the interpreter's view of the initial state, built from the registers: USER_DATA_0/1 land in s0/s1 as the
+   * kernarg pointer would */
+  rdna3_kd kd = {.rsrc1 = d->rsrc1, .rsrc2 = d->rsrc2, .rsrc3 = d->rsrc3,
+                 .group_segment_B = ((d->rsrc2 & AMD_GFX11_COMPUTE_PGM_RSRC2__LDS_SIZE_MASK) >>
+                                     AMD_GFX11_COMPUTE_PGM_RSRC2__LDS_SIZE__SHIFT) * 512u,
+                 .code_props = (uint16_t)((nuser >= 2 ? 1u << 3 : 0) | 1u << 10)};
+  rdna3_program *p = NULL;
+  hcq_status st = program_for(x, d, &kd, &p);
+  if (st) return fail(detail, hcq_status_annotate(st, "decoding the program at 0x%" PRIx64, d->pgm_addr));
+  memctx mc = {m, d->gpu, &x->faulted};
+  rdna3_mem_ops mem = {&mc, mem_rd, mem_wr};
+  rdna3_dispatch rd = {.groups = {d->grid[0], d->grid[1], d->grid[2]},
+                       .block = {d->num_thread[0], d->num_thread[1], d->num_thread[2]},
+                       .kernarg_va = (uint64_t)d->user_data[1] << 32 | d->user_data[0],
+                       .max_total_insts = x->budget};
+  rdna3_stats s = {0};
+  uint64_t t0 = now_ns();
+  st = rdna3_run(p, &rd, &mem, &s);
+  x->st.exec_ns += now_ns() - t0;
+  x->st.dispatches++;
+  x->st.wave_insts += s.wave_insts;
+  x->st.lane_insts += s.lane_insts;
+  return st ? fail(detail, st) : 0;
+}
+
+/* The hook: any failure stops the queue and reaches the driver through KFD's memory-exception event (a refused or
+ * undecodable program as a fault at the program address, like a trap), and is kept for tests. */
+static int run_dispatch(void *user, kfd_mock *m, const kfd_mock_dispatch *d, char *detail) {
+  amd_mock_exec *x = user;
+  x->faulted = false;
+  if (!run_dispatch_(x, m, d, detail)) return 0;
+  if (!x->faulted) kfd_mock_raise_memory_fault(m, d->gpu, d->pgm_addr);
+  snprintf(x->last_failure, sizeof x->last_failure, "%s", detail);
+  return 1;
+}
+
+hcq_status amd_mock_exec_attach(kfd_mock *m, amd_mock_exec **out) {
+  amd_mock_exec *x = calloc(1, sizeof *x);
+  if (!x) return hcq_status_make(HCQ_CODE_NOMEM, "amd mock: out of memory");
+  x->m = m;
+  kfd_mock_set_dispatch_hook(m, run_dispatch, x);
+  *out = x;
+  return HCQ_OK;
+}
+
+void amd_mock_exec_free(amd_mock_exec *x) {
+  if (!x) return;
+  for (int i = 0; i < CACHE_N; i++) {
+    rdna3_free(x->cache[i].p);
+    free(x->cache[i].code);
+  }
+  free(x);
+}
+
+void amd_mock_exec_set_budget(amd_mock_exec *x, uint64_t max_wave_insts) { x->budget = max_wave_insts; }
+
+const char *amd_mock_exec_last_failure(amd_mock_exec *x, bool clear) {
+  static _Thread_local char copy[KIF_DETAIL_MAX];
+  snprintf(copy, sizeof copy, "%s", x->last_failure);
+  if (clear) x->last_failure[0] = 0;
+  return copy;
+}
+
+void amd_mock_exec_stats_get(const amd_mock_exec *x, amd_mock_exec_stats *out) { *out = x->st; }
+
+static kfd_mock *g_mock;
+static amd_mock_exec *g_exec;
+
+hcq_status amd_mock_install_config(kif *k, const kfd_mock_config *cfg) {
+  if (g_mock) return hcq_status_make(HCQ_CODE_INVALID, "the amd mock is already installed");
+  kfd_mock *m;
+  HCQ_TRY(kfd_mock_create(cfg, &m));
+  amd_mock_exec *x = NULL;
+  hcq_status st = amd_mock_exec_attach(m, &x);
+  if (!st) st = kfd_mock_attach(m, k);
+  if (st) {
+    kfd_mock_destroy(m);
+    amd_mock_exec_free(x);
+    return st;
+  }
+  g_mock = m, g_exec = x;
+  return HCQ_OK;
+}
+
+hcq_status amd_mock_install(kif *k) {
+  kfd_mock_config cfg;
+  HCQ_TRY(kfd_mock_config_from_env(&cfg));
+  return amd_mock_install_config(k, &cfg);
+}
+
+kfd_mock *amd_mock_installed(amd_mock_exec **out_exec) {
+  if (out_exec) *out_exec = g_exec;
+  return g_mock;
+}
+
+void amd_mock_uninstall(void) {
+  kfd_mock_destroy(g_mock);
+  amd_mock_exec_free(g_exec);
+  g_mock = NULL, g_exec = NULL;
+}

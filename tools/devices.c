@@ -129,9 +129,11 @@ static int list_backends(bool json) {
         printf("],\"mem_device_B\":%llu,\"mem_host_B\":%llu,\"mock\":%s}\n", (unsigned long long)info.mem_device_B,
                (unsigned long long)info.mem_host_B, info.is_mock ? "true" : "false");
       } else {
-        printf("%s  %s  %s%s\n  memory: %.1f GiB device, %.1f GiB host\n  targets: %s\n", info.name, b, info.arch,
-               info.is_mock ? "  (mock: emulated, not hardware)" : "", (double)info.mem_device_B / (1u << 30),
-               (double)info.mem_host_B / (1u << 30), info.target);
+        char dev_mem[32] = "unknown", host_mem[32] = "unknown"; /* 0: the backend does not know */
+        if (info.mem_device_B) snprintf(dev_mem, sizeof dev_mem, "%.1f GiB", (double)info.mem_device_B / (1u << 30));
+        if (info.mem_host_B) snprintf(host_mem, sizeof host_mem, "%.1f GiB", (double)info.mem_host_B / (1u << 30));
+        printf("%s  %s  %s%s\n  memory: %s device, %s host\n  targets: %s\n", info.name, b, info.arch,
+               info.is_mock ? "  (mock: emulated, not hardware)" : "", dev_mem, host_mem, info.target);
       }
       hcq_rt_close(dev);
     }

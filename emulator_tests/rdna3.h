@@ -3,8 +3,8 @@
  * rdna3_load decodes the code once into an array of pre-decoded instructions (an unknown instruction is an error
  * naming its encoding, its words and its offset); rdna3_run executes a dispatch workgroup by workgroup, the waves
  * of one workgroup round-robin between s_barrier points, in order (s_waitcnt is a no-op). Every global/flat/scalar
- * memory access goes through rdna3_mem_ops (the mock KFD owns memory); LDS and scratch are the interpreter's own and
- * bounds-checked. A failed access is reported like a GPU page fault: the instruction (offset and disassembly), the
+ * memory access goes through rdna3_mem_ops (the mock KFD owns memory); LDS is the interpreter's own, scratch too
+ * unless rdna3_dispatch.scratch_va places it in device memory (then through rdna3_mem_ops); both bounds-checked. A failed access is reported like a GPU page fault: the instruction (offset and disassembly), the
  * lane and the address.
  *
  * Facts: encodings and opcode numbers from LLVM's AMDGPU .td files (SOPInstructions.td, VOP1/VOP2/VOP3/VOPC/

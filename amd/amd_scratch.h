@@ -22,7 +22,9 @@ typedef struct amd_scratch {
   amd_buf mem;          /* mem.va == 0: none yet */
   uint32_t lane_B;      /* what mem was sized for */
   uint32_t tmpring;     /* COMPUTE_TMPRING_SIZE for mem */
-  amd_buf retired[AMD_SCRATCH_RETIRED_MAX]; /* outgrown allocations queued work may still use: freed at close */
+  /* Outgrown rings, freed at close, not on the timeline: recorded queues and graphs keep the old base and
+   * TMPRING_SIZE in their words (sized right for their kernels) and may be replayed any time later. */
+  amd_buf retired[AMD_SCRATCH_RETIRED_MAX];
   unsigned nretired;
 } amd_scratch;
 

@@ -5,7 +5,8 @@
  * - kernels that spill (matmul_wide_small with big UPCASTs: 36, 92 and the heuristic's 40 bytes per lane, so the
  *   ring grows and is reused) run on amd:0 and match the reference interpreter;
  * - direct PM4: a scratch store lands in the driver's ring at the mock's documented per-wave/per-lane address, and
- *   a dispatch whose scratch was not provided (no TMPRING/base, a ring too small, a freed ring) is refused loudly. */
+ *   a dispatch whose scratch was not provided (no TMPRING/base, a ring too small, a freed ring) is refused loudly,
+ *   and a lane overrunning its share of WAVESIZE is a page fault. */
 #include <time.h>
 
 #include "amd/amd_dispatch.h"
@@ -90,6 +91,12 @@ static void test_direct(void) {
     CHECK(!"llvm-mc-19 assembles the scratch kernel");
     return;
   }
+  static uint8_t obj2[16384];
+  r3t_code c2 = {0}; /* one dword past the 8 bytes per lane the ring is planned for below */
+  if (!r3t_asm("scratch_store_b32 off, v0, off offset:8\ns_endpgm\n", obj2, sizeof obj2, &c2)) {
+    CHECK(!"llvm-mc-19 assembles the overrunning kernel");
+    return;
+  }
   kif *k;
   kfd_mock *m;
   amd_mock_exec *x = NULL;
@@ -97,7 +104,7 @@ static void test_direct(void) {
   CHECK_OK(kfd_mock_create(&(kfd_mock_config){.arch = "gfx1100"}, &m));
   CHECK_OK(amd_mock_exec_attach(m, &x));
   CHECK_OK(kfd_mock_attach(m, k));
-  enum { BAD_NONE, BAD_SMALL, BAD_FREED, GOOD };
+  enum { BAD_NONE, BAD_SMALL, BAD_FREED, BAD_OVERRUN, GOOD };
   for (int t = BAD_NONE; t <= GOOD; t++) {
     amd_device *d = NULL;
     CHECK_OK(amd_device_open(k, 0, NULL, &d)); /* a refusal stops the queue: a fresh device per case */
@@ -105,7 +112,8 @@ static void test_direct(void) {
     amd_buf code, sig, ring = {0};
     CHECK_OK(amd_mem_alloc(d, 8192, AMD_MEM_VRAM_HOST, NULL, &code));
     CHECK_OK(amd_mem_alloc(d, 4096, AMD_MEM_GTT_UNCACHED, NULL, &sig));
-    memcpy((void *)(uintptr_t)(code.va + 256), c.text, c.text_B);
+    const r3t_code *prog = t == BAD_OVERRUN ? &c2 : &c;
+    memcpy((void *)(uintptr_t)(code.va + 256), prog->text, prog->text_B);
     uint64_t size_B = 0;
     uint32_t tmpring = 0;
     CHECK_OK(amd_scratch_plan(&d->node, d->arch, 8, &size_B, &tmpring));
@@ -117,7 +125,8 @@ static void test_direct(void) {
                             .tmpring_size = t == BAD_NONE ? 0 : tmpring, .scratch_va = base};
     const char *got = dispatch(d, x, &kd, (volatile uint32_t *)(uintptr_t)sig.va);
     static const char *const want[] = {"RSRC2.SCRATCH_EN with no scratch", "of a live allocation there",
-                                       "bytes of a live allocation there", ""};
+                                       "bytes of a live allocation there",
+                                       "scratch write (the private segment is 8 bytes per lane) of address 0x8", ""};
     if (t == GOOD ? *got != 0 : !strstr(got, want[t])) fprintf(stderr, "case %d: got \"%s\"\n", t, got);
     CHECK(t == GOOD ? *got == 0 : strstr(got, want[t]) != NULL);
     if (t == GOOD) { /* the documented model: slot = global wave, lane L at slot*32*lane_B + L*lane_B */

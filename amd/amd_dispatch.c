@@ -17,6 +17,7 @@ CONTIG(AMD_GFX11_COMPUTE_, START_Z, NUM_THREAD_X);
 CONTIG(AMD_GFX11_COMPUTE_, NUM_THREAD_Z, PIPELINESTAT_ENABLE);
 CONTIG(AMD_GFX11_COMPUTE_, PIPELINESTAT_ENABLE, PERFCOUNT_ENABLE);
 CONTIG(AMD_GFX11_COMPUTE_, USER_DATA_14, USER_DATA_15);
+CONTIG(AMD_GFX11_COMPUTE_, DISPATCH_SCRATCH_BASE_LO, DISPATCH_SCRATCH_BASE_HI);
 CONTIG(AMD_GFX9_COMPUTE_, PGM_LO, PGM_HI);
 CONTIG(AMD_GFX9_COMPUTE_, PGM_RSRC1, PGM_RSRC2);
 CONTIG(AMD_GFX9_COMPUTE_, START_Z, NUM_THREAD_X);
@@ -27,7 +28,7 @@ amd_regs amd_regs_of(const amd_device *d) {
   const uint32_t *b = d->node.gc_base;
 #define R(G, n) (b[AMD_##G##_COMPUTE_##n##_BASE_IDX] + AMD_##G##_COMPUTE_##n)
 #define MAP(G)                                                                                                        \
-  (amd_regs){R(G, PGM_LO), R(G, PGM_RSRC1), R(G, PGM_RSRC3), R(G, TMPRING_SIZE), R(G, RESTART_X),                     \
+  (amd_regs){R(G, PGM_LO), R(G, PGM_RSRC1), R(G, PGM_RSRC3), R(G, TMPRING_SIZE), R(G, DISPATCH_SCRATCH_BASE_LO), R(G, RESTART_X),                     \
              R(G, STATIC_THREAD_MGMT_SE0), R(G, STATIC_THREAD_MGMT_SE2), R(G, STATIC_THREAD_MGMT_SE4),                \
              R(G, USER_DATA_0), R(G, RESOURCE_LIMITS), R(G, START_X),                                                 \
              AMD_##G##_COMPUTE_DISPATCH_INITIATOR__COMPUTE_SHADER_EN_MASK |                                           \
@@ -48,6 +49,8 @@ hcq_status amd_pm4_dispatch(amd_cmdbuf *b, const amd_device *d, const amd_dispat
   for (int i = 0; i < 3; i++)
     if (!k->local[i] || !k->grid[i])
       return hcq_status_make(HCQ_CODE_INVALID, "amd %s: empty grid or workgroup in dimension %d", d->name, i);
+  if (k->scratch_va & 0xff)
+    return hcq_status_make(HCQ_CODE_INVALID, "amd %s: scratch base 0x%" PRIx64 " is not 256-byte aligned", d->name, k->scratch_va);
   if (k->wave32 && d->arch->gfx9) return hcq_status_make(HCQ_CODE_INVALID, "amd %s: wave32 needs gfx10+", d->name);
   if (b->n + AMD_DISPATCH_MAX_DW > b->cap) return hcq_status_make(HCQ_CODE_INVALID, "amd: command buffer full");
   amd_regs r = amd_regs_of(d);
@@ -58,6 +61,12 @@ hcq_status amd_pm4_dispatch(amd_cmdbuf *b, const amd_device *d, const amd_dispat
   amd_pm4_set_regs(b, r.rsrc1, (uint32_t[]){rsrc1, k->rsrc2}, 2);
   amd_pm4_set_regs(b, r.rsrc3, &k->rsrc3, 1);
   amd_pm4_set_regs(b, r.tmpring, &k->tmpring_size, 1);
+  /* gfx11 architected flat scratch: the CP derives each wave's FLAT_SCRATCH from this base (ops_amd.py writes it on
+   * gfx11+); gfx9 kernels take a private segment buffer in user SGPRs instead (refused by the encoder) */
+  if (!d->arch->gfx9 && k->scratch_va) {
+    uint64_t sb = k->scratch_va >> 8;
+    amd_pm4_set_regs(b, r.scratch_base_lo, (uint32_t[]){amd_lo(sb), amd_hi(sb)}, 2);
+  }
   amd_pm4_set_regs(b, r.restart_x, (uint32_t[]){0, 0, 0}, 3);
   uint32_t all[4] = {0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu};
   amd_pm4_set_regs(b, r.thread_se0, all, 2);

@@ -16,7 +16,8 @@ typedef struct amd_dispatch_desc {
   uint32_t user_sgpr_count;  /* 0..16 */
   uint32_t local[3];         /* workgroup size */
   uint32_t grid[3];          /* workgroup counts */
-  uint32_t tmpring_size;
+  uint32_t tmpring_size;     /* COMPUTE_TMPRING_SIZE (0: no scratch) */
+  uint64_t scratch_va;       /* 256-byte aligned scratch ring; COMPUTE_DISPATCH_SCRATCH_BASE_LO/HI on gfx11+ */
 } amd_dispatch_desc;
 
 /* Dword upper bound of one dispatch sequence. */
@@ -24,7 +25,7 @@ typedef struct amd_dispatch_desc {
 
 /* The absolute register addresses of a device (dword addresses, segment base added). */
 typedef struct amd_regs {
-  uint32_t pgm_lo, rsrc1, rsrc3, tmpring, restart_x, thread_se0, thread_se2, thread_se4, user_data0, limits, start_x;
+  uint32_t pgm_lo, rsrc1, rsrc3, tmpring, scratch_base_lo, restart_x, thread_se0, thread_se2, thread_se4, user_data0, limits, start_x;
   uint32_t initiator_base, w32_en, rsrc1_priv;
 } amd_regs;
 

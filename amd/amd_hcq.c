@@ -55,11 +55,16 @@ static hcq_status enc_exec(hcq_queue *q, hcq_val prog, const hcq_args *args, con
   amd_hcq_kd kd;
   amd_hcq_kd_parse((const uint8_t *)(uintptr_t)kd_va, &kd); /* unified VA: the descriptor is host-readable */
   uint16_t bad = kd.properties & (uint16_t)~(AMD_HCQ_KD_PROP_KERNARG_SEGMENT_PTR | AMD_HCQ_KD_PROP_WAVE32);
-  if (bad || kd.private_segment_B)
+  if (bad || (kd.private_segment_B && d->arch->gfx9))
     return hcq_status_make(HCQ_CODE_UNSUPPORTED, "amd %s: kernel 0x%" PRIx64 " needs %s (kernel_code_properties 0x%x, "
                            "private segment %u bytes): only the kernarg pointer is set up", d->name, kd_va,
-                           kd.private_segment_B ? "scratch" : "user SGPRs other than the kernarg pointer",
+                           bad ? "user SGPRs other than the kernarg pointer" : "scratch through a private segment buffer",
                            kd.properties, kd.private_segment_B);
+  bool scratch = (kd.rsrc2 & AMD_GFX11_COMPUTE_PGM_RSRC2__SCRATCH_EN_MASK) != 0;
+  if (scratch != (kd.private_segment_B != 0))
+    return hcq_status_make(HCQ_CODE_INVALID, "amd %s: kernel 0x%" PRIx64 ": RSRC2.SCRATCH_EN is %d but the private "
+                           "segment is %u bytes", d->name, kd_va, scratch, kd.private_segment_B);
+  HCQ_TRY(amd_scratch_ensure(d, &h->scratch_ring, kd.private_segment_B));
   if (kd.kernarg_B && !args)
     return hcq_status_make(HCQ_CODE_INVALID, "amd %s: kernel 0x%" PRIx64 " takes %u bytes of arguments, none given", d->name, kd_va, kd.kernarg_B);
   uint32_t lds = (kd.group_segment_B + 511) / 512;
@@ -74,7 +79,9 @@ static hcq_status enc_exec(hcq_queue *q, hcq_val prog, const hcq_args *args, con
                          .rsrc2 = kd.rsrc2 | (lds << AMD_GFX11_COMPUTE_PGM_RSRC2__LDS_SIZE__SHIFT), .rsrc3 = kd.rsrc3,
                          .wave32 = (kd.properties & AMD_HCQ_KD_PROP_WAVE32) != 0,
                          .user_sgpr = {amd_lo(kargs), amd_hi(kargs)},
-                         .user_sgpr_count = (kd.properties & AMD_HCQ_KD_PROP_KERNARG_SEGMENT_PTR) ? 2 : 0};
+                         .user_sgpr_count = (kd.properties & AMD_HCQ_KD_PROP_KERNARG_SEGMENT_PTR) ? 2 : 0,
+                         .tmpring_size = scratch ? h->scratch_ring.tmpring : 0,
+                         .scratch_va = scratch ? h->scratch_ring.mem.va : 0};
   for (int i = 0; i < 3; i++) {
     uint64_t v;
     k.local[i] = constant(local[i], &v) ? (uint32_t)v : 1; /* symbolic: patched below */
@@ -267,6 +274,7 @@ void amd_hcq_close(amd_hcq *h) {
   if (!h) return;
   hcq_device_fini(&h->dev);
   amd_hcq_programs_free(h);
+  amd_scratch_free(h->amd, &h->scratch_ring);
   amd_device_close(h->amd);
   free(h->scratch);
   free(h);

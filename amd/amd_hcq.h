@@ -6,7 +6,9 @@
  *
  * Programs (until the runtime seams land the shared program description): `prog` is the GPU address of a kernel
  * descriptor (LLVM AMDGPUUsage "Kernel Descriptor" layout) in memory this device can read, as AQL's kernel_object.
- * Supported: kernarg segment pointer as the only user SGPRs (2), no scratch. Anything else is refused by name.
+ * Supported: kernarg segment pointer as the only user SGPRs (2); scratch (RSRC2.SCRATCH_EN, private_segment_fixed_size)
+ * on gfx11+ through architected flat scratch (COMPUTE_DISPATCH_SCRATCH_BASE + TMPRING_SIZE, amd_scratch.h). Anything
+ * else (scratch on gfx9, which needs the private segment buffer descriptor in user SGPRs) is refused by name.
  *
  * Not supported yet (refused with UNSUPPORTED, never encoded wrongly): symbolic copy sizes (the SDMA count holds
  * bytes - 1 and the chunking depends on the size), symbolic timestamp addresses (the timestamp goes to sig + 8),
@@ -16,6 +18,7 @@
 #define HCQ_AMD_HCQ_H
 
 #include "amd/amd_device.h"
+#include "amd/amd_scratch.h"
 #include "hcq/device.h"
 
 typedef struct amd_hcq {
@@ -25,6 +28,7 @@ typedef struct amd_hcq {
   size_t scratch_cap;
   struct amd_hcq_prog *progs; /* programs loaded through program_load (amd_hcq_rt.c) */
   char last_kernel[64];       /* the last kernel encoded into a queue, for fault messages */
+  amd_scratch scratch_ring;   /* private segment memory of every kernel on this device (amd_scratch.h) */
 } amd_hcq;
 
 hcq_status amd_hcq_open(kif *k, unsigned index, const amd_device_options *opts, amd_hcq **out);

@@ -64,15 +64,20 @@ static hcq_status apply_metadata(hcq_program *prog, const amd_kernel *k) {
 }
 
 static hcq_status check_kernel(amd_hcq *h, const hcq_program *prog, const amd_kernel *k) {
-  const amd_device *d = h->amd;
+  amd_device *d = h->amd;
   unsigned wave = d->arch->gfx9 ? 64 : 32;
   uint16_t extra = k->kd.kernel_code_properties & (uint16_t)~(AMD_KCP_KERNARG_SEGMENT_PTR | AMD_KCP_WAVEFRONT_SIZE32);
   if (k->wavefront_size && k->wavefront_size != wave)
     return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s: wave%u code on %s (wave%u)", prog->name,
                            k->wavefront_size, d->name, wave);
-  if (k->private_segment_fixed_size || k->kd.private_segment_fixed_size)
-    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s needs %u bytes of scratch per lane: not supported yet",
-                           prog->name, k->private_segment_fixed_size);
+  uint32_t priv = k->kd.private_segment_fixed_size;
+  if (priv && d->arch->gfx9) /* gfx9 scratch goes through a private segment buffer descriptor in user SGPRs */
+    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s needs %u bytes of scratch per lane: not supported on %s "
+                           "yet (only gfx11+ architected flat scratch)", prog->name, priv, d->name);
+  if (k->private_segment_fixed_size != priv)
+    return hcq_status_make(HCQ_CODE_INVALID, "kernel %s: the metadata says %u bytes of scratch per lane, the kernel "
+                           "descriptor %u", prog->name, k->private_segment_fixed_size, priv);
+  if (priv) HCQ_TRY(amd_scratch_ensure(h->amd, &h->scratch_ring, priv)); /* fail at load, not at launch */
   if (extra)
     return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s: kernel_code_properties 0x%x asks for user SGPRs other than "
                            "the kernarg pointer", prog->name, k->kd.kernel_code_properties);

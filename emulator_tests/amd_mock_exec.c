@@ -21,7 +21,7 @@
 typedef struct centry {
   unsigned gpu;
   uint64_t pgm, code_B;
-  uint32_t rsrc1, rsrc2, rsrc3;
+  uint32_t rsrc1, rsrc2, rsrc3, private_B; /* private_B: the lane share of scratch the program was loaded with */
   uint8_t *code; /* the bytes it was decoded from */
   rdna3_program *p;
   uint64_t used;
@@ -102,7 +102,7 @@ static hcq_status program_for(amd_mock_exec *x, const kfd_mock_dispatch *d, cons
   for (int i = 0; i < CACHE_N; i++) {
     centry *e = &x->cache[i];
     if (e->p && e->gpu == d->gpu && e->pgm == d->pgm_addr && e->code_B == code_B && e->rsrc1 == d->rsrc1 &&
-        e->rsrc2 == d->rsrc2 && e->rsrc3 == d->rsrc3 && !memcmp(e->code, code, code_B)) {
+        e->rsrc2 == d->rsrc2 && e->rsrc3 == d->rsrc3 && e->private_B == kd->private_segment_B && !memcmp(e->code, code, code_B)) {
       e->used = ++x->tick;
       *out = e->p;
       return HCQ_OK;
@@ -119,7 +119,7 @@ static hcq_status program_for(amd_mock_exec *x, const kfd_mock_dispatch *d, cons
   memcpy(copy, code, code_B);
   rdna3_free(victim->p);
   free(victim->code);
-  *victim = (centry){d->gpu, d->pgm_addr, code_B, d->rsrc1, d->rsrc2, d->rsrc3, copy, p, ++x->tick};
+  *victim = (centry){d->gpu, d->pgm_addr, code_B, d->rsrc1, d->rsrc2, d->rsrc3, kd->private_segment_B, copy, p, ++x->tick};
   x->st.decodes++;
   *out = p;
   return HCQ_OK;
@@ -131,8 +131,26 @@ static int run_dispatch_(amd_mock_exec *x, kfd_mock *m, const kfd_mock_dispatch 
   if (!(d->initiator & AMD_GFX11_COMPUTE_DISPATCH_INITIATOR__CS_W32_EN_MASK))
     return snprintf(detail, KIF_DETAIL_MAX, "wave64 dispatch (initiator 0x%x lacks CS_W32_EN): the mock runs wave32",
                     d->initiator), 1;
-  if (d->rsrc2 & AMD_GFX11_COMPUTE_PGM_RSRC2__SCRATCH_EN_MASK)
-    return snprintf(detail, KIF_DETAIL_MAX, "scratch (RSRC2.SCRATCH_EN) is not modelled by the mock"), 1;
+  uint64_t scratch_va = 0;
+  uint32_t scratch_slots = 0, lane_B = 0;
+  if (d->rsrc2 & AMD_GFX11_COMPUTE_PGM_RSRC2__SCRATCH_EN_MASK) {
+    /* gfx11 architected flat scratch: the CP gives each wave WAVESIZE x 256 bytes of the ring at
+     * DISPATCH_SCRATCH_BASE; WAVES counts waves per shader engine (ops_amd.py _ensure_has_local_memory) */
+    uint32_t waves = (d->tmpring_size & AMD_GFX11_COMPUTE_TMPRING_SIZE__WAVES_MASK) >> AMD_GFX11_COMPUTE_TMPRING_SIZE__WAVES__SHIFT;
+    uint32_t wsize = (d->tmpring_size & AMD_GFX11_COMPUTE_TMPRING_SIZE__WAVESIZE_MASK) >>
+                     AMD_GFX11_COMPUTE_TMPRING_SIZE__WAVESIZE__SHIFT;
+    uint32_t engines = m->arch->array_count / m->arch->simd_arrays_per_engine;
+    uint64_t need = (uint64_t)waves * engines * wsize * 256u;
+    if (!waves || !wsize || !d->scratch_base)
+      return snprintf(detail, KIF_DETAIL_MAX, "RSRC2.SCRATCH_EN with no scratch: TMPRING_SIZE 0x%x (WAVES %u, WAVESIZE %u), "
+                      "DISPATCH_SCRATCH_BASE 0x%" PRIx64, d->tmpring_size, waves, wsize, d->scratch_base), 1;
+    uint64_t have = kfd_mock_bytes_after(m, d->gpu, d->scratch_base);
+    if (have < need)
+      return snprintf(detail, KIF_DETAIL_MAX, "scratch at 0x%" PRIx64 " (TMPRING_SIZE 0x%x: %u waves x %u SEs x %u bytes = "
+                      "0x%" PRIx64 " bytes) but only 0x%" PRIx64 " bytes of a live allocation there", d->scratch_base,
+                      d->tmpring_size, waves, engines, wsize * 256u, need, have), 1;
+    scratch_va = d->scratch_base, scratch_slots = waves * engines, lane_B = wsize * 256u / 32u;
+  }
   uint32_t nuser = (d->rsrc2 & AMD_GFX11_COMPUTE_PGM_RSRC2__USER_SGPR_MASK) >> AMD_GFX11_COMPUTE_PGM_RSRC2__USER_SGPR__SHIFT;
   /* s0/s1 take USER_DATA_0/1 (the kernarg pointer); the interpreter leaves further user SGPRs zero, so their
    * registers must hold zero too (LLVM may count SGPRs it reserves but never reads) */
@@ -146,6 +164,7 @@ static int run_dispatch_(amd_mock_exec *x, kfd_mock *m, const kfd_mock_dispatch 
   rdna3_kd kd = {.rsrc1 = d->rsrc1, .rsrc2 = d->rsrc2, .rsrc3 = d->rsrc3,
                  .group_segment_B = ((d->rsrc2 & AMD_GFX11_COMPUTE_PGM_RSRC2__LDS_SIZE_MASK) >>
                                      AMD_GFX11_COMPUTE_PGM_RSRC2__LDS_SIZE__SHIFT) * 512u,
+                 .private_segment_B = lane_B, /* each lane's share of the wave's WAVESIZE bytes */
                  .code_props = (uint16_t)((nuser >= 2 ? 1u << 3 : 0) | 1u << 10)};
   rdna3_program *p = NULL;
   hcq_status st = program_for(x, d, &kd, &p);
@@ -155,7 +174,7 @@ static int run_dispatch_(amd_mock_exec *x, kfd_mock *m, const kfd_mock_dispatch 
   rdna3_dispatch rd = {.groups = {d->grid[0], d->grid[1], d->grid[2]},
                        .block = {d->num_thread[0], d->num_thread[1], d->num_thread[2]},
                        .kernarg_va = (uint64_t)d->user_data[1] << 32 | d->user_data[0],
-                       .max_total_insts = x->budget};
+                       .max_total_insts = x->budget, .scratch_va = scratch_va, .scratch_slots = scratch_slots};
   rdna3_stats s = {0};
   uint64_t t0 = now_ns();
   st = rdna3_run(p, &rd, &mem, &s);

@@ -3,8 +3,8 @@
  * rdna3_load decodes the code once into an array of pre-decoded instructions (an unknown instruction is an error
  * naming its encoding, its words and its offset); rdna3_run executes a dispatch workgroup by workgroup, the waves
  * of one workgroup round-robin between s_barrier points, in order (s_waitcnt is a no-op). Every global/flat/scalar
- * memory access goes through rdna3_mem_ops (the mock KFD owns memory); LDS and scratch are the interpreter's own and
- * bounds-checked. A failed access is reported like a GPU page fault: the instruction (offset and disassembly), the
+ * memory access goes through rdna3_mem_ops (the mock KFD owns memory); LDS is the interpreter's own, scratch too
+ * unless rdna3_dispatch.scratch_va places it in device memory (then through rdna3_mem_ops); both bounds-checked. A failed access is reported like a GPU page fault: the instruction (offset and disassembly), the
  * lane and the address.
  *
  * Facts: encodings and opcode numbers from LLVM's AMDGPU .td files (SOPInstructions.td, VOP1/VOP2/VOP3/VOPC/
@@ -69,6 +69,13 @@ typedef struct rdna3_dispatch {
   uint64_t dispatch_ptr_va; /* the AQL packet, for kernels that enable the dispatch pointer */
   uint64_t max_wave_insts;  /* 0: 1<<32; a wave running longer is reported as a hang */
   uint64_t max_total_insts; /* 0: no limit; else the dispatch stops with HCQ_CODE_TIMEOUT past this many */
+  /* Scratch in device memory (the mock's model of gfx11 architected flat scratch): 0 keeps the interpreter's own
+   * private memory. Else wave W (counted over the whole dispatch, workgroups in x-y-z order) uses slot
+   * W % scratch_slots; lane L's private byte A is at scratch_va + slot * 32 * kd.private_segment_B +
+   * L * kd.private_segment_B + A (lane-major, unswizzled: a documented model, not the hardware's interleaving), and
+   * goes through rdna3_mem_ops, so it must lie in live memory. */
+  uint64_t scratch_va;
+  uint32_t scratch_slots;
   /* Optional: called before each executed instruction with one line ("wg X,Y,Z wave W 0xOFF: disassembly
    * | exec=0x.. scc=N"), e.g. for the mock's HCQ_TRACE; slows execution down a lot. */
   void (*trace)(void *user, const char *line);

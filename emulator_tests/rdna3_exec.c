@@ -114,6 +114,11 @@ static void init_wave(ex *c, wave *w, int wid, uint32_t threads) {
   w->pc = c->p->entry;
   w->ninst = 0;
   w->id = wid;
+  if (c->d->scratch_va) {
+    uint64_t global = ((uint64_t)c->wg[2] * c->d->groups[1] + c->wg[1]) * c->d->groups[0] + c->wg[0];
+    uint64_t slot = (global * (uint64_t)((threads + 31) / 32) + (uint64_t)wid) % c->d->scratch_slots;
+    w->scratch_va = c->d->scratch_va + slot * 32u * kd->private_segment_B;
+  }
   unsigned sg = 0;
   uint16_t cp = kd->code_props;
   if (cp & 1) sg += 4;                     /* private segment buffer: not modelled (zeros) */
@@ -157,6 +162,9 @@ hcq_status rdna3_run(const rdna3_program *p, const rdna3_dispatch *d, const rdna
                            threads64, d->block[0], d->block[1], d->block[2]);
   if (d->block[0] > 1024 || d->block[1] > 1024 || d->block[2] > 1024)
     return hcq_status_make(HCQ_CODE_INVALID, "rdna3: block dimension above 1023 cannot be packed in v0");
+  if (d->scratch_va && !d->scratch_slots)
+    return hcq_status_make(HCQ_CODE_INVALID, "rdna3: scratch in device memory at 0x%" PRIx64 " with no wave slots",
+                           d->scratch_va);
   uint32_t threads = (uint32_t)threads64;
   int nwaves = (int)((threads + 31) / 32);
   ex c = {.p = p, .mem = mem, .d = d, .lds_B = p->kd.group_segment_B,
@@ -164,7 +172,7 @@ hcq_status rdna3_run(const rdna3_program *p, const rdna3_dispatch *d, const rdna
   wave *waves = calloc((size_t)nwaves, sizeof *waves);
   uint32_t(*vregs)[32] = calloc((size_t)nwaves * 256, sizeof *vregs);
   uint8_t *lds = calloc(1, c.lds_B ? c.lds_B : 1);
-  size_t priv = (size_t)p->kd.private_segment_B * 32;
+  size_t priv = d->scratch_va ? 0 : (size_t)p->kd.private_segment_B * 32;
   uint8_t *scratch = priv ? calloc((size_t)nwaves, priv) : NULL;
   hcq_status st = HCQ_OK;
   if (!waves || !vregs || !lds || (priv && !scratch)) {

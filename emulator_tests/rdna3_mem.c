@@ -135,12 +135,25 @@ hcq_status r3_flat(ex *c, wave *w, const r3_inst *in) {
         snprintf(why, sizeof why, "scratch %s (the private segment is %u bytes per lane)", load ? "read" : "write", priv);
         return r3_fault(c, w, in, l, pa, why, NULL);
       }
-      uint8_t *p = w->scratch + (size_t)l * priv + pa;
-      if (load) memcpy(buf, p, size);
-      else {
-        for (uint32_t k = 0; k < words; k++) buf[k] = w->v[(dat + k) & 255][l];
-        memcpy(p, buf, size);
-        continue;
+      if (w->scratch_va) { /* device memory (rdna3_dispatch.scratch_va): checked by the memory callbacks */
+        uint64_t va = w->scratch_va + (uint64_t)l * priv + pa;
+        if (load) {
+          hcq_status st = c->mem->read(c->mem->ctx, va, size, buf);
+          if (st) return r3_fault(c, w, in, l, va, "scratch read", st);
+        } else {
+          for (uint32_t k = 0; k < words; k++) buf[k] = w->v[(dat + k) & 255][l];
+          hcq_status st = c->mem->write(c->mem->ctx, va, size, buf);
+          if (st) return r3_fault(c, w, in, l, va, "scratch write", st);
+          continue;
+        }
+      } else {
+        uint8_t *p = w->scratch + (size_t)l * priv + pa;
+        if (load) memcpy(buf, p, size);
+        else {
+          for (uint32_t k = 0; k < words; k++) buf[k] = w->v[(dat + k) & 255][l];
+          memcpy(p, buf, size);
+          continue;
+        }
       }
     } else {
       uint64_t va;

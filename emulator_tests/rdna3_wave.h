@@ -14,7 +14,8 @@ typedef struct wave {
   size_t pc;
   uint64_t ninst;
   int id;
-  uint8_t *scratch; /* private_segment_B per lane */
+  uint8_t *scratch; /* private_segment_B per lane (interpreter-owned scratch) */
+  uint64_t scratch_va; /* the wave's scratch in device memory (rdna3_dispatch.scratch_va set), else 0 */
   uint32_t mode;    /* MODE hardware register: FP_ROUND 3:0, FP_DENORM 7:4 (f32 5:4), DX10_CLAMP 8, IEEE 9 */
   int ftz_in32, ftz_out32; /* from FP_DENORM f32: 0 flush in+out, 1 flush out, 2 flush in, 3 none */
 } wave;

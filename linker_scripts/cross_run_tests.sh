@@ -10,7 +10,8 @@
 # vfpv3-d16, without fused multiply-add). HCQ_QEMU_USER=1 tells tests about qemu-user limits
 # (unknown ioctl numbers fail with ENOSYS). HCQ_FUZZ_SECONDS=5 (10 on armhf, where qemu-arm emulates 64-bit
 # arithmetic with 32-bit instructions): the symbolic fuzzer needs >100 expressions. HCQ_CPU_GUARD_B=1 MiB: qemu 7.2
-# takes ~1 s to map the 32 GiB of guards a 64-bit host puts around each device buffer (cpu/cpu_mem.h).
+# takes ~1 s to map the 32 GiB of guards a 64-bit host puts around each device buffer (cpu/cpu_mem.h); for the same
+# reason HCQ_NV_VA_WINDOW_B=1 GiB caps the GPU VA windows the NV driver reserves (1 TiB natively: nv/nv_mem.c).
 set -eu
 arch=$1 build=$2
 case $arch in
@@ -38,6 +39,6 @@ for t in $(find "$build/tests" -type f -perm -u+x | sort); do
   tests+=("$w")
 done
 echo "== cross tests ($arch, ${#tests[@]} binaries) under $qemu -L /usr/$triple, kernels built with $triple-gcc $tune"
-export QEMU_LD_PREFIX=/usr/$triple PATH=$shims:$PATH HCQ_CC=$triple-gcc HCQ_CC_TUNE=$tune HCQ_QEMU_USER=1 HCQ_FUZZ_SECONDS=${fuzz_s:-5} HCQ_CPU_GUARD_B=1048576
+export QEMU_LD_PREFIX=/usr/$triple PATH=$shims:$PATH HCQ_CC=$triple-gcc HCQ_CC_TUNE=$tune HCQ_QEMU_USER=1 HCQ_NV_VA_WINDOW_B=1073741824 HCQ_FUZZ_SECONDS=${fuzz_s:-5} HCQ_CPU_GUARD_B=1048576
 export XDG_CACHE_HOME=$root/$build/cache
 exec bash tools/run_tests.sh "${tests[@]}"

@@ -6,6 +6,7 @@
  * Page size: 4 KiB for host/uncached/small, 2 MiB for device allocations of 8 MiB and more (reference 6.3). */
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -15,23 +16,42 @@ static const nv_va_window nv_low_windows[] = {{0x1000000000ull, 0x1000000000ull,
 static const nv_va_window nv_high_windows[] = {{0x2000000000ull, 0x10000000000ull, 0},
                                                 {0x520000000000ull, 0x10000000000ull, 0}};
 
+/* HCQ_NV_VA_WINDOW_B caps the size of each window (1 MiB .. 1 TiB): reserving terabytes of address space is free
+ * on Linux but takes minutes under qemu-user, which tracks every guest page (the qemu test legs set 1 GiB). */
+static hcq_status nv_window_cap(uint64_t *out_B) {
+  const char *env = getenv("HCQ_NV_VA_WINDOW_B");
+  *out_B = UINT64_MAX;
+  if (!env || !*env) return HCQ_OK;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(env, &end, 0);
+  if (errno || *end || env[0] == '-' || v < (1ull << 20) || v > (1ull << 40) || v % 4096)
+    return hcq_status_make(HCQ_CODE_INVALID, "HCQ_NV_VA_WINDOW_B=%s: want a multiple of 4096 from 1 MiB to 1 TiB", env);
+  *out_B = v;
+  return HCQ_OK;
+}
+
 /* Reserves the first free window of `choices`; the error names every address tried and the last failure. */
 static hcq_status nv_reserve_one(nv_dev *d, const nv_va_window *choices, size_t n, nv_va_window *out, bool *done,
                                  const char *what) {
+  uint64_t cap_B;
+  HCQ_TRY(nv_window_cap(&cap_B));
   hcq_status last = HCQ_OK;
   for (size_t i = 0; i < n; i++) {
     void *p = NULL;
+    nv_va_window w = choices[i];
+    if (w.size_B > cap_B) w.size_B = cap_B;
     hcq_status_free(last);
-    last = kif_mmap(d->k, (void *)(uintptr_t)choices[i].base, choices[i].size_B, PROT_NONE,
+    last = kif_mmap(d->k, (void *)(uintptr_t)w.base, w.size_B, PROT_NONE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0, &p);
-    if (!last && p == (void *)(uintptr_t)choices[i].base) {
-      *out = choices[i];
+    if (!last && p == (void *)(uintptr_t)w.base) {
+      *out = w;
       out->next = out->base;
       *done = true;
       return HCQ_OK;
     }
     if (!last) { /* an old kernel took the address as a hint */
-      hcq_status_free(kif_munmap(d->k, p, choices[i].size_B));
+      hcq_status_free(kif_munmap(d->k, p, w.size_B));
       last = hcq_status_make(HCQ_CODE_NOMEM, "placed at %p instead", p);
     }
   }

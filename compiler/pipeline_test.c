@@ -64,8 +64,8 @@ int main(void) {
     CHECK(strstr(p->source, "ridx0 < 2048") != NULL);
     CHECK(strstr(p->source, "/") == NULL && strstr(p->source, "%") == NULL); /* no div/mod left */
     CHECK_EQ_STR(p->name, "add2d");
-    CHECK_EQ_INT(p->nbufs, 2);
-    CHECK(p->bufs[0].written && !p->bufs[0].read && p->bufs[1].read && !p->bufs[1].written);
+    CHECK_EQ_INT(hcq_program_nbufs(&p->desc), 2);
+    CHECK((p->desc.params[0].access & HCQ_ACCESS_WRITE) && !(p->desc.params[0].access & HCQ_ACCESS_READ) && (p->desc.params[1].access & HCQ_ACCESS_READ) && !(p->desc.params[1].access & HCQ_ACCESS_WRITE));
     cc_program_free(p);
   }
 
@@ -152,7 +152,7 @@ int main(void) {
     CHECK_EQ_INT(count_op(p, UOP_SPECIAL), 1);
     CHECK_EQ_INT(count_op(p, UOP_RANGE), 1);
     int64_t g = 0;
-    CHECK(uop_const_value(p->global_size[0], &g) && g == 4);
+    CHECK((g = cc_launch_const(p->desc.global[0])) == 4);
     CHECK(strstr(p->source, "int gidx0 = core_id;") != NULL);
     cc_program_free(p);
   }

@@ -164,7 +164,8 @@ static hcq_status within_limits(uop_ctx *ctx, const uop *sink, bool *ok) {
 /* Restore the inputs; outputs the kernel only writes get a sentinel, so a candidate that skips a store fails. */
 static void restore(beam_state *b) {
   for (size_t i = 0; i < b->base.nbufs; i++) {
-    if (b->base.prog->desc.params[i].access == HCQ_ACCESS_WRITE) memset(b->base.bufs[i].data, 0xcd, b->base.bufs[i].size_B);
+    if (b->base.prog->desc.params[i].access == HCQ_ACCESS_WRITE)
+      memset(b->base.bufs[i].data, 0xcd, b->base.bufs[i].size_B);
     else memcpy(b->base.bufs[i].data, b->snap[i], b->base.bufs[i].size_B);
   }
 }
@@ -179,7 +180,8 @@ static uint32_t run_timeout_ms(beam_state *b) {
 
 static hcq_status launch(beam_state *b, hcq_rt_kernel *k, double *ms) {
   double t0 = now_ms();
-  HCQ_TRY(hcq_rt_launch(k, b->base.rbufs, b->base.nbufs, (const hcq_var *)b->base.vv, hcq_program_nvars(&b->base.prog->desc)));
+  HCQ_TRY(hcq_rt_launch(k, b->base.rbufs, b->base.nbufs, (const hcq_var *)b->base.vv,
+                        hcq_program_nvars(&b->base.prog->desc)));
   HCQ_TRY(hcq_rt_sync(b->dev, run_timeout_ms(b)));
   double dev_ms = hcq_rt_kernel_last_ms(k);
   *ms = dev_ms > 0 ? dev_ms : now_ms() - t0; /* a device without timestamps: wall time */

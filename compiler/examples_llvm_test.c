@@ -141,7 +141,8 @@ static void check_amd(const char *gfx, const char *path, const char *dir, bool n
   long kernarg = ks ? strtol(ks + strlen(".kernarg_segment_size:"), NULL, 10) : -1;
   long want = (long)(8 * hcq_program_nbufs(&p->desc) + 4 * hcq_program_nvars(&p->desc));
   want = (want + 7) / 8 * 8;
-  if (kernarg != want && !(kernarg == want - 4 && hcq_program_nvars(&p->desc) % 2)) /* a trailing i32 may end the segment */
+  /* a trailing i32 may end the segment */
+  if (kernarg != want && !(kernarg == want - 4 && hcq_program_nvars(&p->desc) % 2))
     fprintf(stderr, "%s %s: kernarg_segment_size %ld, expected %ld\n", tname, path, kernarg, want);
   CHECK(kernarg == want || (kernarg == want - 4 && hcq_program_nvars(&p->desc) % 2));
   free(notes);

@@ -155,7 +155,8 @@ static void on_native(uop_ctx *ctx, int d, const uop *k, const char *target, con
   size_t n = 0;
   hcq_status st = tu_build_sink(ctx, k, &t, &o, &p, &tk);
   if (!st) st = buffers(d, k, &b, &n);
-  if (!st && hcq_program_nbufs(&p->desc) + 1 > 10) st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "test: too many arguments");
+  if (!st && hcq_program_nbufs(&p->desc) + 1 > 10)
+    st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "test: too many arguments");
   CHECK_OK(st);
   if (!st) {
     uintptr_t args[10];

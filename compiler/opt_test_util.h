@@ -130,7 +130,8 @@ static inline hcq_status otu_native_same(uop_ctx *ctx, const uop *kernel, const 
     otu_refill(b, nb, seed);
   }
   if (!st) st = otu_interp(kernel, a, na, vals, nvals);
-  if (!st && hcq_program_nbufs(&p->desc) + hcq_program_nvars(&p->desc) + 1 > 10) st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "test: too many arguments");
+  if (!st && hcq_program_nbufs(&p->desc) + hcq_program_nvars(&p->desc) + 1 > 10)
+    st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "test: too many arguments");
   if (!st) {
     uintptr_t args[10];
     int nargs = 0;

@@ -12,9 +12,9 @@ static void check_spec(const cc_program *p) {
   CHECK_EQ_INT(hcq_program_nbufs(&p->desc), 3);
   if (hcq_program_nbufs(&p->desc) != 3) return;
   for (int i = 0; i < 3; i++) CHECK_EQ_INT(p->desc.params[i].slot, i);
-  CHECK(!(p->desc.params[0].access & HCQ_ACCESS_READ) && (p->desc.params[0].access & HCQ_ACCESS_WRITE));
-  CHECK(!(p->desc.params[1].access & HCQ_ACCESS_READ) && !(p->desc.params[1].access & HCQ_ACCESS_WRITE)); /* kept, used by nothing */
-  CHECK((p->desc.params[2].access & HCQ_ACCESS_READ) && !(p->desc.params[2].access & HCQ_ACCESS_WRITE));
+  CHECK_EQ_INT(p->desc.params[0].access, HCQ_ACCESS_WRITE);
+  CHECK_EQ_INT(p->desc.params[1].access, 0); /* kept, used by nothing */
+  CHECK_EQ_INT(p->desc.params[2].access, HCQ_ACCESS_READ);
   CHECK(strcmp(p->desc.params[1].dtype, "int32") == 0 && p->desc.params[1].nelems == 16);
 }
 

@@ -209,7 +209,8 @@ int hcq_verb_run(int argc, char **argv) {
     size_t nall = 0;
     for (size_t i = 0; i < nvars; i++) {
       bool used = false;
-      for (size_t v = 0; v < hcq_program_nvars(&k.prog->desc); v++) used |= !strcmp(hcq_program_var(&k.prog->desc, v)->name, vars[i].name);
+      for (size_t v = 0; v < hcq_program_nvars(&k.prog->desc); v++)
+        used |= !strcmp(hcq_program_var(&k.prog->desc, v)->name, vars[i].name);
       if (!used) fprintf(stderr, "hcq run: note: kernel %s has no variable %s\n", k.prog->name, vars[i].name);
       all[nall++] = vars[i];
     }

@@ -92,6 +92,9 @@ typedef struct cc_program {
   uint8_t *binary;             /* compiled object/code object; NULL until compiled */
   size_t binary_size_B;
   hcq_program desc;            /* its binary is NULL: cc_program_describe adds it */
+  hcq_status desc_status;      /* HCQ_OK, or why desc is incomplete though the kernel compiled (buffer slots with
+                                  gaps: params[i].slot is then the kernel's slot; too many parameters; names or
+                                  launch sizes too long); cc_program_describe returns it */
   const uop **linear;          /* the linearized program (in the ctx) */
   size_t nlinear;
   cc_opt *applied_opts;        /* what the optimizer applied (explicit or chosen by the heuristic) */

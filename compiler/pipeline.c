@@ -287,6 +287,7 @@ void cc_program_free(cc_program *prog) {
   free(prog->source);
   free(prog->binary);
   free(prog->applied_opts);
+  hcq_status_free(prog->desc_status);
   free(prog);
 }
 

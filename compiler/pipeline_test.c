@@ -196,6 +196,21 @@ int main(void) {
   /* 8. bad input: not a SINK */
   CHECK_ERR(cc_compile_source(ctx, uop_index_const(ctx, 3), &c, NULL, &p), HCQ_CODE_INVALID, "expected SINK");
 
+  /* 9. a declared buffer the AST never uses leaves a gap in the slots: the kernel compiles (callers pass buffers by
+   * slot, params[i].slot), only the runtime description refuses it */
+  const uop *gap = parse(ctx,
+                         "(kernel gap (let o (buf 0 float32 4)) (let u (buf 1 float32 4)) (let a (buf 2 float32 4))"
+                         " (let r0 (range 0 4 loop)) (sink (store (index o r0) (load (index a r0)) r0)))");
+  CHECK_OK(cc_compile_source(ctx, gap, &c, &(cc_options){.noopt = true}, &p));
+  if (p) {
+    CHECK_EQ_INT(hcq_program_nbufs(&p->desc), 2);
+    CHECK(p->desc.params[0].slot == 0 && p->desc.params[1].slot == 2);
+    CHECK(p->desc.params[1].access == HCQ_ACCESS_READ);
+    hcq_program d;
+    CHECK_ERR(cc_program_describe(p, &c, &d), HCQ_CODE_UNSUPPORTED, "buffer slots are not 0..1");
+    cc_program_free(p);
+  }
+
   uop_ctx_destroy(ctx);
   return testing_summary("pipeline");
 }

@@ -26,6 +26,10 @@ static hcq_status render_dim(const char *kname, const uop *n, const char *what, 
   return st;
 }
 
+static int cmp_slot(const void *a, const void *b) {
+  int64_t x = (*(const uop *const *)a)->arg.i, y = (*(const uop *const *)b)->arg.i;
+  return (x > y) - (x < y);
+}
 static int cmp_var(const void *a, const void *b) {
   return strcmp((*(const uop *const *)a)->arg.str, (*(const uop *const *)b)->arg.str);
 }
@@ -38,7 +42,42 @@ static int64_t access_slot(const uop *n) {
   return -1;
 }
 
-static hcq_status fill(const uop **nodes, size_t count, const cc_target *t, cc_program *p, const uop **vars) {
+typedef struct scan {
+  const uop **bufs, **vars; /* DEFINE_GLOBALs by slot, DEFINE_VARs by name */
+  size_t nb, nv;
+  const uop *gsize[3], *lsize[3];
+} scan;
+
+/* What a compile cannot proceed without: variables that fit an int32 argument, well-named SPECIALs. */
+static hcq_status scan_sink(const uop **nodes, size_t count, const cc_target *t, scan *s) {
+  for (size_t k = 0; k < count; k++) {
+    const uop *n = nodes[k];
+    if (n->op == UOP_DEFINE_GLOBAL) {
+      s->bufs[s->nb++] = n;
+    } else if (n->op == UOP_DEFINE_VAR) {
+      /* every renderer passes a variable as a signed 32-bit argument: a wider declared range cannot be honoured */
+      bool is_u64 = uop_dt_is_unsigned(n->dtype) && uop_dt_bits(n->dtype) == 64; /* i2 is a bit pattern */
+      if (n->arg.kind == UOP_ARG_VAR && ((is_u64 && n->arg.i2 < 0) || n->arg.i < INT32_MIN || n->arg.i2 > INT32_MAX))
+        return hcq_status_make(HCQ_CODE_UNSUPPORTED,
+                               "variable %s is declared %lld..%lld (%s): kernel variables are int32 arguments",
+                               n->arg.str, (long long)n->arg.i, (long long)n->arg.i2, uop_dt_name(n->dtype));
+      s->vars[s->nv++] = n;
+    } else if (n->op == UOP_SPECIAL && n->nsrc == 1) {
+      const char *nm = n->arg.str;
+      int dim = nm[strlen(nm) - 1] - '0';
+      if (dim < 0 || dim > 2) return hcq_status_make(HCQ_CODE_INTERNAL, "program spec: bad SPECIAL name %s", nm);
+      if (nm[0] == 'l' && t->has_local) s->lsize[dim] = n->src[0];
+      else s->gsize[dim] = n->src[0];
+    }
+  }
+  qsort(s->bufs, s->nb, sizeof *s->bufs, cmp_slot);
+  qsort(s->vars, s->nv, sizeof *s->vars, cmp_var);
+  return HCQ_OK;
+}
+
+/* The description. An error here leaves desc incomplete but the compile valid (the kernel can still run natively,
+ * buffers passed by their slot); it is kept in desc_status. */
+static hcq_status describe(const uop **nodes, size_t count, const cc_target *t, const scan *s, cc_program *p) {
   hcq_program *d = &p->desc;
   hcq_program_init(d);
   if (strlen(p->name) >= sizeof d->name || strlen(p->symbol) >= sizeof d->symbol)
@@ -47,57 +86,31 @@ static hcq_status fill(const uop **nodes, size_t count, const cc_target *t, cc_p
   snprintf(d->name, sizeof d->name, "%s", p->name);
   snprintf(d->symbol, sizeof d->symbol, "%s", p->symbol);
   snprintf(d->target, sizeof d->target, "%s", t->name);
-  const uop *gsize[3] = {NULL, NULL, NULL}, *lsize[3] = {NULL, NULL, NULL};
-  size_t nv = 0;
-  int64_t nslots = 0; /* buffers: slots 0..nslots-1, each exactly once */
-  for (size_t k = 0; k < count; k++) {
-    const uop *n = nodes[k];
-    if (n->op == UOP_DEFINE_GLOBAL) {
-      nslots++;
-    } else if (n->op == UOP_DEFINE_VAR) {
-      /* every renderer passes a variable as a signed 32-bit argument: a wider declared range cannot be honoured */
-      bool is_u64 = uop_dt_is_unsigned(n->dtype) && uop_dt_bits(n->dtype) == 64; /* i2 is a bit pattern */
-      if (n->arg.kind == UOP_ARG_VAR && ((is_u64 && n->arg.i2 < 0) || n->arg.i < INT32_MIN || n->arg.i2 > INT32_MAX))
-        return hcq_status_make(HCQ_CODE_UNSUPPORTED,
-                               "variable %s is declared %lld..%lld (%s): kernel variables are int32 arguments",
-                               n->arg.str, (long long)n->arg.i, (long long)n->arg.i2, uop_dt_name(n->dtype));
-      vars[nv++] = n;
-    } else if (n->op == UOP_SPECIAL && n->nsrc == 1) {
-      const char *nm = n->arg.str;
-      int dim = nm[strlen(nm) - 1] - '0';
-      if (dim < 0 || dim > 2) return hcq_status_make(HCQ_CODE_INTERNAL, "program spec: bad SPECIAL name %s", nm);
-      if (nm[0] == 'l' && t->has_local) lsize[dim] = n->src[0];
-      else gsize[dim] = n->src[0];
-    }
-  }
-  for (int64_t s = 0; s < nslots; s++) {
-    const uop *def = NULL;
+  bool gaps = false;
+  for (size_t i = 0; i < s->nb; i++) {
+    const uop *def = s->bufs[i];
     unsigned access = 0;
-    for (size_t k = 0; k < count; k++) {
-      const uop *n = nodes[k];
-      if (n->op == UOP_DEFINE_GLOBAL && n->arg.i == s) def = n;
-      if (access_slot(n) == s) access |= n->op == UOP_LOAD ? HCQ_ACCESS_READ : HCQ_ACCESS_WRITE;
-    }
-    if (!def)
-      return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s: buffer slots are not 0..%lld", p->name,
-                             (long long)nslots - 1);
+    for (size_t k = 0; k < count; k++)
+      if (access_slot(nodes[k]) == def->arg.i) access |= nodes[k]->op == UOP_LOAD ? HCQ_ACCESS_READ : HCQ_ACCESS_WRITE;
     HCQ_TRY(hcq_program_add_buffer(d, uop_dt_name(uop_dt_base_of(def->dtype)), def->dtype.size, access));
+    d->params[i].slot = (int)def->arg.i; /* the kernel's slot, so a caller with gaps still passes buffers by slot */
+    gaps |= def->arg.i != (int64_t)i;
   }
-  qsort(vars, nv, sizeof *vars, cmp_var);
-  for (size_t v = 0; v < nv; v++) {
-    const uop *n = vars[v];
+  for (size_t v = 0; v < s->nv; v++) {
+    const uop *n = s->vars[v];
     bool ranged = n->arg.kind == UOP_ARG_VAR;
     HCQ_TRY(hcq_program_add_var(d, n->arg.str, ranged, ranged ? n->arg.i : 0, ranged ? n->arg.i2 : 0));
   }
   for (int dim = 0; dim < 3; dim++) {
-    HCQ_TRY(render_dim(p->name, gsize[dim], "global", dim, d->global[dim]));
-    HCQ_TRY(render_dim(p->name, lsize[dim], "local", dim, d->local[dim]));
+    HCQ_TRY(render_dim(p->name, s->gsize[dim], "global", dim, d->global[dim]));
+    HCQ_TRY(render_dim(p->name, s->lsize[dim], "local", dim, d->local[dim]));
   }
   for (size_t k = 0; k < p->nlinear; k++) { /* shared memory: the DEFINE_LOCAL buffers */
     const uop *n = p->linear[k];
     if (n->op == UOP_DEFINE_LOCAL && n->dtype.size > 0)
       d->shared_B += (uint32_t)(n->dtype.size * uop_dt_itemsize_B(uop_dt_base_of(n->dtype)));
   }
+  if (gaps) return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s: buffer slots are not 0..%zu", p->name, s->nb - 1);
   HCQ_TRY(hcq_program_layout(d, 0));
   return hcq_status_annotate(hcq_program_check(d), "describing the compiled kernel");
 }
@@ -106,15 +119,19 @@ hcq_status cc_program_fill_desc(uop_ctx *ctx, const cc_target *t, const uop *sin
   const uop **nodes;
   size_t count;
   HCQ_TRY(uop_toposort(ctx, sink, &nodes, &count));
-  const uop **vars = calloc(count + 1, sizeof *vars);
-  if (!vars) return hcq_status_make(HCQ_CODE_NOMEM, "program description: out of memory");
-  hcq_status st = fill(nodes, count, t, p, vars);
-  free(vars);
+  scan s = {.bufs = calloc(count + 1, sizeof *s.bufs), .vars = calloc(count + 1, sizeof *s.vars)};
+  hcq_status st = s.bufs && s.vars ? scan_sink(nodes, count, t, &s)
+                                   : hcq_status_make(HCQ_CODE_NOMEM, "program description: out of memory");
+  if (!st) p->desc_status = describe(nodes, count, t, &s, p);
+  free(s.bufs);
+  free(s.vars);
   return st;
 }
 
 hcq_status cc_program_describe(const cc_program *prog, const cc_target *t, hcq_program *out) {
   *out = prog->desc;
+  if (prog->desc_status)
+    return hcq_status_make(hcq_status_code(prog->desc_status), "%s", hcq_status_message(prog->desc_status));
   snprintf(out->target, sizeof out->target, "%s", t->name);
   out->binary = prog->binary;
   out->binary_size_B = prog->binary_size_B;

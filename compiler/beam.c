@@ -164,8 +164,8 @@ static hcq_status within_limits(uop_ctx *ctx, const uop *sink, bool *ok) {
 /* Restore the inputs; outputs the kernel only writes get a sentinel, so a candidate that skips a store fails. */
 static void restore(beam_state *b) {
   for (size_t i = 0; i < b->base.nbufs; i++) {
-    const cc_buffer *pb = &b->base.prog->bufs[i];
-    if (pb->written && !pb->read) memset(b->base.bufs[i].data, 0xcd, b->base.bufs[i].size_B);
+    if (b->base.prog->desc.params[i].access == HCQ_ACCESS_WRITE)
+      memset(b->base.bufs[i].data, 0xcd, b->base.bufs[i].size_B);
     else memcpy(b->base.bufs[i].data, b->snap[i], b->base.bufs[i].size_B);
   }
 }
@@ -180,7 +180,8 @@ static uint32_t run_timeout_ms(beam_state *b) {
 
 static hcq_status launch(beam_state *b, hcq_rt_kernel *k, double *ms) {
   double t0 = now_ms();
-  HCQ_TRY(hcq_rt_launch(k, b->base.rbufs, b->base.nbufs, (const hcq_var *)b->base.vv, b->base.prog->nvars));
+  HCQ_TRY(hcq_rt_launch(k, b->base.rbufs, b->base.nbufs, (const hcq_var *)b->base.vv,
+                        hcq_program_nvars(&b->base.prog->desc)));
   HCQ_TRY(hcq_rt_sync(b->dev, run_timeout_ms(b)));
   double dev_ms = hcq_rt_kernel_last_ms(k);
   *ms = dev_ms > 0 ? dev_ms : now_ms() - t0; /* a device without timestamps: wall time */
@@ -348,14 +349,14 @@ static hcq_status setup_base(beam_state *b) {
   HCQ_TRY(krun_compile_text_for(&b->base, b->text, &noopt, b->target, b->threads));
   HCQ_TRY(krun_setup_rt(&b->base, b->dev));
   krun *k = &b->base;
-  uop_var_val *all = calloc(k->prog->nvars + 1, sizeof *all);
+  uop_var_val *all = calloc(hcq_program_nvars(&k->prog->desc) + 1, sizeof *all);
   if (!all) return hcq_status_make(HCQ_CODE_NOMEM, "beam vars");
-  for (size_t v = 0; v < k->prog->nvars; v++) {
-    all[v] = (uop_var_val){k->prog->var_names[v], k->var_nodes[v]->arg.i2};
+  for (size_t v = 0; v < hcq_program_nvars(&k->prog->desc); v++) {
+    all[v] = (uop_var_val){hcq_program_var(&k->prog->desc, v)->name, k->var_nodes[v]->arg.i2};
     for (size_t i = 0; i < b->o->nvars; i++)
-      if (!strcmp(b->o->vars[i].name, k->prog->var_names[v])) all[v].value = b->o->vars[i].value;
+      if (!strcmp(b->o->vars[i].name, hcq_program_var(&k->prog->desc, v)->name)) all[v].value = b->o->vars[i].value;
   }
-  hcq_status st = krun_set_vars(k, all, k->prog->nvars);
+  hcq_status st = krun_set_vars(k, all, hcq_program_nvars(&k->prog->desc));
   free(all);
   HCQ_TRY(st);
   krun_fill(k, 7);
@@ -370,7 +371,7 @@ static hcq_status setup_base(beam_state *b) {
   double ms = INFINITY;
   HCQ_TRY(hcq_status_annotate(launch(b, k->kern, &ms), "beam: the unoptimized kernel"));
   for (size_t i = 0; i < k->nbufs; i++) {
-    if (!k->prog->bufs[i].written) continue;
+    if (!(k->prog->desc.params[i].access & HCQ_ACCESS_WRITE)) continue;
     if (!(b->ref[i] = malloc(k->bufs[i].size_B + 1))) return hcq_status_make(HCQ_CODE_NOMEM, "beam reference copy");
     memcpy(b->ref[i], k->bufs[i].data, k->bufs[i].size_B);
   }

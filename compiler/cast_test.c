@@ -295,8 +295,8 @@ static void run_native(uop_ctx *ctx, const uop *sink, const char *target, const 
     uintptr_t a[16] = {(uintptr_t)out};
     for (int s = 0; s < NDT; s++) a[s + 1] = (uintptr_t)inputs[s];
     int64_t threads = 1;
-    if (!uop_const_value(p->global_size[0], &threads)) threads = 1;
-    CHECK(p->nbufs == NDT + 1 && p->nvars == 0);
+    if ((threads = cc_launch_const(p->desc.global[0])) < 1) threads = 1;
+    CHECK(hcq_program_nbufs(&p->desc) == NDT + 1 && hcq_program_nvars(&p->desc) == 0);
     for (int64_t core = 0; core < threads; core++) {
       a[NDT + 1] = (uintptr_t)core;
       ((kfn16)k.fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15]);

@@ -51,6 +51,10 @@ hcq_status cc_linearize(uop_ctx *ctx, const uop *sink, const uop ***out_list, si
 /* The listing of a linear program, one statement per line (for --dump-passes). Malloc'd. */
 hcq_status cc_linear_listing(const uop *const *list, size_t count, char **out_text);
 
+/* Fill p->desc (program_desc.c) from the final sink and p->linear/name/symbol: buffers in slot order with their
+ * access, variables sorted by name with declared ranges, launch sizes rendered as expressions, shared memory. */
+hcq_status cc_program_fill_desc(uop_ctx *ctx, const cc_target *t, const uop *sink, cc_program *p);
+
 /* C renderer: the kernel source for a linear program. *out_src is malloc'd. */
 hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *list, size_t count, char **out_src);
 /* PTX renderer (render_ptx.c): one .entry for targets "ptx:sm_XY". *out_src is malloc'd. */

@@ -82,27 +82,19 @@ typedef struct cc_options {
 
 /* ------------------------------------------------------------------------------------------------ programs */
 
-typedef struct cc_buffer {
-  int slot;          /* DEFINE_GLOBAL slot = argument position among buffers */
-  uop_dtype dtype;   /* element (pointee) dtype */
-  int64_t size;      /* elements, -1 unknown */
-  bool read, written;
-} cc_buffer;
-
-/* The result of a compile. Launch sizes may be symbolic: nodes in the compile's uop_ctx (evaluate with
- * uop_sym_infer and the var values by name). */
+/* The result of a compile: `desc` is its device-facing part (hcq/program.h), filled once by the pipeline: buffers,
+ * variables, launch sizes as expressions (evaluate with hcq_program_launch_dims), shared memory. The rest is
+ * compiler-only. */
 typedef struct cc_program {
   char *name;                  /* the kernel's name as the user wrote it (for messages) */
   char *symbol;                /* its function symbol: `name` mangled to a C/PTX/LLVM identifier (k_int for int) */
   char *source;                /* rendered source (C / PTX / LLVM IR) */
   uint8_t *binary;             /* compiled object/code object; NULL until compiled */
   size_t binary_size_B;
-  const uop *global_size[3];   /* never NULL: index CONST 1 where unused */
-  const uop *local_size[3];    /* NULL when the target has no local dims */
-  cc_buffer *bufs;             /* sorted by slot */
-  size_t nbufs;
-  char **var_names;            /* DEFINE_VAR names in argument order (sorted by name) */
-  size_t nvars;
+  hcq_program desc;            /* its binary is NULL: cc_program_describe adds it */
+  hcq_status desc_status;      /* HCQ_OK, or why desc is incomplete though the kernel compiled (buffer slots with
+                                  gaps: params[i].slot is then the kernel's slot; too many parameters; names or
+                                  launch sizes too long); cc_program_describe returns it */
   const uop **linear;          /* the linearized program (in the ctx) */
   size_t nlinear;
   cc_opt *applied_opts;        /* what the optimizer applied (explicit or chosen by the heuristic) */
@@ -117,9 +109,13 @@ hcq_status cc_compile_source(uop_ctx *ctx, const uop *kernel, const cc_target *t
 /* Source -> binary through the toolchain driver and the compile cache; fills prog->binary. */
 hcq_status cc_compile_binary(const cc_target *t, cc_program *prog);
 void cc_program_free(cc_program *prog);
-/* The device-facing part of a compile as the one program description (hcq/program.h): parameters and their
- * kernel-argument layout, launch sizes rendered as expressions, shared memory; `binary` points into prog (describe
- * again after cc_compile_binary). */
+/* The launch sizes of prog for variable values by name (hcq_program_var_values + hcq_program_launch_dims, the one
+ * evaluator); each must lie in 1..max_dim. */
+hcq_status cc_program_launch_dims(const cc_program *prog, const hcq_var *vars, size_t n, int64_t max_dim,
+                                  int64_t global[3], int64_t local[3]);
+/* A launch size expression's value when it names no variable, else -1 (tests). */
+int64_t cc_launch_const(const char *expr);
+/* prog->desc with `binary` pointing into prog (describe again after cc_compile_binary) and the target named t. */
 hcq_status cc_program_describe(const cc_program *prog, const cc_target *t, hcq_program *out);
 
 #endif

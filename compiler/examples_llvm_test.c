@@ -50,7 +50,7 @@ static void run_cpu(const cc_target *t, const char *path, bool noopt) {
   if (!ref || !got) goto done;
   size_t total = 0;
   for (size_t i = 0; i < nref; i++) total += ref[i].size_B;
-  if (total > (p->nvars ? RUN_LIMIT_VAR_B : RUN_LIMIT_B)) {
+  if (total > (hcq_program_nvars(&p->desc) ? RUN_LIMIT_VAR_B : RUN_LIMIT_B)) {
     printf("llvm-cpu %-28s %-5s compiled (%zu B object), not run (%zu MiB of buffers)\n", path,
            noopt ? "noopt" : "opt", p->binary_size_B, total >> 20);
     goto done;
@@ -139,11 +139,12 @@ static void check_amd(const char *gfx, const char *path, const char *dir, bool n
   char *notes = capture(cmd);
   const char *ks = notes ? strstr(notes, ".kernarg_segment_size:") : NULL;
   long kernarg = ks ? strtol(ks + strlen(".kernarg_segment_size:"), NULL, 10) : -1;
-  long want = (long)(8 * p->nbufs + 4 * p->nvars);
+  long want = (long)(8 * hcq_program_nbufs(&p->desc) + 4 * hcq_program_nvars(&p->desc));
   want = (want + 7) / 8 * 8;
-  if (kernarg != want && !(kernarg == want - 4 && p->nvars % 2)) /* a trailing i32 may end the segment */
+  /* a trailing i32 may end the segment */
+  if (kernarg != want && !(kernarg == want - 4 && hcq_program_nvars(&p->desc) % 2))
     fprintf(stderr, "%s %s: kernarg_segment_size %ld, expected %ld\n", tname, path, kernarg, want);
-  CHECK(kernarg == want || (kernarg == want - 4 && p->nvars % 2));
+  CHECK(kernarg == want || (kernarg == want - 4 && hcq_program_nvars(&p->desc) % 2));
   free(notes);
   printf("%-14s %-28s %-5s %6zu B code object, %4zu disassembled lines, kernargs %ld B\n", tname, path,
          noopt ? "noopt" : "opt", p->binary_size_B, ninsn, kernarg);

@@ -100,11 +100,11 @@ static inline void etu_native(const cc_program *p, void *fn, const cc_kbuf *ref,
   uintptr_t args[10];
   int nargs = 0;
   for (size_t i = 0; i < ngot && nargs < 8; i++) args[nargs++] = (uintptr_t)got[i].data;
-  for (size_t v = 0; v < p->nvars && nargs < 9; v++)
+  for (size_t v = 0; v < hcq_program_nvars(&p->desc) && nargs < 9; v++)
     for (size_t j = 0; j < r->nvals; j++)
-      if (strcmp(r->vals[j].name, p->var_names[v]) == 0) args[nargs++] = (uintptr_t)r->vals[j].value;
+      if (strcmp(r->vals[j].name, hcq_program_var(&p->desc, v)->name) == 0) args[nargs++] = (uintptr_t)r->vals[j].value;
   r->threads = 1;
-  CHECK(uop_const_value(p->global_size[0], &r->threads));
+  CHECK((r->threads = cc_launch_const(p->desc.global[0])) > 0);
   for (int64_t core = 0; core < r->threads; core++) {
     args[nargs] = (uintptr_t)core;
     tu_call(&k, args, nargs + 1);

@@ -312,7 +312,7 @@ static inline hcq_status gs_simulate(const cc_program *p, cc_kbuf *bufs, size_t 
   gs_sim s = {.list = p->linear, .n = p->nlinear, .bufs = bufs, .nbufs = nbufs, .ignore_barriers = ignore_barriers};
   int64_t gsz[3], lsz[3];
   for (int d = 0; d < 3; d++) {
-    if (!uop_const_value(p->global_size[d], &gsz[d]) || !p->local_size[d] || !uop_const_value(p->local_size[d], &lsz[d]))
+    if ((gsz[d] = cc_launch_const(p->desc.global[d])) < 1 || (lsz[d] = cc_launch_const(p->desc.local[d])) < 1)
       return hcq_status_make(HCQ_CODE_INVALID, "gpu sim: launch sizes must be constants");
   }
   int64_t nthreads = lsz[0] * lsz[1] * lsz[2];

@@ -50,11 +50,7 @@ static cc_program *compile(const uop *k, const cc_target *t, const char *opts) {
   return p;
 }
 
-static int64_t cval(const uop *n) {
-  int64_t v = -1;
-  if (n) uop_const_value(n, &v);
-  return v;
-}
+static int64_t cval(const char *expr) { return cc_launch_const(expr); }
 
 /* Simulate p on filled buffers and compare with the interpreter on k. Returns mismatches (SIZE_MAX on error). */
 static size_t sim_diff(const uop *k, const cc_program *p, bool ignore_barriers, size_t *multi, hcq_status *out_st) {
@@ -177,10 +173,10 @@ static void test_sum_heuristic(void) {
   cc_program *p = compile(k, &g_ptx, NULL);
   if (!p) return;
   CHECK(applied_has(p, CC_OPT_GROUPTOP, 16));
-  CHECK_EQ_INT(cval(p->local_size[0]), 16);
-  CHECK_EQ_INT(cval(p->local_size[1]) * cval(p->local_size[2]), 1);
-  CHECK_EQ_INT(cval(p->global_size[0]) * cval(p->global_size[1]) * cval(p->global_size[2]), 1);
-  CHECK_EQ_INT(p->nbufs, 2);
+  CHECK_EQ_INT(cval(p->desc.local[0]), 16);
+  CHECK_EQ_INT(cval(p->desc.local[1]) * cval(p->desc.local[2]), 1);
+  CHECK_EQ_INT(cval(p->desc.global[0]) * cval(p->desc.global[1]) * cval(p->desc.global[2]), 1);
+  CHECK_EQ_INT(hcq_program_nbufs(&p->desc), 2);
   check_structure(p, 1, 16, "sum ptx");
   CHECK(strstr(p->source, ".shared .align 16 .b8 local0[64];") != NULL);
   CHECK(strstr(p->source, "bar.sync 0;") != NULL);
@@ -195,7 +191,7 @@ static void test_sum_heuristic(void) {
   const uop *big = parse_file("examples/sum_16M.uop");
   p = compile(big, &g_ptx, NULL);
   CHECK(applied_has(p, CC_OPT_GROUPTOP, 16));
-  if (p) CHECK_EQ_INT(cval(p->local_size[0]), 16);
+  if (p) CHECK_EQ_INT(cval(p->desc.local[0]), 16);
   cc_program_free(p);
 
   /* a symbolic output size is not known to be small: no GROUPTOP (the reference resolves the check to False) */
@@ -222,7 +218,7 @@ static void test_amdgpu(void) {
     cc_program *p = compile(k, &t, NULL);
     if (!p) continue;
     CHECK(applied_has(p, CC_OPT_GROUPTOP, 16));
-    CHECK_EQ_INT(cval(p->local_size[0]), 16);
+    CHECK_EQ_INT(cval(p->desc.local[0]), 16);
     check_structure(p, 1, 16, ARCHS[i]);
     CHECK(strstr(p->source, "= internal unnamed_addr addrspace(3) global [16 x float] undef") != NULL);
     CHECK(strstr(p->source, "fence syncscope(\"workgroup\") release\n  call void @llvm.amdgcn.s.barrier()\n"
@@ -258,8 +254,8 @@ static void test_examples_sim(void) {
   cc_program *p = compile(mr, &g_ptx, NULL);
   CHECK(applied_has(p, CC_OPT_GROUPTOP, 16));
   if (p) {
-    CHECK_EQ_INT(cval(p->global_size[0]), 64);
-    CHECK_EQ_INT(cval(p->local_size[0]), 16);
+    CHECK_EQ_INT(cval(p->desc.global[0]), 64);
+    CHECK_EQ_INT(cval(p->desc.local[0]), 16);
   }
   check_structure(p, 1, 16, "max_rows");
   check_sim(mr, p, "max_rows ptx heuristic");
@@ -269,7 +265,7 @@ static void test_examples_sim(void) {
   /* the simulator itself, on an ordinary GPU program (LOCAL dims, no shared memory) */
   const uop *mm0 = parse_file("examples/matmul.uop");
   p = compile(mm0, &g_ptx, NULL);
-  if (p) CHECK(cval(p->local_size[0]) * cval(p->local_size[1]) > 1);
+  if (p) CHECK(cval(p->desc.local[0]) * cval(p->desc.local[1]) > 1);
   check_sim(mm0, p, "matmul ptx heuristic (no group)");
   cc_program_free(p);
 
@@ -386,7 +382,7 @@ static void test_kernels_sim(void) {
   const uop *tril = parse(text);
   p = compile(tril, &g_ptx, NULL);
   CHECK(p && !applied_has(p, CC_OPT_GROUPTOP, 16) && count_op(p, UOP_BARRIER) == 0);
-  if (p) CHECK_EQ_INT(cval(p->local_size[0]), 8);
+  if (p) CHECK_EQ_INT(cval(p->desc.local[0]), 8);
   check_sim(tril, p, "tri (local) heuristic");
   cc_program_free(p);
   /* the check the heuristic uses, directly */

@@ -155,15 +155,16 @@ static void on_native(uop_ctx *ctx, int d, const uop *k, const char *target, con
   size_t n = 0;
   hcq_status st = tu_build_sink(ctx, k, &t, &o, &p, &tk);
   if (!st) st = buffers(d, k, &b, &n);
-  if (!st && p->nbufs + 1 > 10) st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "test: too many arguments");
+  if (!st && hcq_program_nbufs(&p->desc) + 1 > 10)
+    st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "test: too many arguments");
   CHECK_OK(st);
   if (!st) {
     uintptr_t args[10];
-    for (size_t i = 0; i < p->nbufs; i++)
+    for (size_t i = 0; i < hcq_program_nbufs(&p->desc); i++)
       for (size_t j = 0; j < n; j++)
-        if (b[j].slot == p->bufs[i].slot) args[i] = (uintptr_t)b[j].data;
-    args[p->nbufs] = 0; /* core_id */
-    tu_call(&tk, args, (int)p->nbufs + 1);
+        if (b[j].slot == p->desc.params[i].slot) args[i] = (uintptr_t)b[j].data;
+    args[hcq_program_nbufs(&p->desc)] = 0; /* core_id */
+    tu_call(&tk, args, (int)hcq_program_nbufs(&p->desc) + 1);
     char where[96];
     snprintf(where, sizeof where, "%s [%s]", target, opts ? opts : "");
     CHECK_EQ_INT(check(d, b, n, where), 0);

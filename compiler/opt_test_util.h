@@ -130,19 +130,20 @@ static inline hcq_status otu_native_same(uop_ctx *ctx, const uop *kernel, const 
     otu_refill(b, nb, seed);
   }
   if (!st) st = otu_interp(kernel, a, na, vals, nvals);
-  if (!st && p->nbufs + p->nvars + 1 > 10) st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "test: too many arguments");
+  if (!st && hcq_program_nbufs(&p->desc) + hcq_program_nvars(&p->desc) + 1 > 10)
+    st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "test: too many arguments");
   if (!st) {
     uintptr_t args[10];
     int nargs = 0;
     /* the program's own buffer list: a buffer the simplifier made unused is not a parameter */
-    for (size_t i = 0; i < p->nbufs; i++)
+    for (size_t i = 0; i < hcq_program_nbufs(&p->desc); i++)
       for (size_t j = 0; j < nb; j++)
-        if (b[j].slot == p->bufs[i].slot) args[nargs++] = (uintptr_t)b[j].data;
-    for (size_t v = 0; v < p->nvars; v++)
+        if (b[j].slot == p->desc.params[i].slot) args[nargs++] = (uintptr_t)b[j].data;
+    for (size_t v = 0; v < hcq_program_nvars(&p->desc); v++)
       for (size_t j = 0; j < nvals; j++)
-        if (strcmp(vals[j].name, p->var_names[v]) == 0) args[nargs++] = (uintptr_t)vals[j].value;
+        if (strcmp(vals[j].name, hcq_program_var(&p->desc, v)->name) == 0) args[nargs++] = (uintptr_t)vals[j].value;
     int64_t threads = 1;
-    if (!uop_const_value(p->global_size[0], &threads)) threads = 1;
+    if ((threads = cc_launch_const(p->desc.global[0])) < 1) threads = 1;
     for (int64_t core = 0; core < threads; core++) {
       args[nargs] = (uintptr_t)core;
       tu_call(&k, args, nargs + 1);

@@ -169,7 +169,7 @@ static void test_thread_structure(void) {
   CHECK_EQ_INT(bad, 0);
   if (p) {
     int64_t g = 0;
-    CHECK(uop_const_value(p->global_size[0], &g) && g == 2);
+    CHECK((g = cc_launch_const(p->desc.global[0])) == 2);
     CHECK(strstr(p->source, "core_id") != NULL);
     cc_program_free(p);
   }

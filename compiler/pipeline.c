@@ -189,11 +189,6 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-static int cmp_buf(const void *a, const void *b) {
-  return ((const cc_buffer *)a)->slot - ((const cc_buffer *)b)->slot;
-}
-
 /* Identifiers a kernel symbol must not be in some target's source: C keywords (and GNU ones), PTX's predefined
  * WARP_SZ, main, and the renderers' own file-scope names (vector typedefs like float4/int8_u, the C renderer's
  * hcq_/HCQ_ helpers, shared-memory globals localN of PTX and LLVM). Names with two leading underscores or _X are
@@ -250,66 +245,6 @@ static char *kernel_symbol(const uop *sink) {
   return out;
 }
 
-static hcq_status fill_spec(uop_ctx *ctx, const cc_target *t, const uop *sink, cc_program *p) {
-  const uop **nodes;
-  size_t count;
-  HCQ_TRY(uop_toposort(ctx, sink, &nodes, &count));
-  const uop *one = uop_index_const(ctx, 1);
-  for (int d = 0; d < 3; d++) {
-    p->global_size[d] = one;
-    p->local_size[d] = t->has_local ? one : NULL;
-  }
-  size_t nb = 0, nv = 0;
-  for (size_t k = 0; k < count; k++) {
-    nb += nodes[k]->op == UOP_DEFINE_GLOBAL;
-    nv += nodes[k]->op == UOP_DEFINE_VAR;
-  }
-  p->bufs = calloc(nb ? nb : 1, sizeof *p->bufs);
-  p->var_names = calloc(nv ? nv : 1, sizeof *p->var_names);
-  if (!p->bufs || !p->var_names) return hcq_status_make(HCQ_CODE_NOMEM, "program spec: out of memory");
-  for (size_t k = 0; k < count; k++) {
-    const uop *n = nodes[k];
-    if (n->op == UOP_DEFINE_GLOBAL) {
-      cc_buffer *b = &p->bufs[p->nbufs++];
-      b->slot = (int)n->arg.i;
-      b->dtype = uop_dt_base_of(n->dtype);
-      b->size = n->dtype.size;
-    } else if (n->op == UOP_DEFINE_VAR) {
-      /* every renderer passes a variable as a signed 32-bit argument: a wider declared range cannot be honoured */
-      bool is_u64 = uop_dt_is_unsigned(n->dtype) && uop_dt_bits(n->dtype) == 64; /* i2 is a bit pattern */
-      if (n->arg.kind == UOP_ARG_VAR && ((is_u64 && n->arg.i2 < 0) || n->arg.i < INT32_MIN || n->arg.i2 > INT32_MAX))
-        return hcq_status_make(HCQ_CODE_UNSUPPORTED,
-                               "variable %s is declared %lld..%lld (%s): kernel variables are int32 arguments",
-                               n->arg.str, (long long)n->arg.i,
-                               (long long)n->arg.i2, uop_dt_name(n->dtype));
-      p->var_names[p->nvars] = strdup(n->arg.str);
-      if (!p->var_names[p->nvars]) return hcq_status_make(HCQ_CODE_NOMEM, "program spec: out of memory");
-      p->nvars++;
-    } else if (n->op == UOP_SPECIAL && n->nsrc == 1) {
-      const char *nm = n->arg.str;
-      int d = nm[strlen(nm) - 1] - '0';
-      if (d < 0 || d > 2) return hcq_status_make(HCQ_CODE_INTERNAL, "program spec: bad SPECIAL name %s", nm);
-      if (nm[0] == 'l' && t->has_local) p->local_size[d] = n->src[0];
-      else p->global_size[d] = n->src[0];
-    }
-  }
-  /* Usage flags, once every buffer is listed. */
-  for (size_t k = 0; k < count; k++) {
-    const uop *n = nodes[k];
-    if ((n->op == UOP_LOAD || n->op == UOP_STORE) && n->nsrc >= 1 && n->src[0]->op == UOP_INDEX_OP &&
-        n->src[0]->src[0]->op == UOP_DEFINE_GLOBAL) {
-      for (size_t i = 0; i < p->nbufs; i++)
-        if (p->bufs[i].slot == (int)n->src[0]->src[0]->arg.i) {
-          if (n->op == UOP_LOAD) p->bufs[i].read = true;
-          else p->bufs[i].written = true;
-        }
-    }
-  }
-  qsort(p->bufs, p->nbufs, sizeof *p->bufs, cmp_buf);
-  qsort(p->var_names, p->nvars, sizeof *p->var_names, cmp_str);
-  return HCQ_OK;
-}
-
 /* ------------------------------------------------------------------------------------------------ stable signature */
 
 /* The kernel's argument list is every DEFINE_GLOBAL of its input, in slot order, so callers can pass buffers by
@@ -351,10 +286,8 @@ void cc_program_free(cc_program *prog) {
   free(prog->symbol);
   free(prog->source);
   free(prog->binary);
-  free(prog->bufs);
-  for (size_t i = 0; i < prog->nvars; i++) free(prog->var_names[i]);
-  free(prog->var_names);
   free(prog->applied_opts);
+  hcq_status_free(prog->desc_status);
   free(prog);
 }
 
@@ -399,7 +332,7 @@ hcq_status cc_compile_source(uop_ctx *ctx, const uop *kernel, const cc_target *t
     o->dump(o->dump_user, "linearize", listing);
     free(listing);
   }
-  st = fill_spec(ctx, t, sink, p);
+  st = cc_program_fill_desc(ctx, t, sink, p);
   if (st) goto fail;
   if (t->kind == CC_TARGET_PTX) st = cc_render_ptx(t, p->symbol, p->linear, p->nlinear, &p->source);
   else if (t->kind == CC_TARGET_AMDGPU || t->kind == CC_TARGET_LLVM_CPU)

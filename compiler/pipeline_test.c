@@ -64,8 +64,8 @@ int main(void) {
     CHECK(strstr(p->source, "ridx0 < 2048") != NULL);
     CHECK(strstr(p->source, "/") == NULL && strstr(p->source, "%") == NULL); /* no div/mod left */
     CHECK_EQ_STR(p->name, "add2d");
-    CHECK_EQ_INT(p->nbufs, 2);
-    CHECK(p->bufs[0].written && !p->bufs[0].read && p->bufs[1].read && !p->bufs[1].written);
+    CHECK_EQ_INT(hcq_program_nbufs(&p->desc), 2);
+    CHECK(p->desc.params[0].access == HCQ_ACCESS_WRITE && p->desc.params[1].access == HCQ_ACCESS_READ);
     cc_program_free(p);
   }
 
@@ -152,7 +152,7 @@ int main(void) {
     CHECK_EQ_INT(count_op(p, UOP_SPECIAL), 1);
     CHECK_EQ_INT(count_op(p, UOP_RANGE), 1);
     int64_t g = 0;
-    CHECK(uop_const_value(p->global_size[0], &g) && g == 4);
+    CHECK((g = cc_launch_const(p->desc.global[0])) == 4);
     CHECK(strstr(p->source, "int gidx0 = core_id;") != NULL);
     cc_program_free(p);
   }
@@ -195,6 +195,21 @@ int main(void) {
 
   /* 8. bad input: not a SINK */
   CHECK_ERR(cc_compile_source(ctx, uop_index_const(ctx, 3), &c, NULL, &p), HCQ_CODE_INVALID, "expected SINK");
+
+  /* 9. a declared buffer the AST never uses leaves a gap in the slots: the kernel compiles (callers pass buffers by
+   * slot, params[i].slot), only the runtime description refuses it */
+  const uop *gap = parse(ctx,
+                         "(kernel gap (let o (buf 0 float32 4)) (let u (buf 1 float32 4)) (let a (buf 2 float32 4))"
+                         " (let r0 (range 0 4 loop)) (sink (store (index o r0) (load (index a r0)) r0)))");
+  CHECK_OK(cc_compile_source(ctx, gap, &c, &(cc_options){.noopt = true}, &p));
+  if (p) {
+    CHECK_EQ_INT(hcq_program_nbufs(&p->desc), 2);
+    CHECK(p->desc.params[0].slot == 0 && p->desc.params[1].slot == 2);
+    CHECK(p->desc.params[1].access == HCQ_ACCESS_READ);
+    hcq_program d;
+    CHECK_ERR(cc_program_describe(p, &c, &d), HCQ_CODE_UNSUPPORTED, "buffer slots are not 0..1");
+    cc_program_free(p);
+  }
 
   uop_ctx_destroy(ctx);
   return testing_summary("pipeline");

@@ -94,7 +94,7 @@ static void check_misaligned(const cc_target *t) {
   for (int shift = 0; out && a && b && shift < 4; shift++) {
     for (int i = 0; i < N + 16; i++) a[i] = (float)i * 0.5f, b[i] = (float)(i % 7), out[i] = -1;
     int64_t threads = 1;
-    if (!uop_const_value(p->global_size[0], &threads)) threads = 1;
+    if ((threads = cc_launch_const(p->desc.global[0])) < 1) threads = 1;
     for (int64_t core = 0; core < threads; core++)
       tu_call(&tk, (uintptr_t[]){(uintptr_t)(out + shift), (uintptr_t)(a + shift), (uintptr_t)(b + shift),
                                  (uintptr_t)core}, 4);

@@ -84,7 +84,7 @@ static void run_all(const cc_target *t) {
                         t, &p);
     if (k.fn) {
       CHECK(strstr(p->source, "const int var_n, int core_id") != NULL);
-      CHECK(p->nvars == 1 && strcmp(p->var_names[0], "n") == 0);
+      CHECK(hcq_program_nvars(&p->desc) == 1 && strcmp(hcq_program_var(&p->desc, 0)->name, "n") == 0);
       tu_call(&k, (uintptr_t[]){(uintptr_t)y, (uintptr_t)x, 1000, 0}, 4);
       int bad = 0;
       for (int i = 0; i < 1024; i++) bad += y[i] != (i < 1000 ? x[i] * 2.5f + y0[i] : y0[i]);

@@ -55,10 +55,7 @@ static cc_program *compile(uop_ctx *ctx, const char *text, const char *target, c
   return p;
 }
 
-static int64_t size_of(const uop *n) {
-  int64_t v = -1;
-  return n && uop_const_value(n, &v) ? v : -1;
-}
+static int64_t size_of(const char *expr) { return cc_launch_const(expr); }
 
 static void test_text(void) {
   uop_ctx *ctx = NULL;
@@ -116,9 +113,9 @@ static void test_text(void) {
   /* gpudims: 4 global dims (2,3,4,5) -> x = 5 (innermost), y = 4, z = 3*2 merged */
   p = compile(ctx, ADD4D, "amdgpu:gfx1100", NULL, false);
   if (p) {
-    CHECK_EQ_INT(size_of(p->global_size[0]), 5);
-    CHECK_EQ_INT(size_of(p->global_size[1]), 4);
-    CHECK_EQ_INT(size_of(p->global_size[2]), 6);
+    CHECK_EQ_INT(size_of(p->desc.global[0]), 5);
+    CHECK_EQ_INT(size_of(p->desc.global[1]), 4);
+    CHECK_EQ_INT(size_of(p->desc.global[2]), 6);
     CHECK(strstr(p->source, "workgroup.id.z"));
   }
   cc_program_free(p);
@@ -131,9 +128,9 @@ static void test_text(void) {
   }
   p = compile(ctx, big, "amdgpu:gfx942", NULL, false);
   if (p) {
-    CHECK_EQ_INT(size_of(p->global_size[0]), 1610612736);
-    CHECK_EQ_INT(size_of(p->global_size[1]), 2);
-    CHECK_EQ_INT(size_of(p->global_size[2]), 1);
+    CHECK_EQ_INT(size_of(p->desc.global[0]), 1610612736);
+    CHECK_EQ_INT(size_of(p->desc.global[1]), 2);
+    CHECK_EQ_INT(size_of(p->desc.global[2]), 1);
   }
   cc_program_free(p);
   /* LOCAL opt: lidx0 of 16, the work-group size attribute follows */
@@ -141,7 +138,7 @@ static void test_text(void) {
   if (p) {
     CHECK(strstr(p->source, "@llvm.amdgcn.workitem.id.x()"));
     CHECK(strstr(p->source, "\"amdgpu-flat-work-group-size\"=\"1,5\""));
-    CHECK_EQ_INT(size_of(p->local_size[0]), 5);
+    CHECK_EQ_INT(size_of(p->desc.local[0]), 5);
   }
   cc_program_free(p);
   uop_ctx_destroy(ctx);

@@ -73,7 +73,7 @@ static void check_structure(const cc_program *p, const cc_target *t, const uop *
   CHECK_EQ_INT(count_str(src, "ld.param.u64"), nbuf);
   /* .maxntid X, Y, Z = the local size */
   int64_t l[3];
-  for (int d = 0; d < 3; d++) CHECK(p->local_size[d] && uop_const_value(p->local_size[d], &l[d]));
+  for (int d = 0; d < 3; d++) CHECK((l[d] = cc_launch_const(p->desc.local[d])) > 0);
   char maxntid[96];
   snprintf(maxntid, sizeof maxntid, ".maxntid %lld, %lld, %lld\n", (long long)l[0], (long long)l[1], (long long)l[2]);
   CHECK(strstr(src, maxntid) != NULL);

@@ -9,13 +9,13 @@ static const char *KERNEL =
     " (sink (store (index o r0) (+ (* (load (index a r0)) (const 0 int32)) (load (index b r0))) r0)))";
 
 static void check_spec(const cc_program *p) {
-  CHECK_EQ_INT(p->nbufs, 3);
-  if (p->nbufs != 3) return;
-  for (int i = 0; i < 3; i++) CHECK_EQ_INT(p->bufs[i].slot, i);
-  CHECK(!p->bufs[0].read && p->bufs[0].written);
-  CHECK(!p->bufs[1].read && !p->bufs[1].written); /* kept, used by nothing */
-  CHECK(p->bufs[2].read && !p->bufs[2].written);
-  CHECK(p->bufs[1].dtype.scalar == UOP_INT32 && p->bufs[1].size == 16);
+  CHECK_EQ_INT(hcq_program_nbufs(&p->desc), 3);
+  if (hcq_program_nbufs(&p->desc) != 3) return;
+  for (int i = 0; i < 3; i++) CHECK_EQ_INT(p->desc.params[i].slot, i);
+  CHECK_EQ_INT(p->desc.params[0].access, HCQ_ACCESS_WRITE);
+  CHECK_EQ_INT(p->desc.params[1].access, 0); /* kept, used by nothing */
+  CHECK_EQ_INT(p->desc.params[2].access, HCQ_ACCESS_READ);
+  CHECK(strcmp(p->desc.params[1].dtype, "int32") == 0 && p->desc.params[1].nelems == 16);
 }
 
 /* The three parameter names appear in this order in the source. */
@@ -100,7 +100,7 @@ int main(void) {
   CHECK_OK(cc_kernel_parse(ctx, edge, strlen(edge), "<test>", &ek));
   if (ek) {
     CHECK_OK(cc_compile_source(ctx, ek, &c, &(cc_options){.noopt = true}, &p));
-    if (p) CHECK(p->nvars == 1 && strcmp(p->var_names[0], "n") == 0);
+    if (p) CHECK(hcq_program_nvars(&p->desc) == 1 && strcmp(hcq_program_var(&p->desc, 0)->name, "n") == 0);
     cc_program_free(p);
   }
   uop_ctx_destroy(ctx);

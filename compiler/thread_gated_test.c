@@ -35,7 +35,7 @@ static void run(const char *text, const char *opts, int64_t n, const cc_target *
   if (bad) fprintf(stderr, "  %s with %s, n=%lld: %zu bad elements\n", text, opts ? opts : "heuristic", (long long)n, bad);
   CHECK_EQ_INT((long long)bad, 0);
   int64_t threads = 0;
-  if (p) CHECK(uop_const_value(p->global_size[0], &threads));
+  if (p) CHECK((threads = cc_launch_const(p->desc.global[0])) > 0);
   CHECK(want_thread ? threads > 1 : threads == 1);
   cc_program_free(p);
   free(o);

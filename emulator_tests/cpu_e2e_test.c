@@ -53,16 +53,16 @@ static void run_example(const char *path, bool noopt) {
   CHECK_OK(st);
   size_t total = 0;
   for (size_t i = 0; i < nhost; i++) total += host[i].size_B;
-  if (total > (k.prog->nvars ? RUN_LIMIT_VAR_B : RUN_LIMIT_B)) {
+  if (total > (hcq_program_nvars(&k.prog->desc) ? RUN_LIMIT_VAR_B : RUN_LIMIT_B)) {
     printf("%-30s %-6s compiled, not run (%zu MiB of buffers)\n", path, noopt ? "noopt" : "heur", total >> 20);
     goto done;
   }
   CHECK_OK(krun_setup(&k, dev));
   uop_var_val vv[8];
   size_t nv = 0;
-  for (size_t v = 0; v < k.prog->nvars && nv < 8; v++) {
+  for (size_t v = 0; v < hcq_program_nvars(&k.prog->desc) && nv < 8; v++) {
     int64_t lo = k.var_nodes[v]->arg.i, hi = k.var_nodes[v]->arg.i2, x = hi < 777 ? hi : 777;
-    vv[nv++] = (uop_var_val){k.prog->var_names[v], x < lo ? lo : x};
+    vv[nv++] = (uop_var_val){hcq_program_var(&k.prog->desc, v)->name, x < lo ? lo : x};
   }
   CHECK_OK(krun_set_vars(&k, vv, nv));
   krun_fill(&k, 7);

@@ -59,7 +59,7 @@ static void run_example(const cc_target *t, const char *path, bool noopt) {
   }
   size_t total = 0;
   for (size_t i = 0; i < nref; i++) total += ref[i].size_B;
-  bool has_var = p->nvars > 0;
+  bool has_var = hcq_program_nvars(&p->desc) > 0;
   if (total > (has_var ? RUN_LIMIT_VAR_B : RUN_LIMIT_B)) {
     printf("%-28s %-10s %-9s compiled, not run (%zu MiB of buffers)\n", path, t->name, noopt ? "noopt" : "heuristic",
            total >> 20);

@@ -104,14 +104,13 @@ static inline hcq_status ptu_run_program(const cc_program *p, cc_kbuf *bufs, siz
     }
   }
   l.params_size_B = e ? e->params_size_B : 0;
+  int64_t g[3] = {1, 1, 1}, b[3] = {1, 1, 1};
+  if (!st) st = cc_program_launch_dims(p, (const hcq_var *)vals, nvals, 0x7fffffff, g, b);
   for (int d = 0; d < 3 && !st; d++) {
-    int64_t g = 1, b = 1;
-    st = uop_sym_infer(p->global_size[d], vals, nvals, &g);
-    if (!st && p->local_size[d]) st = uop_sym_infer(p->local_size[d], vals, nvals, &b);
-    if (!st && (g < 1 || g > 0x7fffffff || b < 1 || b > 1024))
-      st = hcq_status_make(HCQ_CODE_INVALID, "launch size %lld x %lld on axis %d", (long long)g, (long long)b, d);
-    l.grid[d] = (uint32_t)g;
-    l.block[d] = (uint32_t)b;
+    if (b[d] > 1024)
+      st = hcq_status_make(HCQ_CODE_INVALID, "launch size %lld x %lld on axis %d", (long long)g[d], (long long)b[d], d);
+    l.grid[d] = (uint32_t)g[d];
+    l.block[d] = (uint32_t)b[d];
   }
   if (!st) st = ptx_launch_run(m, &l, stats);
   ptx_module_free(m);

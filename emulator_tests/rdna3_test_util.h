@@ -125,9 +125,9 @@ static inline hcq_status r3t_run(const cc_program *p, cc_kbuf *got, size_t ngot,
     memcpy(kernarg + at, &va, 8);
     r3t_mem_add(&m, got[i].data, got[i].size_B);
   }
-  for (size_t v = 0; v < p->nvars && at + 4 <= sizeof kernarg; v++, at += 4)
+  for (size_t v = 0; v < hcq_program_nvars(&p->desc) && at + 4 <= sizeof kernarg; v++, at += 4)
     for (size_t j = 0; j < nvals; j++)
-      if (!strcmp(vals[j].name, p->var_names[v])) {
+      if (!strcmp(vals[j].name, hcq_program_var(&p->desc, v)->name)) {
         int32_t x = (int32_t)vals[j].value;
         memcpy(kernarg + at, &x, 4);
       }
@@ -135,8 +135,8 @@ static inline hcq_status r3t_run(const cc_program *p, cc_kbuf *got, size_t ngot,
   rdna3_dispatch d = {.kernarg_va = (uint64_t)(uintptr_t)kernarg, .max_total_insts = max_insts};
   hcq_status st = HCQ_OK;
   for (int k = 0; k < 3 && !st; k++) {
-    int64_t g = 1, l = 1;
-    if (!uop_const_value(p->global_size[k], &g) || (p->local_size[k] && !uop_const_value(p->local_size[k], &l)))
+    int64_t g = cc_launch_const(p->desc.global[k]), l = cc_launch_const(p->desc.local[k]);
+    if (g < 1 || l < 1)
       st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "launch sizes must be constants");
     d.groups[k] = (uint32_t)g, d.block[k] = (uint32_t)l;
   }

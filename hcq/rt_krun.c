@@ -92,14 +92,15 @@ hcq_status krun_setup_rt(krun *k, hcq_rt_device *rd) {
   HCQ_TRY(cc_kernel_buffers(k->sink, &k->bufs, &k->nbufs));
   HCQ_TRY(check_memory(k));
   k->rbufs = calloc(k->nbufs ? k->nbufs : 1, sizeof *k->rbufs);
-  k->var_nodes = calloc(p->nvars + 1, sizeof *k->var_nodes);
-  k->vv = calloc(p->nvars + 1, sizeof *k->vv);
+  k->var_nodes = calloc(hcq_program_nvars(&p->desc) + 1, sizeof *k->var_nodes);
+  k->vv = calloc(hcq_program_nvars(&p->desc) + 1, sizeof *k->vv);
   if (!k->rbufs || !k->var_nodes || !k->vv) return hcq_status_make(HCQ_CODE_NOMEM, "krun %s", p->name);
-  for (size_t v = 0; v < p->nvars; v++) {
-    k->var_nodes[v] = find_var(k, p->var_names[v]);
+  for (size_t v = 0; v < hcq_program_nvars(&p->desc); v++) {
+    k->var_nodes[v] = find_var(k, hcq_program_var(&p->desc, v)->name);
     if (!k->var_nodes[v])
-      return hcq_status_make(HCQ_CODE_INTERNAL, "kernel %s: variable %s not in the AST", p->name, p->var_names[v]);
-    k->vv[v] = (uop_var_val){p->var_names[v], k->var_nodes[v]->arg.i2};
+      return hcq_status_make(HCQ_CODE_INTERNAL, "kernel %s: variable %s not in the AST", p->name,
+                             hcq_program_var(&p->desc, v)->name);
+    k->vv[v] = (uop_var_val){hcq_program_var(&p->desc, v)->name, k->var_nodes[v]->arg.i2};
   }
   /* the runtime layer: the compiled program described once, loaded, its launch queue recorded */
   hcq_program desc;
@@ -124,11 +125,11 @@ void krun_fill(krun *k, uint64_t seed) {
 }
 
 hcq_status krun_set_vars(krun *k, const uop_var_val *vars, size_t n) {
-  for (size_t v = 0; v < k->prog->nvars; v++) {
+  for (size_t v = 0; v < hcq_program_nvars(&k->prog->desc); v++) {
     const uop *node = k->var_nodes[v];
     bool found = false;
     for (size_t i = 0; i < n; i++) {
-      if (strcmp(vars[i].name, k->prog->var_names[v]) != 0) continue;
+      if (strcmp(vars[i].name, hcq_program_var(&k->prog->desc, v)->name) != 0) continue;
       if (vars[i].value < node->arg.i || vars[i].value > node->arg.i2)
         return hcq_status_make(HCQ_CODE_INVALID, "variable %s=%lld is outside its range %lld..%lld", vars[i].name,
                                (long long)vars[i].value, (long long)node->arg.i, (long long)node->arg.i2);
@@ -137,7 +138,7 @@ hcq_status krun_set_vars(krun *k, const uop_var_val *vars, size_t n) {
     }
     if (!found)
       return hcq_status_make(HCQ_CODE_NOT_FOUND, "kernel %s needs variable %s (%lld..%lld)", k->prog->name,
-                             k->prog->var_names[v], (long long)node->arg.i, (long long)node->arg.i2);
+                             hcq_program_var(&k->prog->desc, v)->name, (long long)node->arg.i, (long long)node->arg.i2);
   }
   return HCQ_OK;
 }
@@ -145,7 +146,7 @@ hcq_status krun_set_vars(krun *k, const uop_var_val *vars, size_t n) {
 _Static_assert(sizeof(hcq_var) == sizeof(uop_var_val), "hcq_var and uop_var_val share their layout");
 
 hcq_status krun_exec(krun *k, uint32_t timeout_ms, double *out_ms) {
-  HCQ_TRY(hcq_rt_launch(k->kern, k->rbufs, k->nbufs, (const hcq_var *)k->vv, k->prog->nvars));
+  HCQ_TRY(hcq_rt_launch(k->kern, k->rbufs, k->nbufs, (const hcq_var *)k->vv, hcq_program_nvars(&k->prog->desc)));
   HCQ_TRY(hcq_status_annotate(hcq_rt_sync(k->rd, timeout_ms), "running %s", k->prog->name));
   if (out_ms) *out_ms = hcq_rt_kernel_last_ms(k->kern);
   return HCQ_OK;
@@ -245,7 +246,7 @@ hcq_status krun_check_interp(krun *k, cc_kbuf *host, size_t nhost, double rel, d
       sizes[host[i].slot] = host[i].size_B;
     }
   }
-  if (!st) st = cc_interp_run(k->sink, ptrs, sizes, nhost, k->vv, k->prog->nvars);
+  if (!st) st = cc_interp_run(k->sink, ptrs, sizes, nhost, k->vv, hcq_program_nvars(&k->prog->desc));
   for (size_t i = 0; !st && i < nhost; i++)
     krun_compare(k->bufs[i].data, host[i].data, host[i].dtype, host[i].nelems, rel, abs, out);
   free(ptrs);

@@ -28,7 +28,7 @@ typedef struct krun {
   hcq_rt_buffer **rbufs; /* per slot */
   cc_kbuf *bufs; /* data = device memory (host view) */
   size_t nbufs;
-  const uop **var_nodes; /* DEFINE_VAR per prog->var_names entry */
+  const uop **var_nodes; /* DEFINE_VAR per variable of prog->desc */
   uop_var_val *vv;       /* prog->nvars kernel values */
   double compile_ms;     /* pipeline + external */
 } krun;
@@ -47,7 +47,7 @@ hcq_status krun_setup(krun *k, cpu_device *dev);
 hcq_status krun_setup_rt(krun *k, hcq_rt_device *rd);
 /* Fill every buffer deterministically (cc_fill_buffer, seed + slot). */
 void krun_fill(krun *k, uint64_t seed);
-/* Set the kernel variables by name (every prog->var_names entry must be given; values checked against the
+/* Set the kernel variables by name (every variable of prog->desc must be given; values checked against the
  * variable's range). */
 hcq_status krun_set_vars(krun *k, const uop_var_val *vars, size_t n);
 /* Submit and wait (timeout_ms); *out_ms (optional) gets the kernel time from the device timestamps. Errors the

@@ -587,7 +587,7 @@ static hcq_status beam_row(bench *b, bres *r, const char *text, const uop_var_va
   if (!st) {
     krun_cmp cmp = {.first_bad = -1};
     for (size_t i = 0; i < h.nbufs; i++)
-      if (h.prog->bufs[i].written)
+      if ((h.prog->desc.params[i].access & HCQ_ACCESS_WRITE))
         krun_compare(w.bufs[i].data, h.bufs[i].data, h.bufs[i].dtype, h.bufs[i].nelems, 1e-4, 1e-5, &cmp);
     r->beam_verified = cmp.mismatches == 0 && r->verified;
     st = time_runs(b, &w, wm, &r->beam_run_ms);

@@ -209,16 +209,17 @@ int hcq_verb_run(int argc, char **argv) {
     size_t nall = 0;
     for (size_t i = 0; i < nvars; i++) {
       bool used = false;
-      for (size_t v = 0; v < k.prog->nvars; v++) used |= !strcmp(k.prog->var_names[v], vars[i].name);
+      for (size_t v = 0; v < hcq_program_nvars(&k.prog->desc); v++)
+        used |= !strcmp(hcq_program_var(&k.prog->desc, v)->name, vars[i].name);
       if (!used) fprintf(stderr, "hcq run: note: kernel %s has no variable %s\n", k.prog->name, vars[i].name);
       all[nall++] = vars[i];
     }
-    for (size_t v = 0; v < k.prog->nvars && nall < MAX_ITEMS * 2; v++) {
+    for (size_t v = 0; v < hcq_program_nvars(&k.prog->desc) && nall < MAX_ITEMS * 2; v++) {
       bool given = false;
-      for (size_t i = 0; i < nvars; i++) given |= !strcmp(k.prog->var_names[v], vars[i].name);
+      for (size_t i = 0; i < nvars; i++) given |= !strcmp(hcq_program_var(&k.prog->desc, v)->name, vars[i].name);
       if (!given) {
-        all[nall++] = (uop_var_val){k.prog->var_names[v], k.var_nodes[v]->arg.i2};
-        fprintf(stderr, "hcq run: %s=%lld (its maximum; set it with --var)\n", k.prog->var_names[v],
+        all[nall++] = (uop_var_val){hcq_program_var(&k.prog->desc, v)->name, k.var_nodes[v]->arg.i2};
+        fprintf(stderr, "hcq run: %s=%lld (its maximum; set it with --var)\n", hcq_program_var(&k.prog->desc, v)->name,
                 (long long)k.var_nodes[v]->arg.i2);
       }
     }

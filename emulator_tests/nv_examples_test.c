@@ -3,6 +3,7 @@
  * compared with the reference interpreter (etu_compare). Kernels whose buffers exceed 1 MiB are skipped (printed),
  * as are unoptimized runs over 256 KiB (16 MiB with a variable: 777 elements run;
  * 64 KiB for an unoptimized reduce) (one thread per block is slow under ASan and qemu). Needs ptxas (skips without). */
+#include "emulator_tests/nv_test_64bit.h"
 #include "compiler/toolchain.h"
 #include "emulator_tests/nv_test_util.h"
 
@@ -17,6 +18,7 @@ static char *read_text(const char *path) {
 }
 
 int main(void) {
+  NV_TEST_NEEDS_64BIT("nv_examples_test");
   char ptxas[512];
   hcq_status st = cc_ptx_ptxas(ptxas, sizeof ptxas);
   if (st) {

@@ -2,6 +2,7 @@
  * nothing fails any more); each failure is a clear error naming the call, nothing leaks (ASan, and the mock's
  * object and range counts), and a fresh open afterwards works. Also: bad RM calls come back with the real RM
  * status by name. */
+#include "emulator_tests/nv_test_64bit.h"
 #include <errno.h>
 #include <string.h>
 
@@ -89,6 +90,7 @@ static void bad_calls(const char *version) {
 }
 
 int main(void) {
+  NV_TEST_NEEDS_64BIT("nv_fault_test");
   static const char *const all[] = {"570.211.01", "575.64.05", "580.65.06", "590.48.01", "595.45.04"};
   for (int i = 0; i < 5; i++) bad_calls(all[i]);
   /* every ioctl (RM escapes, controls, UVM), open and mmap of init and allocation; two branches */

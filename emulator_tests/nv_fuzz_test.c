@@ -6,6 +6,7 @@
  * (.nv.info parameter offsets), launched through hcq_rt_launch (constant bank 0, QMD grid/block) and compared
  * with the reference interpreter (etu_compare). Seed: HCQ_FUZZ_SEED (default fixed, printed); budget:
  * HCQ_FUZZ_SECONDS (default 3). Needs ptxas (skips without). */
+#include "emulator_tests/nv_test_64bit.h"
 #include <stdarg.h>
 
 #include "compiler/toolchain.h"
@@ -136,6 +137,7 @@ static void gen(kbuf_text *b, kshape *k, bool *var) {
 }
 
 int main(void) {
+  NV_TEST_NEEDS_64BIT("nv_fuzz_test");
   char ptxas[512];
   hcq_status st = cc_ptx_ptxas(ptxas, sizeof ptxas);
   if (st) {

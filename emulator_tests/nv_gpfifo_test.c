@@ -2,6 +2,7 @@
  * (runtime.md 6.2/6.4), QMD launches decoded into the launch hook (grid, block, constant bank 0, shared memory,
  * program) with their releases and QMD chains, and loud failures: unknown methods (with method and push-buffer
  * address), MMU faults, per-class address widths, a missing launch hook, misused builders. */
+#include "emulator_tests/nv_test_64bit.h"
 #include <string.h>
 
 #include "autogen/nv_qmd.h"
@@ -242,6 +243,7 @@ static void expect_fault(nv_mock_arch arch, int kind, const char *needle) {
 }
 
 int main(void) {
+  NV_TEST_NEEDS_64BIT("nv_gpfifo_test");
   check_words();
   check_qmd();
   expect_fault(NV_MOCK_HOPPER, 0, "method 0x1234 (push buffer 0x");

@@ -1,6 +1,7 @@
 /* The NV hcq device on the mock: queues of push-buffer methods (signal, wait across the compute and copy
  * channels, copy, timestamp, barrier), symbolic values and copy operands patched between submits, the clear refusals of what is
  * not wired yet (copies on the compute queue), and kernel launches through QMDs. */
+#include "emulator_tests/nv_test_64bit.h"
 #include <string.h>
 
 #include "emulator_tests/nv_mock.h"
@@ -99,6 +100,7 @@ static void check_exec(hcq_device *dev, nv_mock *m, hcq_signal *s, uop_ctx *ctx)
 }
 
 int main(void) {
+  NV_TEST_NEEDS_64BIT("nv_hcq_test");
   kif *k;
   nv_mock *m;
   nv_mock_config c = {.version = "580.95.05"};

@@ -1,6 +1,7 @@
 /* nv/ on the NV mock: the init sequence on every supported driver branch's layout, class choice per GPU
  * generation (and fail-closed without a compute class), memory of each kind, copy-engine copies and semaphore
  * signal/wait across channels, and a clean teardown (no RM object or UVM range left). */
+#include "emulator_tests/nv_test_64bit.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,6 +87,7 @@ static void check_cross_wait(rig *r) {
 }
 
 int main(void) {
+  NV_TEST_NEEDS_64BIT("nv_init_test");
   static const char *const versions[] = {"570.86.16", "575.64.05", "580.95.05", "590.48.01"};
   for (int v = 0; v < 4; v++) {
     rig r;

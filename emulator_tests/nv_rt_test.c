@@ -4,6 +4,7 @@
  * SM than its target string says, a missing kernel), a binary without its PTX (loads; the mock refuses to run it,
  * naming why), and a faulting kernel reported by take_error (Xid 31 from the error notifier) with the device
  * running on. Results against the reference interpreter (etu_compare). Needs ptxas (skips without). */
+#include "emulator_tests/nv_test_64bit.h"
 #include "compiler/toolchain.h"
 #include "emulator_tests/nv_test_util.h"
 
@@ -115,6 +116,7 @@ static void check_fault(void) {
 }
 
 int main(void) {
+  NV_TEST_NEEDS_64BIT("nv_rt_test");
   if (!kif_exists(kif_default(), "/dev/nvidiactl")) {
     unsigned n = 7;
     CHECK_ERR(hcq_rt_device_count("nv", &n), HCQ_CODE_NOT_FOUND, "HCQ_MOCK=nv");

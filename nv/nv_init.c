@@ -172,6 +172,11 @@ static hcq_status nv_open_channels(nv_dev *d) {
 
 hcq_status nv_dev_open(kif *k, int index, nv_dev **out) {
   *out = NULL;
+  /* CPU and GPU share every address and the driver's VA windows lie above 4 GiB; NVIDIA ships no 32-bit Arm or x86
+   * driver for these GPUs either */
+  if (sizeof(void *) < 8)
+    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "nv_dev_open(%d): the NV driver needs a 64-bit host (GPU virtual "
+                           "addresses above 4 GiB are shared with the CPU)", index);
   nv_dev *d = calloc(1, sizeof *d);
   if (!d) return hcq_status_make(HCQ_CODE_NOMEM, "nv_dev_open");
   d->k = k;

@@ -25,6 +25,11 @@ static inline art_result art_run(hcq_rt_device *dev, uop_ctx *ctx, const uop *si
   hcq_rt_kernel *k = NULL;
   hcq_rt_buffer *bufs[16] = {0};
   hcq_status st = cc_kernel_buffers(sink, &ref, &nref);
+  if (st && strstr(hcq_status_message(st), "a too large size")) {
+    /* a buffer beyond this host's size_t (big_int64's 3 GiB on a 32-bit host): over any limit */
+    hcq_status_free(st);
+    return ART_SKIPPED_SIZE;
+  }
   if (!st) st = cc_kernel_buffers(sink, &got, &ngot);
   size_t total = 0;
   for (size_t i = 0; !st && i < nref; i++) total += ref[i].size_B;

@@ -22,8 +22,9 @@ typedef struct amd_node {
   uint32_t simd_count, simd_per_cu, max_waves_per_simd, array_count, simd_arrays_per_engine, max_slots_scratch_cu;
   uint32_t lds_size_in_kb, num_xcc, drm_render_minor;
   uint64_t vram_size_B;   /* sum of mem_banks heap_type 1/2 (FB) size_in_bytes */
-  unsigned gc_version[3], sdma_version[3];
+  unsigned gc_version[3], sdma_version[3], nbio_version[3];
   uint32_t gc_base[6];    /* GC IP segment bases from ip_discovery (hw id 11) */
+  uint32_t nbio_base[6];  /* NBIO (NBIF, hw id 108) segment bases: the HDP flush registers (amd_nbio.h) */
 } amd_node;
 
 /* List the GPU nodes (gpu_id != 0), sorted by node number. Errors name the file and key. */

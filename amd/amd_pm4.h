@@ -108,14 +108,17 @@ static inline void amd_pm4_wait_mem(amd_cmdbuf *b, uint64_t va, uint32_t func, u
   p[2] = amd_lo(va), p[3] = amd_hi(va), p[4] = ref, p[5] = mask, p[6] = 4;
 }
 
-/* HDP flush: write req_reg, wait until done_reg matches (WAIT_REG_MEM operation 1 "wr_wait_wr_reg"). The NBIO
- * register addresses depend on the NBIO version and are the caller's (not in autogen yet). */
+/* HDP flush: write `mask` to req_reg, then wait until (done_reg & mask) == mask (WAIT_REG_MEM operation
+ * wr_wait_wr_reg, function EQ, engine ME: linux 6.1 gfx_v11_0_ring_emit_hdp_flush / gfx_v9_0_ring_emit_hdp_flush;
+ * the same fields in soc15d.h). Register addresses come from amd/amd_nbio.h. */
 static inline void amd_pm4_hdp_flush(amd_cmdbuf *b, uint32_t req_reg, uint32_t done_reg, uint32_t mask) {
   uint32_t *p = amd_cmd_reserve(b, 7);
   p[0] = AMD_PM4_PACKET3(AMD_PM4_WAIT_REG_MEM, 5);
   p[1] = AMD_PM4_WAIT_REG_MEM_FUNCTION(AMD_PM4_WAIT_REG_MEM_FUNCTION_EQ) |
-         AMD_PM4_WAIT_REG_MEM_MEM_SPACE(AMD_PM4_WAIT_REG_MEM_MEM_SPACE_REG) | AMD_PM4_WAIT_REG_MEM_OPERATION(1);
-  p[2] = req_reg, p[3] = done_reg, p[4] = mask, p[5] = mask, p[6] = 4;
+         AMD_PM4_WAIT_REG_MEM_MEM_SPACE(AMD_PM4_WAIT_REG_MEM_MEM_SPACE_REG) |
+         AMD_PM4_WAIT_REG_MEM_OPERATION(AMD_PM4_WAIT_REG_MEM_OPERATION_WR_WAIT_WR_REG) |
+         AMD_PM4_WAIT_REG_MEM_ENGINE(AMD_PM4_WAIT_REG_MEM_ENGINE_ME);
+  p[2] = req_reg, p[3] = done_reg, p[4] = mask, p[5] = mask, p[6] = 0x20; /* poll interval, as linux */
 }
 
 static inline void amd_pm4_event_write(amd_cmdbuf *b, uint32_t event, uint32_t index) {

@@ -1,5 +1,6 @@
 /* KFD topology discovery through kernel_iface: nodes/N/{gpu_id,properties,mem_banks}, then the render node's
- * ip_discovery for the GC segment bases and the GC/SDMA IP versions (hw ids 11 and 42, as in ops_amd.py / am.py). */
+ * ip_discovery for the GC and NBIO segment bases and the GC/SDMA/NBIO IP versions (hw ids 11, 42 and 108 (NBIF), as
+ * in ops_amd.py / am.py). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
@@ -122,6 +123,7 @@ static hcq_status read_node(kif *k, unsigned node, amd_node *n) {
   kif_dirlist_free(&banks);
   HCQ_TRY(st);
   HCQ_TRY(read_ip(k, n, 11, n->gc_version, n->gc_base, 6));
+  HCQ_TRY(read_ip(k, n, 108, n->nbio_version, n->nbio_base, 6));
   return read_ip(k, n, 42, n->sdma_version, NULL, 0);
 }
 

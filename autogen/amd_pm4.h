@@ -133,6 +133,8 @@
 #define AMD_PM4_WAIT_REG_MEM_MEM_SPACE_MEM 1u
 /* WAIT_REG_MEM_OPERATION: "wait_reg_mem" (drivers/gpu/drm/amd/amdgpu/nvd.h:131) */
 #define AMD_PM4_WAIT_REG_MEM_OPERATION_WAIT 0u
+/* WAIT_REG_MEM_OPERATION: "wr_wait_wr_reg" (drivers/gpu/drm/amd/amdgpu/nvd.h:132) */
+#define AMD_PM4_WAIT_REG_MEM_OPERATION_WR_WAIT_WR_REG 1u
 /* WAIT_REG_MEM_ENGINE: "me" (drivers/gpu/drm/amd/amdgpu/nvd.h:135) */
 #define AMD_PM4_WAIT_REG_MEM_ENGINE_ME 0u
 /* WAIT_REG_MEM_ENGINE: "pfp" (drivers/gpu/drm/amd/amdgpu/nvd.h:136) */

@@ -304,7 +304,8 @@ static int ip_discovery(const kfd_mock *m, const char *rest, tree_entry *e) {
   if (which == 0)
     return text_entry(e, "0x%08X\n0x%08X\n0x%08X\n0x%08X\n", a->gc_base[0], a->gc_base[1], a->gc_base[2], a->gc_base[3]);
   if (which == 1) return text_entry(e, "0x00001260\n0x0000A000\n0x0001C000\n0x02402C00\n");
-  return text_entry(e, "0x00000000\n0x00000014\n0x00000D20\n0x00010400\n0x0241B000\n0x04040000\n");
+  const uint32_t *nb = kfd_mock_nbio_base;
+  return text_entry(e, "0x%08X\n0x%08X\n0x%08X\n0x%08X\n0x%08X\n0x%08X\n", nb[0], nb[1], nb[2], nb[3], nb[4], nb[5]);
 }
 
 static int tree_lookup(const kfd_mock *m, const char *path, tree_entry *e) {

@@ -207,9 +207,15 @@ static uint64_t pm4_packet(qexec *x, uint64_t avail) {
     NEED("WAIT_REG_MEM", 6);
     uint32_t info = B(0), func = info & 7, space = (info >> AMD_PM4_WAIT_REG_MEM_MEM_SPACE_SHIFT) & 3;
     uint32_t oper = (info >> AMD_PM4_WAIT_REG_MEM_OPERATION_SHIFT) & 3;
-    if (space == AMD_PM4_WAIT_REG_MEM_MEM_SPACE_REG) {
-      if (oper != 1) return qfail(x, at, "WAIT_REG_MEM", "register polls are emulated only as write-wait (HDP flush)"), 0;
-      break; /* HDP flush: write REQ, wait DONE; the mock has no HDP */
+    if (space == AMD_PM4_WAIT_REG_MEM_MEM_SPACE_REG) { /* the HDP flush: write REQ, wait on DONE (kfd_mock_hdp.c) */
+      if (oper != AMD_PM4_WAIT_REG_MEM_OPERATION_WR_WAIT_WR_REG)
+        return qfail(x, at, "WAIT_REG_MEM", "register polls are emulated only as write-wait (HDP flush)"), 0;
+      char err[200];
+      uint32_t done;
+      if (kfd_mock_hdp_write_wait(x->m, x->q->gpu, B(1), B(2), B(3), B(4), &done, err, sizeof err))
+        return qfail(x, at, "WAIT_REG_MEM (HDP flush)", "%s", err), 0;
+      if (!compare(func, done, B(3))) return wait_blocked(x, at, "WAIT_REG_MEM (HDP flush)", B(2), done, B(3));
+      break;
     }
     if (space != AMD_PM4_WAIT_REG_MEM_MEM_SPACE_MEM || func > AMD_PM4_WAIT_REG_MEM_FUNCTION_GT)
       return qfail(x, at, "WAIT_REG_MEM", "info 0x%x: bad memory space or function", info), 0;

@@ -76,6 +76,7 @@ struct kfd_mock {
   char *last_error;
   FILE *trace; /* decoded packets go here (HCQ_TRACE=1: stderr) */
   uint64_t packets;
+  uint32_t hdp_done[KFD_MOCK_MAX_GPUS]; /* NBIO HDP_FLUSH_DONE per GPU (kfd_mock_hdp.c) */
   /* worker */
   pthread_t worker;
   bool worker_started;
@@ -92,6 +93,12 @@ kfd_mock_alloc *kfd_mock_find_alloc(kfd_mock *m, unsigned gpu, uint64_t va, uint
 void kfd_mock_report(kfd_mock *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void kfd_mock_raise_memory_fault(kfd_mock *m, unsigned gpu, uint64_t va);
 void kfd_mock_signal_event_id(kfd_mock *m, uint32_t event_id);
+/* NBIO segment bases of every mock GPU (ip_discovery hw id 108). */
+extern const uint32_t kfd_mock_nbio_base[6];
+/* WAIT_REG_MEM write-wait on the HDP flush pair: write `value` to req_reg; *out_done = DONE & mask. Returns 0, or -1
+ * with err set for a register that is not this GPU's REQ/DONE pair, bits no client owns, or an unmodelled NBIO. */
+int kfd_mock_hdp_write_wait(kfd_mock *m, unsigned gpu, uint32_t req_reg, uint32_t done_reg, uint32_t value,
+                            uint32_t mask, uint32_t *out_done, char *err, size_t err_B);
 /* Run every queue until no progress; lock held. Returns true if any queue is still blocked on a wait. */
 bool kfd_mock_cp_run(kfd_mock *m);
 /* Start the worker (once) and wake it. */

@@ -4,10 +4,10 @@
 #include <stdio.h>
 
 static const amd_arch k_arches[] = {
-    {"gfx1100", 110000, false, true, true, 0x60000, 256},
-    {"gfx1201", 120001, false, false, true, 0x60000, 256},
-    {"gfx90a", 90010, true, false, false, 0x80000, 1024},
-    {"gfx942", 90402, true, false, false, 0x80000, 1024},
+    {"gfx1100", 110000, false, true, true, 0x60000, 256, true},
+    {"gfx1201", 120001, false, false, true, 0x60000, 256, true},
+    {"gfx90a", 90010, true, false, false, 0x80000, 1024, false},
+    {"gfx942", 90402, true, false, false, 0x80000, 1024, true},
 };
 
 const char *amd_arch_name(uint32_t v, char *buf, unsigned size_B) {

@@ -4,7 +4,10 @@
  *     EOP_TC_* cache actions), SDMA 4.4 (22-bit copy count), wave64, scratch per-wave granule 1024 bytes.
  *   gfx11/gfx12 (gfx1100, gfx1201): nvd.h forms (ACQUIRE_MEM GCR_CNTL, 7 body dwords), SDMA 6/7 (30-bit count),
  *     wave32 via DISPATCH_INITIATOR CS_W32_EN, RSRC1 PRIV bit (gfx11 only: a CWSR workaround in ops_amd.py),
- *     COMPUTE_STATIC_THREAD_MGMT_SE4..7, scratch granule 256 bytes. */
+ *     COMPUTE_STATIC_THREAD_MGMT_SE4..7, scratch granule 256 bytes.
+ *   scratch: gfx90a kernels take a private segment buffer V# (and FLAT_SCRATCH_INIT) in user SGPRs; gfx942 and
+ *     gfx11+ have architected flat scratch from COMPUTE_DISPATCH_SCRATCH_BASE (ops_amd.py has_scratch_base_registers:
+ *     target >= 11 or 9.4.2 / 9.5.0; clang-19 emits no private segment buffer for gfx942). */
 #ifndef HCQ_AMD_ARCH_H
 #define HCQ_AMD_ARCH_H
 
@@ -21,6 +24,7 @@ typedef struct amd_arch {
   bool thread_mgmt_se4_7;      /* COMPUTE_STATIC_THREAD_MGMT_SE4..7 exist (gfx11+) */
   uint32_t cwsr_vgpr_per_cu_B; /* ops_amd.py CWSR sizing: 0x60000 for 11.0.0/12.0.x, 0x80000 for 9.4.x */
   uint32_t scratch_granule_B;  /* per-wave scratch rounding: 256 on gfx11+, 1024 before */
+  bool scratch_base_regs;      /* COMPUTE_DISPATCH_SCRATCH_BASE_LO/HI (architected flat scratch): gfx11+ and 9.4.2 */
 } amd_arch;
 
 /* The table entry for a KFD gfx_target_version, or an error naming the target and listing the supported ones. */

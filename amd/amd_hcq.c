@@ -7,6 +7,7 @@
 
 #include "amd/amd_dispatch.h"
 #include "amd/amd_hcq_rt.h"
+#include "amd/amd_nbio.h"
 #include "amd/amd_sdma_pkt.h"
 #include "autogen/amd_regs_gfx11.h"
 #include "hcq/args.h"
@@ -54,12 +55,7 @@ static hcq_status enc_exec(hcq_queue *q, hcq_val prog, const hcq_args *args, con
     return hcq_status_make(HCQ_CODE_INVALID, "amd %s: program 0x%" PRIx64 " is no 64-byte aligned kernel descriptor", d->name, kd_va);
   amd_hcq_kd kd;
   amd_hcq_kd_parse((const uint8_t *)(uintptr_t)kd_va, &kd); /* unified VA: the descriptor is host-readable */
-  uint16_t bad = kd.properties & (uint16_t)~(AMD_HCQ_KD_PROP_KERNARG_SEGMENT_PTR | AMD_HCQ_KD_PROP_WAVE32);
-  if (bad || (kd.private_segment_B && d->arch->gfx9))
-    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "amd %s: kernel 0x%" PRIx64 " needs %s (kernel_code_properties 0x%x, "
-                           "private segment %u bytes): only the kernarg pointer is set up", d->name, kd_va,
-                           bad ? "user SGPRs other than the kernarg pointer" : "scratch through a private segment buffer",
-                           kd.properties, kd.private_segment_B);
+  HCQ_TRY(amd_user_sgprs(d, kd.properties, 16, NULL, NULL, NULL)); /* refuses what hcq cannot provide, by name */
   bool scratch = (kd.rsrc2 & AMD_GFX11_COMPUTE_PGM_RSRC2__SCRATCH_EN_MASK) != 0;
   if (scratch != (kd.private_segment_B != 0))
     return hcq_status_make(HCQ_CODE_INVALID, "amd %s: kernel 0x%" PRIx64 ": RSRC2.SCRATCH_EN is %d but the private "
@@ -78,15 +74,38 @@ static hcq_status enc_exec(hcq_queue *q, hcq_val prog, const hcq_args *args, con
   amd_dispatch_desc k = {.code_va = kd_va + (uint64_t)kd.entry_offset, .rsrc1 = kd.rsrc1,
                          .rsrc2 = kd.rsrc2 | (lds << AMD_GFX11_COMPUTE_PGM_RSRC2__LDS_SIZE__SHIFT), .rsrc3 = kd.rsrc3,
                          .wave32 = (kd.properties & AMD_HCQ_KD_PROP_WAVE32) != 0,
-                         .user_sgpr = {amd_lo(kargs), amd_hi(kargs)},
-                         .user_sgpr_count = (kd.properties & AMD_HCQ_KD_PROP_KERNARG_SEGMENT_PTR) ? 2 : 0,
                          .tmpring_size = scratch ? h->scratch_ring.tmpring : 0,
                          .scratch_va = scratch ? h->scratch_ring.mem.va : 0};
+  bool dims_const = true;
   for (int i = 0; i < 3; i++) {
     uint64_t v;
-    k.local[i] = constant(local[i], &v) ? (uint32_t)v : 1; /* symbolic: patched below */
-    k.grid[i] = constant(global[i], &v) ? (uint32_t)v : 1;
+    bool cl = constant(local[i], &v);
+    k.local[i] = cl ? (uint32_t)v : 1; /* symbolic: patched below */
+    bool cg = constant(global[i], &v);
+    k.grid[i] = cg ? (uint32_t)v : 1;
+    dims_const &= cl && cg;
   }
+  amd_user_sgpr_src src = {.scratch_va = h->scratch_ring.mem.va, .kernarg_va = kargs, .private_B = kd.private_segment_B};
+  if (kd.properties & AMD_HCQ_KD_PROP_DISPATCH_PTR) { /* ops_amd.py: the packet follows the kernel arguments */
+    uint32_t off = amd_dispatch_packet_offset_B(kd.kernarg_B);
+    if (!args || args->size_B < (uint64_t)off + AMD_DISPATCH_PACKET_B)
+      return hcq_status_make(HCQ_CODE_INVALID, "amd %s: kernel 0x%" PRIx64 " reads the dispatch packet: its argument "
+                             "memory needs %u bytes (arguments, then the packet at +%u), it has %zu", d->name, kd_va,
+                             off + AMD_DISPATCH_PACKET_B, off, args ? args->size_B : 0);
+    if (!dims_const)
+      return hcq_status_make(HCQ_CODE_UNSUPPORTED, "amd %s: kernel 0x%" PRIx64 " reads the dispatch packet: symbolic "
+                             "launch sizes are not patched into it", d->name, kd_va);
+    for (int i = 0; i < 3; i++)
+      if ((uint64_t)k.local[i] * k.grid[i] > UINT32_MAX || k.local[i] > UINT16_MAX)
+        return hcq_status_make(HCQ_CODE_INVALID, "amd %s: dimension %d (%u x %u) overflows the dispatch packet's "
+                               "grid_size / workgroup_size", d->name, i, k.grid[i], k.local[i]);
+    amd_dispatch_packet_write((uint8_t *)args->host + off, k.local, k.grid, kd.private_segment_B, kd.group_segment_B,
+                              kd_va, kargs);
+    src.dispatch_packet_va = kargs + off;
+  }
+  HCQ_TRY(amd_user_sgprs(d, kd.properties, (kd.rsrc2 & AMD_GFX11_COMPUTE_PGM_RSRC2__USER_SGPR_MASK) >>
+                                               AMD_GFX11_COMPUTE_PGM_RSRC2__USER_SGPR__SHIFT,
+                         &src, k.user_sgpr, &k.user_sgpr_count));
   uint32_t w[AMD_DISPATCH_MAX_DW];
   amd_cmdbuf b = {.w = w, .cap = AMD_DISPATCH_MAX_DW};
   amd_dispatch_slots s;
@@ -181,12 +200,17 @@ static hcq_status enc_timestamp(hcq_queue *q, hcq_val sig) {
   return append(q, w, b.n, &at);
 }
 
+/* ops_amd.py memory_barrier: HDP flush (amd_nbio.h), then a full ACQUIRE_MEM. */
 static hcq_status enc_barrier(hcq_queue *q) {
   if (is_copy(q)) return HCQ_OK; /* SDMA runs its packets in order; nothing to invalidate */
-  uint32_t w[8];
+  amd_device *d = hq(q)->amd;
+  amd_hdp_regs hdp;
+  HCQ_TRY(hcq_status_annotate(amd_hdp_regs_find(d->node.nbio_version, d->node.nbio_base, &hdp), "amd %s: memory barrier", d->name));
+  uint32_t w[16];
   size_t at;
-  amd_cmdbuf b = {.w = w, .cap = 8};
-  amd_pm4_acquire_mem(&b, hq(q)->amd->arch->gfx9, true);
+  amd_cmdbuf b = {.w = w, .cap = 16};
+  amd_pm4_hdp_flush(&b, hdp.req, hdp.done, hdp.ref_and_mask);
+  amd_pm4_acquire_mem(&b, d->arch->gfx9, true);
   return append(q, w, b.n, &at);
 }
 

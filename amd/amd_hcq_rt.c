@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "amd/amd_code_object.h"
+#include "amd/amd_dispatch.h"
 #include "autogen/kfd.h"
 #include "elf/elf.h"
 #include "hcq/signal.h"
@@ -59,28 +60,25 @@ static hcq_status apply_metadata(hcq_program *prog, const amd_kernel *k) {
     return hcq_status_make(HCQ_CODE_INVALID, "kernel %s: the code object declares %zu arguments, the program %zu",
                            prog->name, n, prog->nparams);
   prog->kernarg_prefix_B = 0;
-  prog->kernarg_size_B = k->kernarg_segment_size;
+  prog->kernarg_size_B = k->kernarg_segment_size; /* + the dispatch packet after it, as ops_amd.py sizes kernargs */
+  if (k->kd.kernel_code_properties & AMD_KCP_DISPATCH_PTR)
+    prog->kernarg_size_B = amd_dispatch_packet_offset_B(k->kernarg_segment_size) + AMD_DISPATCH_PACKET_B;
   return HCQ_OK;
 }
 
 static hcq_status check_kernel(amd_hcq *h, const hcq_program *prog, const amd_kernel *k) {
   amd_device *d = h->amd;
   unsigned wave = d->arch->gfx9 ? 64 : 32;
-  uint16_t extra = k->kd.kernel_code_properties & (uint16_t)~(AMD_KCP_KERNARG_SEGMENT_PTR | AMD_KCP_WAVEFRONT_SIZE32);
   if (k->wavefront_size && k->wavefront_size != wave)
     return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s: wave%u code on %s (wave%u)", prog->name,
                            k->wavefront_size, d->name, wave);
   uint32_t priv = k->kd.private_segment_fixed_size;
-  if (priv && d->arch->gfx9) /* gfx9 scratch goes through a private segment buffer descriptor in user SGPRs */
-    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s needs %u bytes of scratch per lane: not supported on %s "
-                           "yet (only gfx11+ architected flat scratch)", prog->name, priv, d->name);
   if (k->private_segment_fixed_size != priv)
     return hcq_status_make(HCQ_CODE_INVALID, "kernel %s: the metadata says %u bytes of scratch per lane, the kernel "
                            "descriptor %u", prog->name, k->private_segment_fixed_size, priv);
   if (priv) HCQ_TRY(amd_scratch_ensure(h->amd, &h->scratch_ring, priv)); /* fail at load, not at launch */
-  if (extra)
-    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s: kernel_code_properties 0x%x asks for user SGPRs other than "
-                           "the kernarg pointer", prog->name, k->kd.kernel_code_properties);
+  HCQ_TRY(hcq_status_annotate(amd_user_sgprs(d, k->kd.kernel_code_properties, k->user_sgpr_count, NULL, NULL, NULL),
+                              "kernel %s", prog->name));
   if (k->group_segment_fixed_size > d->node.lds_size_in_kb * 1024u)
     return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s: %u bytes of LDS, %s has %u KiB", prog->name,
                            k->group_segment_fixed_size, d->name, d->node.lds_size_in_kb);

@@ -18,16 +18,20 @@ hcq_status amd_scratch_plan(const amd_node *n, const amd_arch *a, uint32_t lane_
     return hcq_status_make(HCQ_CODE_INVALID, "amd %s: topology has no compute units to size scratch for", a->name);
   uint64_t cus = n->simd_count / n->simd_per_cu / xcc, engines = n->array_count / n->simd_arrays_per_engine;
   uint64_t waves_per_cu = n->max_waves_per_simd * n->simd_per_cu;
-  if (n->gfx_target_version < 100100) waves_per_cu = cus * 40 < engines * 512 ? cus * 40 : engines * 512;
   uint64_t g = a->scratch_granule_B;
+  uint32_t wvmax = AMD_GFX11_COMPUTE_TMPRING_SIZE__WAVES_MASK >> AMD_GFX11_COMPUTE_TMPRING_SIZE__WAVES__SHIFT;
   uint64_t wave_B = (waves_per_cu * lane_B + g - 1) / g * g;
   uint64_t per_xcc = cus * n->max_slots_scratch_cu * wave_B;
+  if (n->gfx_target_version < 100100) { /* gfx9: see amd_scratch.h */
+    wave_B = (64ull * lane_B + g - 1) / g * g;
+    uint64_t slots = cus * n->max_slots_scratch_cu < wvmax ? cus * n->max_slots_scratch_cu : wvmax;
+    per_xcc = slots * wave_B;
+  }
   bool gfx11 = n->gfx_target_version >= 110000;
   if (gfx11 && !engines) return hcq_status_make(HCQ_CODE_INVALID, "amd %s: topology has no shader engines", a->name);
   uint64_t waves = wave_B ? per_xcc / (gfx11 ? wave_B * engines : wave_B) : 0, wsize = wave_B / g;
   uint32_t wmask = gfx11 ? AMD_GFX11_COMPUTE_TMPRING_SIZE__WAVESIZE_MASK : AMD_GFX9_COMPUTE_TMPRING_SIZE__WAVESIZE_MASK;
   uint32_t wsmax = wmask >> AMD_GFX11_COMPUTE_TMPRING_SIZE__WAVESIZE__SHIFT;
-  uint32_t wvmax = AMD_GFX11_COMPUTE_TMPRING_SIZE__WAVES_MASK >> AMD_GFX11_COMPUTE_TMPRING_SIZE__WAVES__SHIFT;
   if (wsize > wsmax || waves > wvmax)
     return hcq_status_make(HCQ_CODE_UNSUPPORTED, "amd %s: %u bytes of scratch per lane need WAVESIZE %" PRIu64
                            " (max %u) and WAVES %" PRIu64 " (max %u) in COMPUTE_TMPRING_SIZE", a->name, lane_B, wsize,
@@ -36,6 +40,16 @@ hcq_status amd_scratch_plan(const amd_node *n, const amd_arch *a, uint32_t lane_
   *out_tmpring = (uint32_t)(waves << AMD_GFX11_COMPUTE_TMPRING_SIZE__WAVES__SHIFT |
                             wsize << AMD_GFX11_COMPUTE_TMPRING_SIZE__WAVESIZE__SHIFT);
   return HCQ_OK;
+}
+
+#define RSRC(W, F, v) (((uint32_t)(v) << AMD_GFX9_SQ_BUF_RSRC_WORD##W##__##F##__SHIFT) & AMD_GFX9_SQ_BUF_RSRC_WORD##W##__##F##_MASK)
+
+void amd_scratch_rsrc_gfx9(uint64_t va, bool wave64, uint32_t out[4]) {
+  out[0] = RSRC(0, BASE_ADDRESS, va);
+  out[1] = RSRC(1, BASE_ADDRESS_HI, va >> 32) | RSRC(1, SWIZZLE_ENABLE, 1);
+  out[2] = RSRC(2, NUM_RECORDS, 0xffffffffu);
+  out[3] = RSRC(3, NUM_FORMAT, 4) | RSRC(3, DATA_FORMAT, 2) | RSRC(3, INDEX_STRIDE, wave64 ? 3 : 2) |
+           RSRC(3, ADD_TID_ENABLE, 1);
 }
 
 hcq_status amd_scratch_ensure(amd_device *d, amd_scratch *s, uint32_t lane_B) {

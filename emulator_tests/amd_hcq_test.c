@@ -145,16 +145,16 @@ static void test_exec_graph(hcq_device *dev) {
   hcq_graph_destroy(g);
   /* Kernels needing what the encoder does not set up, or whose descriptor contradicts itself (a private segment
    * without RSRC2.SCRATCH_EN), are refused by name. */
-  hcq_mem scratchy = make_program(dev, 0x8, 64), dptr = make_program(dev, 0x8 | 0x2, 0);
+  hcq_mem scratchy = make_program(dev, 0x8, 64), qptr = make_program(dev, 0x8 | 0x4, 0);
   hcq_queue *q2;
   CHECK_OK(hcq_queue_create(dev, HCQ_QUEUE_COMPUTE, &q2));
   hcq_val one[3] = {hcq_imm(1), hcq_imm(1), hcq_imm(1)};
   CHECK_ERR(hcq_queue_exec(q2, hcq_imm(scratchy.va), NULL, one, one), HCQ_CODE_INVALID, "SCRATCH_EN is 0 but the private segment is 64 bytes");
-  CHECK_ERR(hcq_queue_exec(q2, hcq_imm(dptr.va), NULL, one, one), HCQ_CODE_UNSUPPORTED, "user SGPRs other than");
+  CHECK_ERR(hcq_queue_exec(q2, hcq_imm(qptr.va), NULL, one, one), HCQ_CODE_UNSUPPORTED, "the queue pointer");
   CHECK_ERR(hcq_queue_exec(q2, hcq_imm(prog.va + 8), NULL, one, one), HCQ_CODE_INVALID, "no 64-byte aligned");
   hcq_queue_destroy(q2);
   dev->ops->mem_free(dev, &scratchy);
-  dev->ops->mem_free(dev, &dptr);
+  dev->ops->mem_free(dev, &qptr);
   for (int i = 0; i < NB; i++) dev->ops->mem_free(dev, &bufs[i]);
   dev->ops->mem_free(dev, &prog);
   uop_ctx_destroy(ctx);

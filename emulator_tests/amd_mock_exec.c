@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "autogen/amd_regs_gfx11.h"
+#include "autogen/amd_regs_gfx9.h"
 #include "emulator_tests/kfd_mock_internal.h"
 #include "emulator_tests/rdna3.h"
 #include "emulator_tests/rdna3_internal.h"
@@ -125,7 +126,39 @@ static hcq_status program_for(amd_mock_exec *x, const kfd_mock_dispatch *d, cons
   return HCQ_OK;
 }
 
+/* gfx9 scratch, checked before the ISA refusal (the interpreter cannot run gfx9 code): gfx90a takes a private
+ * segment buffer V# in USER_DATA_0..3 (base_hi and ADD_TID_ENABLE from gc_9_4_2 SQ_BUF_RSRC_WORD1/3), gfx942 the
+ * COMPUTE_DISPATCH_SCRATCH_BASE registers; either must cover TMPRING_SIZE's WAVES x WAVESIZE x 1 KiB (the gfx9
+ * granule of ops_amd.py's _ensure_has_local_memory) inside one live allocation. Returns non-zero with detail set. */
+static int check_gfx9_scratch(kfd_mock *m, const kfd_mock_dispatch *d, char *detail) {
+  if (!(d->rsrc2 & AMD_GFX9_COMPUTE_PGM_RSRC2__SCRATCH_EN_MASK)) return 0;
+  uint32_t waves = (d->tmpring_size & AMD_GFX9_COMPUTE_TMPRING_SIZE__WAVES_MASK) >> AMD_GFX9_COMPUTE_TMPRING_SIZE__WAVES__SHIFT;
+  uint32_t wsize = (d->tmpring_size & AMD_GFX9_COMPUTE_TMPRING_SIZE__WAVESIZE_MASK) >> AMD_GFX9_COMPUTE_TMPRING_SIZE__WAVESIZE__SHIFT;
+  uint64_t need = (uint64_t)waves * wsize * 1024u, base;
+  const char *what;
+  if (m->arch->gfx_target_version == 90402) {
+    base = d->scratch_base, what = "DISPATCH_SCRATCH_BASE";
+  } else {
+    uint32_t nuser = (d->rsrc2 & AMD_GFX9_COMPUTE_PGM_RSRC2__USER_SGPR_MASK) >> AMD_GFX9_COMPUTE_PGM_RSRC2__USER_SGPR__SHIFT;
+    if (nuser < 4)
+      return snprintf(detail, KIF_DETAIL_MAX, "RSRC2.SCRATCH_EN with %u user SGPRs: no room for the private segment "
+                      "buffer V# in USER_DATA_0..3", nuser), 1;
+    base = (uint64_t)(d->user_data[1] & AMD_GFX9_SQ_BUF_RSRC_WORD1__BASE_ADDRESS_HI_MASK) << 32 | d->user_data[0];
+    what = "private segment buffer V# base";
+    if (!(d->user_data[3] & AMD_GFX9_SQ_BUF_RSRC_WORD3__ADD_TID_ENABLE_MASK))
+      return snprintf(detail, KIF_DETAIL_MAX, "private segment buffer V# word 3 0x%08x lacks ADD_TID_ENABLE (lanes would "
+                      "share their scratch)", d->user_data[3]), 1;
+  }
+  uint64_t have = base ? kfd_mock_bytes_after(m, d->gpu, base) : 0;
+  if (!waves || !wsize || have < need)
+    return snprintf(detail, KIF_DETAIL_MAX, "%s 0x%" PRIx64 ": TMPRING_SIZE 0x%x (%u waves x %u KiB = 0x%" PRIx64
+                    " bytes) but 0x%" PRIx64 " bytes of a live allocation there", what, base, d->tmpring_size, waves,
+                    wsize, need, have), 1;
+  return 0;
+}
+
 static int run_dispatch_(amd_mock_exec *x, kfd_mock *m, const kfd_mock_dispatch *d, char *detail) {
+  if (m->arch->gfx_target_version < 100000 && check_gfx9_scratch(m, d, detail)) return 1;
   if (strcmp(m->arch->name, "gfx1100") != 0)
     return snprintf(detail, KIF_DETAIL_MAX, "the mock executes gfx1100 code only (this mock GPU is %s)", m->arch->name), 1;
   if (!(d->initiator & AMD_GFX11_COMPUTE_DISPATCH_INITIATOR__CS_W32_EN_MASK))
@@ -152,20 +185,13 @@ static int run_dispatch_(amd_mock_exec *x, kfd_mock *m, const kfd_mock_dispatch 
     scratch_va = d->scratch_base, scratch_slots = waves * engines, lane_B = wsize * 256u / 32u;
   }
   uint32_t nuser = (d->rsrc2 & AMD_GFX11_COMPUTE_PGM_RSRC2__USER_SGPR_MASK) >> AMD_GFX11_COMPUTE_PGM_RSRC2__USER_SGPR__SHIFT;
-  /* s0/s1 take USER_DATA_0/1 (the kernarg pointer); the interpreter leaves further user SGPRs zero, so their
-   * registers must hold zero too (LLVM may count SGPRs it reserves but never reads) */
-  bool user_ok = nuser != 1;
-  for (uint32_t i = 2; i < nuser && i < 16; i++) user_ok &= d->user_data[i] == 0;
-  if (!user_ok)
-    return snprintf(detail, KIF_DETAIL_MAX, "%u user SGPRs with USER_DATA beyond the kernarg pointer: not modelled",
-                    nuser), 1;
-  /* the interpreter's view of the initial state, built from the registers: USER_DATA_0/1 land in s0/s1 as the
-   * kernarg pointer would */
+  /* the interpreter's view of the initial state, built from the registers: s0..s[nuser-1] = USER_DATA_0.. as the CP
+   * loads them (whatever the kernel descriptor asked the driver to put there: kernarg, dispatch packet pointers) */
   rdna3_kd kd = {.rsrc1 = d->rsrc1, .rsrc2 = d->rsrc2, .rsrc3 = d->rsrc3,
                  .group_segment_B = ((d->rsrc2 & AMD_GFX11_COMPUTE_PGM_RSRC2__LDS_SIZE_MASK) >>
                                      AMD_GFX11_COMPUTE_PGM_RSRC2__LDS_SIZE__SHIFT) * 512u,
                  .private_segment_B = lane_B, /* each lane's share of the wave's WAVESIZE bytes */
-                 .code_props = (uint16_t)((nuser >= 2 ? 1u << 3 : 0) | 1u << 10)};
+                 .code_props = (uint16_t)(1u << 10)};
   rdna3_program *p = NULL;
   hcq_status st = program_for(x, d, &kd, &p);
   if (st) return fail(detail, hcq_status_annotate(st, "decoding the program at 0x%" PRIx64, d->pgm_addr));
@@ -173,7 +199,7 @@ static int run_dispatch_(amd_mock_exec *x, kfd_mock *m, const kfd_mock_dispatch 
   rdna3_mem_ops mem = {&mc, mem_rd, mem_wr};
   rdna3_dispatch rd = {.groups = {d->grid[0], d->grid[1], d->grid[2]},
                        .block = {d->num_thread[0], d->num_thread[1], d->num_thread[2]},
-                       .kernarg_va = (uint64_t)d->user_data[1] << 32 | d->user_data[0],
+                       .user_sgpr = d->user_data, .user_sgpr_count = nuser,
                        .max_total_insts = x->budget, .scratch_va = scratch_va, .scratch_slots = scratch_slots};
   rdna3_stats s = {0};
   uint64_t t0 = now_ns();

@@ -67,6 +67,10 @@ typedef struct rdna3_dispatch {
   uint32_t block[3];       /* work-items per workgroup per dimension */
   uint64_t kernarg_va;
   uint64_t dispatch_ptr_va; /* the AQL packet, for kernels that enable the dispatch pointer */
+  /* Non-NULL: s0..s[user_sgpr_count-1] start as these words (what the CP loads from COMPUTE_USER_DATA_*), and the
+   * kernarg / dispatch pointers above are not used for the user SGPRs. */
+  const uint32_t *user_sgpr;
+  uint32_t user_sgpr_count;
   uint64_t max_wave_insts;  /* 0: 1<<32; a wave running longer is reported as a hang */
   uint64_t max_total_insts; /* 0: no limit; else the dispatch stops with HCQ_CODE_TIMEOUT past this many */
   /* Scratch in device memory (the mock's model of gfx11 architected flat scratch): 0 keeps the interpreter's own

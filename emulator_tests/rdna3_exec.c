@@ -120,7 +120,8 @@ static void init_wave(ex *c, wave *w, int wid, uint32_t threads) {
     w->scratch_va = c->d->scratch_va + slot * 32u * kd->private_segment_B;
   }
   unsigned sg = 0;
-  uint16_t cp = kd->code_props;
+  uint16_t cp = c->d->user_sgpr ? 0 : kd->code_props;
+  for (uint32_t i = 0; c->d->user_sgpr && i < c->d->user_sgpr_count && i < 16; i++) w->s[i] = c->d->user_sgpr[i];
   if (cp & 1) sg += 4;                     /* private segment buffer: not modelled (zeros) */
   if (cp & 2) {                            /* dispatch ptr */
     w->s[sg] = (uint32_t)c->d->dispatch_ptr_va, w->s[sg + 1] = (uint32_t)(c->d->dispatch_ptr_va >> 32);

@@ -6,9 +6,10 @@
  *
  * Programs (until the runtime seams land the shared program description): `prog` is the GPU address of a kernel
  * descriptor (LLVM AMDGPUUsage "Kernel Descriptor" layout) in memory this device can read, as AQL's kernel_object.
- * Supported: kernarg segment pointer as the only user SGPRs (2); scratch (RSRC2.SCRATCH_EN, private_segment_fixed_size)
- * on gfx11+ through architected flat scratch (COMPUTE_DISPATCH_SCRATCH_BASE + TMPRING_SIZE, amd_scratch.h). Anything
- * else (scratch on gfx9, which needs the private segment buffer descriptor in user SGPRs) is refused by name.
+ * User SGPRs: what kernel_code_properties enables, built by amd_user_sgprs (amd_dispatch.h; the dispatch packet image
+ * goes after the kernel arguments). Scratch (RSRC2.SCRATCH_EN, private_segment_fixed_size): architected flat scratch
+ * on gfx11+ and gfx942 (COMPUTE_DISPATCH_SCRATCH_BASE + TMPRING_SIZE), the private segment buffer V# and flat scratch
+ * init on gfx90a (amd_scratch.h). Memory barriers flush the HDP first (amd_nbio.h).
  *
  * Not supported yet (refused with UNSUPPORTED, never encoded wrongly): symbolic copy sizes (the SDMA count holds
  * bytes - 1 and the chunking depends on the size), symbolic timestamp addresses (the timestamp goes to sig + 8),

@@ -1,9 +1,9 @@
 /* gfx9 (gfx90a, gfx942) scratch at the packet level. The mock cannot run gfx9 machine code, so the proof is the
- * dispatch the driver records for real code objects: clang-19 compiles a kernel with a 1 KiB private array indexed at
- * run time (so it lives in scratch: private_segment_fixed_size 1028) for -mcpu=gfx90a and -mcpu=gfx942, the code
+ * dispatch the driver records for real code objects: clang-19 compiles a kernel with a 256-byte private array indexed
+ * at run time (so it lives in scratch: private_segment_fixed_size 260) for -mcpu=gfx90a and -mcpu=gfx942, the code
  * object is loaded into mock GPU memory and hcq_queue_exec records its dispatch. The test decodes the SET_SH_REG
  * packets and checks, against values it computes itself from the code object and the topology:
- * - COMPUTE_TMPRING_SIZE: WAVESIZE = round_up(64 lanes x 1028, 1 KiB) / 1 KiB, WAVES = min(CUs x scratch slots, 4095)
+ * - COMPUTE_TMPRING_SIZE: WAVESIZE = round_up(64 lanes x 260, 1 KiB) / 1 KiB, WAVES = min(CUs x scratch slots, 4095)
  *   (amd_scratch.h), in the gc_9_4_2 bit positions (WAVES 11:0, WAVESIZE 24:12);
  * - gfx90a (kernel_code_properties 0x29: private segment buffer, kernarg pointer, flat scratch init; 8 user SGPRs):
  *   USER_DATA_0..3 = the V# (base, base_hi | SWIZZLE_ENABLE bit 31, NUM_RECORDS 0xffffffff, NUM_FORMAT 4 at 14:12,
@@ -32,10 +32,10 @@ static char dir[64];
 
 static const char k_src[] =
     "__kernel void spill(__global int *out, __global const int *in, int n) {\n"
-    "  int a[256];\n"
+    "  int a[64];\n"
     "  int i = __builtin_amdgcn_workitem_id_x();\n"
-    "  for (int j = 0; j < 256; j++) a[j] = in[(i + j * n) & 1023];\n"
-    "  out[i] = a[(i * n) & 255];\n"
+    "  for (int j = 0; j < 64; j++) a[j] = in[(i + j * n) & 1023];\n"
+    "  out[i] = a[(i * n) & 63];\n"
     "}\n";
 
 static uint8_t *build(const char *gfx, size_t *n) {
@@ -109,7 +109,7 @@ static void test_arch(const char *gfx, const uint8_t *obj, size_t obj_B) {
   amd_code_object co;
   CHECK_OK(amd_code_object_parse(obj, obj_B, gfx, &co));
   const amd_kernel *k = co.nkernels ? &co.kernels[0] : NULL;
-  CHECK(k && k->private_segment_fixed_size == 1028 && (k->kd.compute_pgm_rsrc2 & 1));
+  CHECK(k && k->private_segment_fixed_size == 260 && (k->kd.compute_pgm_rsrc2 & 1));
   if (!k) return;
   /* the loadable segments at their relative addresses */
   elf_file f;
@@ -137,7 +137,7 @@ static void test_arch(const char *gfx, const uint8_t *obj, size_t obj_B) {
   /* expected, from the code object and the topology */
   const amd_node *nd = &e.h->amd->node;
   uint64_t cus = nd->simd_count / nd->simd_per_cu, slots = cus * nd->max_slots_scratch_cu;
-  uint32_t wsize = (64u * 1028u + 1023u) / 1024u, waves = slots < 4095 ? (uint32_t)slots : 4095u;
+  uint32_t wsize = (64u * 260u + 1023u) / 1024u, waves = slots < 4095 ? (uint32_t)slots : 4095u;
   CHECK_EQ_INT(regs[0x2e18], waves | wsize << 12);            /* COMPUTE_TMPRING_SIZE */
   CHECK_EQ_INT(regs[0x2e13] & 1, 1);                          /* COMPUTE_PGM_RSRC2.SCRATCH_EN */
   uint64_t base = e.h->scratch_ring.mem.va;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "autogen/amd_nbio.h"
 #include "autogen/amd_pm4.h"
 #include "autogen/amd_regs_gfx11.h"
 #include "autogen/amd_regs_gfx9.h"
@@ -137,6 +138,24 @@ static void check_regs(void) {
   CHECK_EQ_INT(AMD_GFX9_COMPUTE_DISPATCH_INITIATOR__FORCE_START_AT_000__SHIFT, 2);
 }
 
+/* HDP flush registers: the reference emits REQ 0xe26 / DONE 0xe27 on NBIO 4.3.0 (segment 2 base 0xD20), the
+ * write-wait operation is 1 (nvd.h "1 - wr_wait_wr_reg"); CP2 is bit 2 of HDP_FLUSH_DONE (linux nbio sh_mask). The
+ * gfx9 V# bits: LLVM SIInstrInfo.h RSRC_TID_ENABLE = 1 << (32 + 23), RSRC_INDEX_STRIDE_SHIFT = 32 + 21, and
+ * ops_amd.py's word 1 `hi | 1 << 31` (SWIZZLE_ENABLE). */
+static void check_nbio_rsrc(void) {
+  CHECK_EQ_INT(0xD20 + AMD_NBIO_V4_3_BIF_BX_PF0_GPU_HDP_FLUSH_REQ, 0xe26);
+  CHECK_EQ_INT(AMD_NBIO_V4_3_BIF_BX_PF0_GPU_HDP_FLUSH_REQ_BASE_IDX, 2);
+  CHECK_EQ_INT(0xD20 + AMD_NBIO_V4_3_BIF_BX_PF0_GPU_HDP_FLUSH_DONE, 0xe27);
+  CHECK_EQ_INT(AMD_NBIO_V7_4_GPU_HDP_FLUSH_DONE, 0x107);
+  CHECK_EQ_INT(AMD_NBIO_V4_3_BIF_BX_PF_GPU_HDP_FLUSH_DONE__CP2_MASK, 4);
+  CHECK_EQ_INT(AMD_NBIO_V7_4_GPU_HDP_FLUSH_DONE__CP9_MASK, 0x200);
+  CHECK_EQ_INT(AMD_PM4_WAIT_REG_MEM_OPERATION_WR_WAIT_WR_REG, 1);
+  CHECK_EQ_INT(AMD_GFX9_SQ_BUF_RSRC_WORD3__ADD_TID_ENABLE__SHIFT, 23);
+  CHECK_EQ_INT(AMD_GFX9_SQ_BUF_RSRC_WORD3__INDEX_STRIDE__SHIFT, 21);
+  CHECK_EQ_INT(AMD_GFX9_SQ_BUF_RSRC_WORD1__SWIZZLE_ENABLE_MASK, 0x80000000u);
+  CHECK_EQ_INT(AMD_GFX9_SQ_BUF_RSRC_WORD1__BASE_ADDRESS_HI_MASK, 0xffff);
+}
+
 /* ---- generator bad input: a tiny fake source tree and spec files written by the test ---- */
 
 static char g_dir[64];
@@ -224,6 +243,7 @@ int main(void) {
   check_pm4();
   check_sdma();
   check_regs();
+  check_nbio_rsrc();
   check_generator_errors();
   return testing_summary("amd_autogen_test");
 }

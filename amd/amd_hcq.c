@@ -88,7 +88,7 @@ static hcq_status enc_exec(hcq_queue *q, hcq_val prog, const hcq_args *args, con
   amd_user_sgpr_src src = {.scratch_va = h->scratch_ring.mem.va, .kernarg_va = kargs, .private_B = kd.private_segment_B};
   if (kd.properties & AMD_HCQ_KD_PROP_DISPATCH_PTR) { /* ops_amd.py: the packet follows the kernel arguments */
     uint32_t off = amd_dispatch_packet_offset_B(kd.kernarg_B);
-    if (!args || args->size_B < (uint64_t)off + AMD_DISPATCH_PACKET_B)
+    if (!args || !args->host || args->size_B < (uint64_t)off + AMD_DISPATCH_PACKET_B)
       return hcq_status_make(HCQ_CODE_INVALID, "amd %s: kernel 0x%" PRIx64 " reads the dispatch packet: its argument "
                              "memory needs %u bytes (arguments, then the packet at +%u), it has %zu", d->name, kd_va,
                              off + AMD_DISPATCH_PACKET_B, off, args ? args->size_B : 0);

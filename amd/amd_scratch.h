@@ -27,7 +27,10 @@ hcq_status amd_scratch_plan(const amd_node *n, const amd_arch *a, uint32_t lane_
  * 0xffffffff, NUM_FORMAT 4, DATA_FORMAT 2, ADD_TID_ENABLE (each lane's private bytes interleaved by the hardware);
  * INDEX_STRIDE 3 (64 lanes) for wave64 as LLVM's SIInstrInfo::getScratchRsrcWords23 computes it ("IndexStride = 64 /
  * 32"), where ops_amd.py always writes 2; ops_amd.py's word 3 (0x20c14000) also sets bit 29, which gc_9_4_2 names no
- * field for, so it is left out. */
+ * field for, so it is left out. Each wave's byte offset into the ring is the "private segment wave byte offset" system
+ * SGPR, which the CP computes and loads after the user SGPRs when RSRC2.SCRATCH_EN (the descriptor's
+ * ENABLE_PRIVATE_SEGMENT) is set (AMDGPUUsage "Initial Kernel Execution State"): the driver passes RSRC2 and
+ * TMPRING_SIZE, nothing more. */
 void amd_scratch_rsrc_gfx9(uint64_t va, bool wave64, uint32_t out[4]);
 
 #define AMD_SCRATCH_RETIRED_MAX 16

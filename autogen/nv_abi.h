@@ -646,6 +646,40 @@ _Static_assert(__builtin_offsetof(NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS, address
 _Static_assert(__builtin_offsetof(NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS, memBlockSizeBytes) == 4008, "NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS.memBlockSizeBytes offset");
 _Static_assert(__builtin_offsetof(NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS, flags) == 4016, "NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS.flags offset");
 
+/* source: NVIDIA/open-gpu-kernel-modules src/common/sdk/nvidia/inc/ctrl/ctrl2080/ctrl2080fb.h (NV2080_CTRL_FB_INFO, NV2080_CTRL_FB_GET_INFO_V2_PARAMS) @ 570, 580 */
+typedef struct NV2080_CTRL_FB_INFO {
+  uint32_t index;
+  uint32_t data;
+} NV2080_CTRL_FB_INFO;
+_Static_assert(sizeof(NV2080_CTRL_FB_INFO) == 8, "NV2080_CTRL_FB_INFO size");
+_Static_assert(__builtin_offsetof(NV2080_CTRL_FB_INFO, index) == 0, "NV2080_CTRL_FB_INFO.index offset");
+_Static_assert(__builtin_offsetof(NV2080_CTRL_FB_INFO, data) == 4, "NV2080_CTRL_FB_INFO.data offset");
+typedef struct NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570 {
+  uint32_t fbInfoListSize;
+  NV2080_CTRL_FB_INFO fbInfoList[57];
+} NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570;
+_Static_assert(sizeof(NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570) == 460, "NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570 size");
+_Static_assert(__builtin_offsetof(NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570, fbInfoListSize) == 0, "NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570.fbInfoListSize offset");
+_Static_assert(__builtin_offsetof(NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570, fbInfoList) == 4, "NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570.fbInfoList offset");
+typedef struct NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575 {
+  uint32_t fbInfoListSize;
+  NV2080_CTRL_FB_INFO fbInfoList[128];
+} NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575;
+typedef NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575 NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r580;
+typedef NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575 NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r590;
+_Static_assert(sizeof(NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575) == 1028, "NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575 size");
+_Static_assert(__builtin_offsetof(NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575, fbInfoListSize) == 0, "NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575.fbInfoListSize offset");
+_Static_assert(__builtin_offsetof(NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575, fbInfoList) == 4, "NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575.fbInfoList offset");
+
+/* source: NVIDIA/open-gpu-kernel-modules src/common/sdk/nvidia/inc/ctrl/ctrl2080/ctrl2080gpu.h (NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS: flags, then a union of ascii[NV2080_GPU_MAX_NAME_STRING_LENGTH = 0x40] and unicode[0x40] u16) @ 570, 580 */
+typedef struct NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS {
+  uint32_t gpuNameStringFlags;
+  uint16_t gpuNameString[64];
+} NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS;
+_Static_assert(sizeof(NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS) == 132, "NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS size");
+_Static_assert(__builtin_offsetof(NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS, gpuNameStringFlags) == 0, "NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS.gpuNameStringFlags offset");
+_Static_assert(__builtin_offsetof(NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS, gpuNameString) == 4, "NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS.gpuNameString offset");
+
 /* source: NVIDIA/open-gpu-kernel-modules kernel-open/common/inc/nv-ioctl.h (nv_ioctl_rm_api_version_t, NV_RM_API_VERSION_*), kernel-open/common/inc/nv-ioctl-numbers.h (NV_ESC_CHECK_VERSION_STR = NV_IOCTL_BASE 200 + 10) @ 580.65.06 */
 typedef struct nv_ioctl_rm_api_version_t {
   uint32_t cmd;
@@ -940,6 +974,8 @@ _Static_assert(__builtin_offsetof(UVM_DISABLE_PEER_ACCESS_PARAMS, rmStatus) == 3
 #define NV2080_CTRL_CMD_GPU_GET_GID_INFO 0x2080014au /* NV2080_CTRL_GPU_GET_GID_INFO_PARAMS */
 #define NV2080_CTRL_CMD_GR_GET_INFO 0x20801201u /* NV2080_CTRL_GR_GET_INFO_PARAMS */
 #define NV2080_CTRL_CMD_FB_FLUSH_GPU_CACHE 0x2080130eu /* NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS */
+#define NV2080_CTRL_CMD_FB_GET_INFO_V2 0x20801303u /* NV2080_CTRL_FB_GET_INFO_V2_PARAMS */
+#define NV2080_CTRL_CMD_GPU_GET_NAME_STRING 0x20800110u /* NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS */
 #define NV2080_CTRL_CMD_PERF_BOOST 0x2080200au /* NV2080_CTRL_PERF_BOOST_PARAMS */
 #define NVA06C_CTRL_CMD_GPFIFO_SCHEDULE 0xa06c0101u /* NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS */
 #define NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN 0xc36f0108u /* NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS */
@@ -1247,6 +1283,13 @@ _Static_assert(__builtin_offsetof(UVM_DISABLE_PEER_ACCESS_PARAMS, rmStatus) == 3
 #define NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_GPCS 0x14u
 #define NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_TPC_PER_GPC 0x17u
 #define NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_SM_PER_TPC 0x20u
+#define NV2080_CTRL_FB_INFO_INDEX_RAM_SIZE 0x7u
+#define NV2080_CTRL_FB_INFO_INDEX_TOTAL_RAM_SIZE 0x8u
+#define NV2080_CTRL_FB_INFO_INDEX_HEAP_SIZE 0x9u
+#define NV2080_CTRL_FB_INFO_INDEX_HEAP_FREE 0x16u
+#define NV2080_CTRL_FB_INFO_INDEX_USABLE_RAM_SIZE 0x20u
+#define NV2080_CTRL_GPU_GET_NAME_STRING_FLAGS_TYPE_ASCII 0x0u
+#define NV2080_GPU_MAX_NAME_STRING_LENGTH 0x40u
 #define NV2080_CTRL_PERF_BOOST_FLAGS_CMD_BOOST_TO_MAX 0x2u
 #define NV2080_CTRL_PERF_BOOST_DURATION_INFINITE 0xffffffffu
 #define NV2080_CTRL_FB_FLUSH_GPU_CACHE_FLAGS_FLUSH_MODE_FULL_CACHE 0x1u

@@ -167,7 +167,8 @@ static hcq_status nv_open_channels(nv_dev *d) {
   NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_r575 sch = {.bEnable = 1};
   HCQ_TRY(nv_rm_control(d, d->chgroup, NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, &sch,
                         (uint32_t)d->layout->NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_size_B, "GPFIFO_SCHEDULE"));
-  return nv_read_gr_info(d);
+  HCQ_TRY(nv_read_gr_info(d));
+  return nv_read_fb_and_name(d);
 }
 
 hcq_status nv_dev_open(kif *k, int index, nv_dev **out) {

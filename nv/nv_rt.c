@@ -44,6 +44,7 @@ hcq_status nv_rt_info(hcq_device *dev, hcq_device_info *out) {
   snprintf(out->target, sizeof out->target, "%s", nv_dev_target(d));
   snprintf(out->arch, sizeof out->arch, "%s", nv_dev_target(d) + 4);
   out->is_mock = kif_route(d->k, "/dev/nvidiactl") != NULL;
+  out->mem_device_B = nv_dev_mem_B(d, false);
   out->features = HCQ_FEATURE_COPY_QUEUE | HCQ_FEATURE_LOCAL_SIZE | HCQ_FEATURE_TIMESTAMPS;
   /* the mock reports a fault and runs on; hardware's robust-channel recovery kills the channel */
   if (out->is_mock) out->features |= HCQ_FEATURE_KERNEL_FAULTS;

@@ -932,6 +932,19 @@ _Static_assert(__builtin_offsetof(UVM_DISABLE_PEER_ACCESS_PARAMS, gpuUuidA) == 0
 _Static_assert(__builtin_offsetof(UVM_DISABLE_PEER_ACCESS_PARAMS, gpuUuidB) == 16, "UVM_DISABLE_PEER_ACCESS_PARAMS.gpuUuidB offset");
 _Static_assert(__builtin_offsetof(UVM_DISABLE_PEER_ACCESS_PARAMS, rmStatus) == 32, "UVM_DISABLE_PEER_ACCESS_PARAMS.rmStatus offset");
 
+/* source: NVIDIA/open-gpu-kernel-modules src/common/sdk/nvidia/inc/nvtypes.h (NvNotification) @ 590.48.01 */
+typedef struct NvNotification {
+  uint32_t timeStamp[2];
+  uint32_t info32;
+  uint16_t info16;
+  uint16_t status;
+} NvNotification;
+_Static_assert(sizeof(NvNotification) == 16, "NvNotification size");
+_Static_assert(__builtin_offsetof(NvNotification, timeStamp) == 0, "NvNotification.timeStamp offset");
+_Static_assert(__builtin_offsetof(NvNotification, info32) == 8, "NvNotification.info32 offset");
+_Static_assert(__builtin_offsetof(NvNotification, info16) == 12, "NvNotification.info16 offset");
+_Static_assert(__builtin_offsetof(NvNotification, status) == 14, "NvNotification.status offset");
+
 /* RM escapes: _IOWR('F', nr, sizeof arg). UVM ioctls: the request is the raw number. */
 #define NV_ESC_RM_ALLOC_MEMORY_NR 0x27u
 #define NV_ESC_RM_ALLOC_MEMORY 0xc0384627u /* nv_ioctl_nvos02_parameters_with_fd */
@@ -1384,6 +1397,20 @@ _Static_assert(__builtin_offsetof(UVM_DISABLE_PEER_ACCESS_PARAMS, rmStatus) == 3
 #define NV_PFAULT_FAULT_TYPE_UNSUPPORTED_KIND 0xcu
 #define NV_PFAULT_FAULT_TYPE_REGION_VIOLATION 0xdu
 #define NV_PFAULT_FAULT_TYPE_POISONED 0xeu
+#define ROBUST_CHANNEL_GR_EXCEPTION 0xdu
+#define ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT 0x1fu
+#define ROBUST_CHANNEL_PBDMA_ERROR 0x20u
+#define ROBUST_CHANNEL_CE0_ERROR 0x27u
+#define ROBUST_CHANNEL_CE1_ERROR 0x28u
+#define ROBUST_CHANNEL_CE2_ERROR 0x29u
+#define ROBUST_CHANNEL_RESETCHANNEL_VERIF_ERROR 0x2bu
+#define ROBUST_CHANNEL_GR_FAULT_DURING_CTXSW 0x2cu
+#define ROBUST_CHANNEL_PREEMPTIVE_REMOVAL 0x2du
+#define ROBUST_CHANNEL_GPU_ECC_DBE 0x30u
+#define ROBUST_CHANNEL_GR_CLASS_ERROR 0x45u
+#define ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS 0x4fu
+#define ROBUST_CHANNEL_CONTAINED_ERROR 0x5eu
+#define ROBUST_CHANNEL_UNCONTAINED_ERROR 0x5fu
 
 /* bit fields: value = (word >> NAME_SHIFT) & NAME_MASK */
 #define NV_DMA_METHOD_ADDRESS_SHIFT 0u

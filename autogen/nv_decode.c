@@ -818,6 +818,16 @@ static const nvd_struct nvd_s_UVM_DISABLE_PEER_ACCESS_PARAMS = {"UVM_DISABLE_PEE
 size_t nv_decode_UVM_DISABLE_PEER_ACCESS_PARAMS(const void *arg, size_t arg_size_B, char *out, size_t out_size_B) {
   return nvd_decode(&nvd_s_UVM_DISABLE_PEER_ACCESS_PARAMS, 1, arg, arg_size_B, out, out_size_B);
 }
+static const nvd_field nvd_f_NvNotification[] = {
+  {"timeStamp", NVD_U32, 0, 2, NULL},
+  {"info32", NVD_U32, 8, 1, NULL},
+  {"info16", NVD_U16, 12, 1, NULL},
+  {"status", NVD_U16, 14, 1, NULL},
+};
+static const nvd_struct nvd_s_NvNotification = {"NvNotification", 16, 4, nvd_f_NvNotification};
+size_t nv_decode_NvNotification(const void *arg, size_t arg_size_B, char *out, size_t out_size_B) {
+  return nvd_decode(&nvd_s_NvNotification, 1, arg, arg_size_B, out, out_size_B);
+}
 static size_t nvd_decode_nv_ioctl_card_info_t_x64(const void *arg, size_t arg_size_B, char *out, size_t out_size_B) {
   return nvd_decode(&nvd_s_nv_ioctl_card_info_t, 64, arg, arg_size_B, out, out_size_B);
 }
@@ -1454,6 +1464,26 @@ const char *nv_pfault_name(unsigned long long value) {
   case 0xcull: return "NV_PFAULT_FAULT_TYPE_UNSUPPORTED_KIND";
   case 0xdull: return "NV_PFAULT_FAULT_TYPE_REGION_VIOLATION";
   case 0xeull: return "NV_PFAULT_FAULT_TYPE_POISONED";
+  default: return NULL;
+  }
+}
+
+const char *nv_xid_name(unsigned long long value) {
+  switch (value) {
+  case 0xdull: return "ROBUST_CHANNEL_GR_EXCEPTION";
+  case 0x1full: return "ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT";
+  case 0x20ull: return "ROBUST_CHANNEL_PBDMA_ERROR";
+  case 0x27ull: return "ROBUST_CHANNEL_CE0_ERROR";
+  case 0x28ull: return "ROBUST_CHANNEL_CE1_ERROR";
+  case 0x29ull: return "ROBUST_CHANNEL_CE2_ERROR";
+  case 0x2bull: return "ROBUST_CHANNEL_RESETCHANNEL_VERIF_ERROR";
+  case 0x2cull: return "ROBUST_CHANNEL_GR_FAULT_DURING_CTXSW";
+  case 0x2dull: return "ROBUST_CHANNEL_PREEMPTIVE_REMOVAL";
+  case 0x30ull: return "ROBUST_CHANNEL_GPU_ECC_DBE";
+  case 0x45ull: return "ROBUST_CHANNEL_GR_CLASS_ERROR";
+  case 0x4full: return "ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS";
+  case 0x5eull: return "ROBUST_CHANNEL_CONTAINED_ERROR";
+  case 0x5full: return "ROBUST_CHANNEL_UNCONTAINED_ERROR";
   default: return NULL;
   }
 }

@@ -71,9 +71,12 @@ size_t nv_decode_UVM_FREE_PARAMS_r570(const void *arg, size_t arg_size_B, char *
 size_t nv_decode_UVM_FREE_PARAMS_r590(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);
 size_t nv_decode_UVM_ENABLE_PEER_ACCESS_PARAMS(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);
 size_t nv_decode_UVM_DISABLE_PEER_ACCESS_PARAMS(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);
+size_t nv_decode_NvNotification(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);
 /* "NAME" of a 'status' value, or NULL when the spec does not name it */
 const char *nv_status_name(unsigned long long value);
 /* "NAME" of a 'pfault' value, or NULL when the spec does not name it */
 const char *nv_pfault_name(unsigned long long value);
+/* "NAME" of a 'xid' value, or NULL when the spec does not name it */
+const char *nv_xid_name(unsigned long long value);
 
 #endif

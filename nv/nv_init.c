@@ -205,6 +205,7 @@ void nv_dev_close(nv_dev *d) {
   nv_chan_destroy(d, &d->compute);
   nv_chan_destroy(d, &d->copy);
   nv_qmd_free_all(d);
+  free(d->prog_names);
   hcq_status_free(nv_mem_free(d, &d->gpfifo_area));
   hcq_status_free(nv_mem_free(d, &d->notifier));
   if (d->doorbell) hcq_status_free(kif_munmap(d->k, (void *)d->doorbell, 0x10000));

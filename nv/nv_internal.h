@@ -10,6 +10,12 @@
 #define NV_SHARED_WINDOW 0x729400000000ull
 #define NV_LOCAL_WINDOW 0x729300000000ull
 
+/* What take_error needs to name a faulting kernel (nv_rt.c): the loaded programs with their names, and the compute
+ * channel's last launches (QMD address, and the timeline value their submission releases: 0 when none). */
+typedef struct nv_prog_name { const void *program; char name[64]; } nv_prog_name;
+typedef struct nv_launch_rec { uint64_t qmd_va, tl_va, value; } nv_launch_rec;
+enum { NV_LAUNCH_RING = 64 };
+
 typedef struct nv_va_window { uint64_t base, size_B, next; } nv_va_window;
 
 struct nv_chan {
@@ -37,6 +43,11 @@ struct nv_dev {
   uint32_t sm_version;
   uint64_t fb_B, fb_free_B; /* FB_GET_INFO_V2 RAM_SIZE / HEAP_FREE (0: RM did not say) */
   char gpu_name[NV2080_GPU_MAX_NAME_STRING_LENGTH + 1]; /* GPU_GET_NAME_STRING ("": RM did not say) */
+  nv_prog_name *prog_names; /* loaded programs (nv_rt.c), freed at close */
+  uint32_t nprog_names, cap_prog_names;
+  nv_launch_rec launches[NV_LAUNCH_RING]; /* ring: launch n at n % NV_LAUNCH_RING */
+  uint64_t nlaunches;
+  char stopped[160]; /* set once an error stopped the channel group: why (later work is refused) */
   nv_mem *qmd_chunks; /* QMD slots for recorded launches (nv_enc_exec), freed at close */
   uint32_t nqmd_chunks, qmd_used_B;
 };

@@ -7,6 +7,10 @@
 #include "emulator_tests/nv_test_64bit.h"
 #include "compiler/toolchain.h"
 #include "emulator_tests/nv_test_util.h"
+#include "hcq/device.h"
+#include "hcq/signal.h"
+#include "nv/nv_hcq.h"
+#include "nv/nv_rt.h"
 
 static const char *ADD = "(kernel add (let o (buf 0 float32 256)) (let a (buf 1 float32 256)) (let b (buf 2 float32 256))"
                          " (let r (range 0 256 loop)) (sink (store (index o r) (+ (load (index a r)) (load (index b r))) r)))";
@@ -89,8 +93,9 @@ static void check_load_errors(void) {
 /* Two different kernels queued, the first faulting (it reads 400 MB below its buffer): take_error (via
  * hcq_rt_sync) is Xid 31 by its nverror.h name and names the faulting kernel, not the one behind it, which never
  * runs (robust-channel recovery stops the channel group, as on hardware); later work is HCQ_CODE_DEVICE_LOST, and a
- * reopened device runs again. With the fault second (the first launch completes), the second is named. */
-static void check_fault_order(bool fault_first) {
+ * reopened device runs again. With the fault second (the first launch completes), the second is named, also when
+ * a launch recorded before a timeline wrap at the same address released a larger value. */
+static void check_fault_order(bool fault_first, bool wrap) {
   static const char *FAULT = "(kernel oob (let o (buf 0 int32 8)) (let a (buf 1 int32 8)) (let r (range 0 8 loop))"
                              " (sink (store (index o r) (load (index a (+ r (* (cast index (- (load (index a r))"
                              " (const 1 int32))) (const 100000000 index))))) r)))";
@@ -110,7 +115,21 @@ static void check_fault_order(bool fault_first) {
   CHECK_OK(hcq_rt_buffer_alloc(e.dev, 32, HCQ_RT_MEM_HOST_VISIBLE, &out[0]));
   out[1] = bufs[1];
   if (!k[0] || !k[1]) goto done;
-  if (fault_first) {
+  if (wrap) {
+    /* a launch recorded before a timeline wrap, at the same timeline address, releasing 2^31 (its QMD names no
+     * loaded program): the values restart after a wrap, so it must not pass for the first unreached launch */
+    CHECK_OK(hcq_rt_launch(k[1], out, 2, NULL, 0));
+    CHECK_OK(hcq_rt_sync(e.dev, 5000));
+    hcq_device *d = hcq_rt_lower(e.dev);
+    uint64_t tl = d->timeline->va, v = HCQ_TIMELINE_WRAP_AT, q = 0x12345; /* not one of the device's QMD slots */
+    const uint32_t inc = (uint32_t)NV_DMA_SEC_OP_INC_METHOD << NV_DMA_SEC_OP_SHIFT;
+    uint32_t w[] = {inc | 1u << NV_DMA_METHOD_COUNT_SHIFT | NV_SUBCH_COMPUTE << NV_DMA_METHOD_SUBCHANNEL_SHIFT |
+                        NV_HOPPER_COMPUTE_A_SEND_PCAS_A >> 2, (uint32_t)q,
+                    inc | 5u << NV_DMA_METHOD_COUNT_SHIFT | NV_AMPERE_CHANNEL_GPFIFO_A_SEM_ADDR_LO >> 2, (uint32_t)tl,
+                    (uint32_t)(tl >> 32), (uint32_t)v, (uint32_t)(v >> 32), NV_SEM_EXECUTE_OPERATION_RELEASE};
+    nv_rt_note_submit(nv_hcq_dev(d), tl, w, sizeof w / 4);
+    CHECK_OK(hcq_rt_launch(k[0], bufs, 2, NULL, 0));
+  } else if (fault_first) {
     CHECK_OK(hcq_rt_launch(k[0], bufs, 2, NULL, 0));
     CHECK_OK(hcq_rt_launch(k[1], out, 2, NULL, 0)); /* queued behind the fault */
   } else {
@@ -124,12 +143,12 @@ static void check_fault_order(bool fault_first) {
   const char *msg = hcq_status_message(st);
   CHECK(strstr(msg, "kernel 'oob'") && !strstr(msg, "'fill'"));
   CHECK(strstr(msg, "Xid 31 ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT") && strstr(msg, "compute channel 0x"));
-  CHECK(strstr(msg, fault_first ? "1 later launch never ran" : "nothing was queued behind it") != NULL);
+  CHECK(strstr(msg, fault_first && !wrap ? "1 later launch never ran" : "nothing was queued behind it") != NULL);
   CHECK(strstr(msg, "open it again") != NULL);
   hcq_status_free(st);
   CHECK(strstr(nv_mock_last_fault(e.m), "kernel oob") && strstr(nv_mock_last_fault(e.m), "MMU fault"));
   /* fill wrote 40 (its inputs are zero) only when it ran before the fault */
-  CHECK_EQ_INT(((int32_t *)hcq_rt_buffer_host(out[0]))[7], fault_first ? 0 : 40);
+  CHECK_EQ_INT(((int32_t *)hcq_rt_buffer_host(out[0]))[7], fault_first && !wrap ? 0 : 40);
   CHECK_ERR(hcq_rt_sync(e.dev, 5000), HCQ_CODE_DEVICE_LOST, "close the device and open it again");
   CHECK_ERR(hcq_rt_launch(k[1], out, 2, NULL, 0), HCQ_CODE_DEVICE_LOST, "was stopped by Xid 31");
 done:
@@ -159,7 +178,8 @@ int main(void) {
   static const char *const versions[] = {"570.86.16", "575.64.05", "580.95.05", "590.48.01"};
   for (size_t i = 0; i < 4; i++) check_branch(versions[i]);
   check_load_errors();
-  check_fault_order(true);
-  check_fault_order(false);
+  check_fault_order(true, false);
+  check_fault_order(false, false);
+  check_fault_order(false, true); /* a launch from before a timeline wrap is not taken for the faulting one */
   return testing_summary("emulator_tests/nv_rt_test");
 }

@@ -64,14 +64,23 @@ void nv_rt_note_submit(nv_dev *d, uint64_t tl_va, const uint32_t *w, size_t n) {
              HDR(v[4], NV_SEM_EXECUTE_OPERATION) == NV_SEM_EXECUTE_OPERATION_RELEASE)
       value = (uint64_t)v[3] << 32 | v[2];
   }
+  if (value && value < d->last_tl_value) /* the timeline wrapped (values restart, maybe at the same address) */
+    for (unsigned k = 0; k < NV_LAUNCH_RING; k++) d->launches[k].value = 0;
+  if (value) d->last_tl_value = value;
   for (unsigned k = 0; k < nq; k++)
     d->launches[d->nlaunches++ % NV_LAUNCH_RING] = (nv_launch_rec){qmds[k], tl_va, value};
 }
 
 /* The kernel a QMD launches, by its program address (read from the QMD only here, on the error path). */
 static const char *nv_qmd_kernel(const nv_dev *d, uint64_t qmd_va) {
+  bool v5 = d->cls_compute >= BLACKWELL_COMPUTE_A, ours = false;
+  uint64_t size_B = v5 ? NV_QMDV05_00_SIZE_B : NV_QMDV03_00_SIZE_B;
+  /* only the device's own QMD slots are read (a raw submission may name any address) */
+  for (uint32_t i = 0; i < d->nqmd_chunks && !ours; i++)
+    ours = qmd_va >= d->qmd_chunks[i].va && qmd_va + size_B <= d->qmd_chunks[i].va + d->qmd_chunks[i].size_B;
+  if (!ours) return NULL;
   const uint32_t *q = (const uint32_t *)(uintptr_t)qmd_va;
-  uint64_t pa = d->cls_compute >= BLACKWELL_COMPUTE_A
+  uint64_t pa = v5
                     ? (nv_qmdv05_00_get_program_address_upper_shifted4(q) << 32 |
                        nv_qmdv05_00_get_program_address_lower_shifted4(q)) << 4
                     : nv_qmdv03_00_get_program_address_upper(q) << 32 | nv_qmdv03_00_get_program_address_lower(q);
@@ -92,7 +101,7 @@ static void nv_name_fault(hcq_device *dev, nv_dev *d, char *out, size_t cap) {
     char behind[64] = "nothing was queued behind it";
     if (later) snprintf(behind, sizeof behind, "%u later launch%s never ran", later, later == 1 ? "" : "es");
     snprintf(out, cap, "kernel '%s' (the first launch the timeline has not passed: it releases %llu, the timeline "
-             "holds %llu; %s)", name ? name : "(freed)", (unsigned long long)r->value, (unsigned long long)now, behind);
+             "holds %llu; %s)", name ? name : "(not a loaded program)", (unsigned long long)r->value, (unsigned long long)now, behind);
     return;
   }
   snprintf(out, cap, "a kernel not known (every recorded launch passed the timeline, which holds %llu: the fault "

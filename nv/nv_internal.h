@@ -46,7 +46,7 @@ struct nv_dev {
   nv_prog_name *prog_names; /* loaded programs (nv_rt.c), freed at close */
   uint32_t nprog_names, cap_prog_names;
   nv_launch_rec launches[NV_LAUNCH_RING]; /* ring: launch n at n % NV_LAUNCH_RING */
-  uint64_t nlaunches;
+  uint64_t nlaunches, last_tl_value;
   char stopped[160]; /* set once an error stopped the channel group: why (later work is refused) */
   nv_mem *qmd_chunks; /* QMD slots for recorded launches (nv_enc_exec), freed at close */
   uint32_t nqmd_chunks, qmd_used_B;

@@ -646,6 +646,40 @@ _Static_assert(__builtin_offsetof(NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS, address
 _Static_assert(__builtin_offsetof(NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS, memBlockSizeBytes) == 4008, "NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS.memBlockSizeBytes offset");
 _Static_assert(__builtin_offsetof(NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS, flags) == 4016, "NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS.flags offset");
 
+/* source: NVIDIA/open-gpu-kernel-modules src/common/sdk/nvidia/inc/ctrl/ctrl2080/ctrl2080fb.h (NV2080_CTRL_FB_INFO, NV2080_CTRL_FB_GET_INFO_V2_PARAMS) @ 570, 580 */
+typedef struct NV2080_CTRL_FB_INFO {
+  uint32_t index;
+  uint32_t data;
+} NV2080_CTRL_FB_INFO;
+_Static_assert(sizeof(NV2080_CTRL_FB_INFO) == 8, "NV2080_CTRL_FB_INFO size");
+_Static_assert(__builtin_offsetof(NV2080_CTRL_FB_INFO, index) == 0, "NV2080_CTRL_FB_INFO.index offset");
+_Static_assert(__builtin_offsetof(NV2080_CTRL_FB_INFO, data) == 4, "NV2080_CTRL_FB_INFO.data offset");
+typedef struct NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570 {
+  uint32_t fbInfoListSize;
+  NV2080_CTRL_FB_INFO fbInfoList[57];
+} NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570;
+_Static_assert(sizeof(NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570) == 460, "NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570 size");
+_Static_assert(__builtin_offsetof(NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570, fbInfoListSize) == 0, "NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570.fbInfoListSize offset");
+_Static_assert(__builtin_offsetof(NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570, fbInfoList) == 4, "NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570.fbInfoList offset");
+typedef struct NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575 {
+  uint32_t fbInfoListSize;
+  NV2080_CTRL_FB_INFO fbInfoList[128];
+} NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575;
+typedef NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575 NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r580;
+typedef NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575 NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r590;
+_Static_assert(sizeof(NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575) == 1028, "NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575 size");
+_Static_assert(__builtin_offsetof(NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575, fbInfoListSize) == 0, "NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575.fbInfoListSize offset");
+_Static_assert(__builtin_offsetof(NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575, fbInfoList) == 4, "NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575.fbInfoList offset");
+
+/* source: NVIDIA/open-gpu-kernel-modules src/common/sdk/nvidia/inc/ctrl/ctrl2080/ctrl2080gpu.h (NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS: flags, then a union of ascii[NV2080_GPU_MAX_NAME_STRING_LENGTH = 0x40] and unicode[0x40] u16) @ 570, 580 */
+typedef struct NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS {
+  uint32_t gpuNameStringFlags;
+  uint16_t gpuNameString[64];
+} NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS;
+_Static_assert(sizeof(NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS) == 132, "NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS size");
+_Static_assert(__builtin_offsetof(NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS, gpuNameStringFlags) == 0, "NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS.gpuNameStringFlags offset");
+_Static_assert(__builtin_offsetof(NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS, gpuNameString) == 4, "NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS.gpuNameString offset");
+
 /* source: NVIDIA/open-gpu-kernel-modules kernel-open/common/inc/nv-ioctl.h (nv_ioctl_rm_api_version_t, NV_RM_API_VERSION_*), kernel-open/common/inc/nv-ioctl-numbers.h (NV_ESC_CHECK_VERSION_STR = NV_IOCTL_BASE 200 + 10) @ 580.65.06 */
 typedef struct nv_ioctl_rm_api_version_t {
   uint32_t cmd;
@@ -898,6 +932,19 @@ _Static_assert(__builtin_offsetof(UVM_DISABLE_PEER_ACCESS_PARAMS, gpuUuidA) == 0
 _Static_assert(__builtin_offsetof(UVM_DISABLE_PEER_ACCESS_PARAMS, gpuUuidB) == 16, "UVM_DISABLE_PEER_ACCESS_PARAMS.gpuUuidB offset");
 _Static_assert(__builtin_offsetof(UVM_DISABLE_PEER_ACCESS_PARAMS, rmStatus) == 32, "UVM_DISABLE_PEER_ACCESS_PARAMS.rmStatus offset");
 
+/* source: NVIDIA/open-gpu-kernel-modules src/common/sdk/nvidia/inc/nvtypes.h (NvNotification) @ 590.48.01 */
+typedef struct NvNotification {
+  uint32_t timeStamp[2];
+  uint32_t info32;
+  uint16_t info16;
+  uint16_t status;
+} NvNotification;
+_Static_assert(sizeof(NvNotification) == 16, "NvNotification size");
+_Static_assert(__builtin_offsetof(NvNotification, timeStamp) == 0, "NvNotification.timeStamp offset");
+_Static_assert(__builtin_offsetof(NvNotification, info32) == 8, "NvNotification.info32 offset");
+_Static_assert(__builtin_offsetof(NvNotification, info16) == 12, "NvNotification.info16 offset");
+_Static_assert(__builtin_offsetof(NvNotification, status) == 14, "NvNotification.status offset");
+
 /* RM escapes: _IOWR('F', nr, sizeof arg). UVM ioctls: the request is the raw number. */
 #define NV_ESC_RM_ALLOC_MEMORY_NR 0x27u
 #define NV_ESC_RM_ALLOC_MEMORY 0xc0384627u /* nv_ioctl_nvos02_parameters_with_fd */
@@ -940,6 +987,8 @@ _Static_assert(__builtin_offsetof(UVM_DISABLE_PEER_ACCESS_PARAMS, rmStatus) == 3
 #define NV2080_CTRL_CMD_GPU_GET_GID_INFO 0x2080014au /* NV2080_CTRL_GPU_GET_GID_INFO_PARAMS */
 #define NV2080_CTRL_CMD_GR_GET_INFO 0x20801201u /* NV2080_CTRL_GR_GET_INFO_PARAMS */
 #define NV2080_CTRL_CMD_FB_FLUSH_GPU_CACHE 0x2080130eu /* NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS */
+#define NV2080_CTRL_CMD_FB_GET_INFO_V2 0x20801303u /* NV2080_CTRL_FB_GET_INFO_V2_PARAMS */
+#define NV2080_CTRL_CMD_GPU_GET_NAME_STRING 0x20800110u /* NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS */
 #define NV2080_CTRL_CMD_PERF_BOOST 0x2080200au /* NV2080_CTRL_PERF_BOOST_PARAMS */
 #define NVA06C_CTRL_CMD_GPFIFO_SCHEDULE 0xa06c0101u /* NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS */
 #define NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN 0xc36f0108u /* NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS */
@@ -1247,6 +1296,13 @@ _Static_assert(__builtin_offsetof(UVM_DISABLE_PEER_ACCESS_PARAMS, rmStatus) == 3
 #define NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_GPCS 0x14u
 #define NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_TPC_PER_GPC 0x17u
 #define NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_SM_PER_TPC 0x20u
+#define NV2080_CTRL_FB_INFO_INDEX_RAM_SIZE 0x7u
+#define NV2080_CTRL_FB_INFO_INDEX_TOTAL_RAM_SIZE 0x8u
+#define NV2080_CTRL_FB_INFO_INDEX_HEAP_SIZE 0x9u
+#define NV2080_CTRL_FB_INFO_INDEX_HEAP_FREE 0x16u
+#define NV2080_CTRL_FB_INFO_INDEX_USABLE_RAM_SIZE 0x20u
+#define NV2080_CTRL_GPU_GET_NAME_STRING_FLAGS_TYPE_ASCII 0x0u
+#define NV2080_GPU_MAX_NAME_STRING_LENGTH 0x40u
 #define NV2080_CTRL_PERF_BOOST_FLAGS_CMD_BOOST_TO_MAX 0x2u
 #define NV2080_CTRL_PERF_BOOST_DURATION_INFINITE 0xffffffffu
 #define NV2080_CTRL_FB_FLUSH_GPU_CACHE_FLAGS_FLUSH_MODE_FULL_CACHE 0x1u
@@ -1341,6 +1397,20 @@ _Static_assert(__builtin_offsetof(UVM_DISABLE_PEER_ACCESS_PARAMS, rmStatus) == 3
 #define NV_PFAULT_FAULT_TYPE_UNSUPPORTED_KIND 0xcu
 #define NV_PFAULT_FAULT_TYPE_REGION_VIOLATION 0xdu
 #define NV_PFAULT_FAULT_TYPE_POISONED 0xeu
+#define ROBUST_CHANNEL_GR_EXCEPTION 0xdu
+#define ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT 0x1fu
+#define ROBUST_CHANNEL_PBDMA_ERROR 0x20u
+#define ROBUST_CHANNEL_CE0_ERROR 0x27u
+#define ROBUST_CHANNEL_CE1_ERROR 0x28u
+#define ROBUST_CHANNEL_CE2_ERROR 0x29u
+#define ROBUST_CHANNEL_RESETCHANNEL_VERIF_ERROR 0x2bu
+#define ROBUST_CHANNEL_GR_FAULT_DURING_CTXSW 0x2cu
+#define ROBUST_CHANNEL_PREEMPTIVE_REMOVAL 0x2du
+#define ROBUST_CHANNEL_GPU_ECC_DBE 0x30u
+#define ROBUST_CHANNEL_GR_CLASS_ERROR 0x45u
+#define ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS 0x4fu
+#define ROBUST_CHANNEL_CONTAINED_ERROR 0x5eu
+#define ROBUST_CHANNEL_UNCONTAINED_ERROR 0x5fu
 
 /* bit fields: value = (word >> NAME_SHIFT) & NAME_MASK */
 #define NV_DMA_METHOD_ADDRESS_SHIFT 0u

@@ -590,6 +590,38 @@ static const nvd_struct nvd_s_NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS = {"NV2080_C
 size_t nv_decode_NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS(const void *arg, size_t arg_size_B, char *out, size_t out_size_B) {
   return nvd_decode(&nvd_s_NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS, 1, arg, arg_size_B, out, out_size_B);
 }
+static const nvd_field nvd_f_NV2080_CTRL_FB_INFO[] = {
+  {"index", NVD_U32, 0, 1, NULL},
+  {"data", NVD_U32, 4, 1, NULL},
+};
+static const nvd_struct nvd_s_NV2080_CTRL_FB_INFO = {"NV2080_CTRL_FB_INFO", 8, 2, nvd_f_NV2080_CTRL_FB_INFO};
+size_t nv_decode_NV2080_CTRL_FB_INFO(const void *arg, size_t arg_size_B, char *out, size_t out_size_B) {
+  return nvd_decode(&nvd_s_NV2080_CTRL_FB_INFO, 1, arg, arg_size_B, out, out_size_B);
+}
+static const nvd_field nvd_f_NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570[] = {
+  {"fbInfoListSize", NVD_U32, 0, 1, NULL},
+  {"fbInfoList", NVD_STRUCT, 4, 57, &nvd_s_NV2080_CTRL_FB_INFO},
+};
+static const nvd_struct nvd_s_NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570 = {"NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570", 460, 2, nvd_f_NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570};
+size_t nv_decode_NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570(const void *arg, size_t arg_size_B, char *out, size_t out_size_B) {
+  return nvd_decode(&nvd_s_NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570, 1, arg, arg_size_B, out, out_size_B);
+}
+static const nvd_field nvd_f_NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575[] = {
+  {"fbInfoListSize", NVD_U32, 0, 1, NULL},
+  {"fbInfoList", NVD_STRUCT, 4, 128, &nvd_s_NV2080_CTRL_FB_INFO},
+};
+static const nvd_struct nvd_s_NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575 = {"NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575", 1028, 2, nvd_f_NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575};
+size_t nv_decode_NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575(const void *arg, size_t arg_size_B, char *out, size_t out_size_B) {
+  return nvd_decode(&nvd_s_NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575, 1, arg, arg_size_B, out, out_size_B);
+}
+static const nvd_field nvd_f_NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS[] = {
+  {"gpuNameStringFlags", NVD_U32, 0, 1, NULL},
+  {"gpuNameString", NVD_U16, 4, 64, NULL},
+};
+static const nvd_struct nvd_s_NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS = {"NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS", 132, 2, nvd_f_NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS};
+size_t nv_decode_NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS(const void *arg, size_t arg_size_B, char *out, size_t out_size_B) {
+  return nvd_decode(&nvd_s_NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS, 1, arg, arg_size_B, out, out_size_B);
+}
 static const nvd_field nvd_f_nv_ioctl_rm_api_version_t[] = {
   {"cmd", NVD_U32, 0, 1, NULL},
   {"reply", NVD_U32, 4, 1, NULL},
@@ -786,6 +818,16 @@ static const nvd_struct nvd_s_UVM_DISABLE_PEER_ACCESS_PARAMS = {"UVM_DISABLE_PEE
 size_t nv_decode_UVM_DISABLE_PEER_ACCESS_PARAMS(const void *arg, size_t arg_size_B, char *out, size_t out_size_B) {
   return nvd_decode(&nvd_s_UVM_DISABLE_PEER_ACCESS_PARAMS, 1, arg, arg_size_B, out, out_size_B);
 }
+static const nvd_field nvd_f_NvNotification[] = {
+  {"timeStamp", NVD_U32, 0, 2, NULL},
+  {"info32", NVD_U32, 8, 1, NULL},
+  {"info16", NVD_U16, 12, 1, NULL},
+  {"status", NVD_U16, 14, 1, NULL},
+};
+static const nvd_struct nvd_s_NvNotification = {"NvNotification", 16, 4, nvd_f_NvNotification};
+size_t nv_decode_NvNotification(const void *arg, size_t arg_size_B, char *out, size_t out_size_B) {
+  return nvd_decode(&nvd_s_NvNotification, 1, arg, arg_size_B, out, out_size_B);
+}
 static size_t nvd_decode_nv_ioctl_card_info_t_x64(const void *arg, size_t arg_size_B, char *out, size_t out_size_B) {
   return nvd_decode(&nvd_s_nv_ioctl_card_info_t, 64, arg, arg_size_B, out, out_size_B);
 }
@@ -831,6 +873,8 @@ static const kif_ioctl_desc nv_ctrl_descs_r570[] = {
   {"NV2080_CTRL_CMD_GPU_GET_GID_INFO", 0x2080014aul, "NV2080_CTRL_GPU_GET_GID_INFO_PARAMS", 268, nv_decode_NV2080_CTRL_GPU_GET_GID_INFO_PARAMS},
   {"NV2080_CTRL_CMD_GR_GET_INFO", 0x20801201ul, "NV2080_CTRL_GR_GET_INFO_PARAMS", 32, nv_decode_NV2080_CTRL_GR_GET_INFO_PARAMS},
   {"NV2080_CTRL_CMD_FB_FLUSH_GPU_CACHE", 0x2080130eul, "NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS", 4024, nv_decode_NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS},
+  {"NV2080_CTRL_CMD_FB_GET_INFO_V2", 0x20801303ul, "NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570", 460, nv_decode_NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570},
+  {"NV2080_CTRL_CMD_GPU_GET_NAME_STRING", 0x20800110ul, "NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS", 132, nv_decode_NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS},
   {"NV2080_CTRL_CMD_PERF_BOOST", 0x2080200aul, "NV2080_CTRL_PERF_BOOST_PARAMS", 8, nv_decode_NV2080_CTRL_PERF_BOOST_PARAMS},
   {"NVA06C_CTRL_CMD_GPFIFO_SCHEDULE", 0xa06c0101ul, "NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_r570", 2, nv_decode_NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_r570},
   {"NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN", 0xc36f0108ul, "NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS", 4, nv_decode_NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS},
@@ -844,11 +888,12 @@ const nv_layout nv_layout_r570 = {
   .NV0080_CTRL_GPU_GET_CLASSLIST_V2_PARAMS_size_B = 404,
   .NV2080_CTRL_GPU_GET_INFO_V2_PARAMS_size_B = 524,
   .NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_size_B = 2,
+  .NV2080_CTRL_FB_GET_INFO_V2_PARAMS_size_B = 460,
   .UVM_UNREGISTER_CHANNEL_PARAMS_size_B = 28,
   .UVM_FREE_PARAMS_size_B = 24,
   .uvm_ioctls = &nv_uvm_table_r570,
   .rm_ctrls = nv_ctrl_descs_r570,
-  .rm_ctrl_count = 14,
+  .rm_ctrl_count = 16,
 };
 
 /* ---- branch r575 (source: NVIDIA/open-gpu-kernel-modules tags 575.51.02, 575.64.05) */
@@ -879,6 +924,8 @@ static const kif_ioctl_desc nv_ctrl_descs_r575[] = {
   {"NV2080_CTRL_CMD_GPU_GET_GID_INFO", 0x2080014aul, "NV2080_CTRL_GPU_GET_GID_INFO_PARAMS", 268, nv_decode_NV2080_CTRL_GPU_GET_GID_INFO_PARAMS},
   {"NV2080_CTRL_CMD_GR_GET_INFO", 0x20801201ul, "NV2080_CTRL_GR_GET_INFO_PARAMS", 32, nv_decode_NV2080_CTRL_GR_GET_INFO_PARAMS},
   {"NV2080_CTRL_CMD_FB_FLUSH_GPU_CACHE", 0x2080130eul, "NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS", 4024, nv_decode_NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS},
+  {"NV2080_CTRL_CMD_FB_GET_INFO_V2", 0x20801303ul, "NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575", 1028, nv_decode_NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575},
+  {"NV2080_CTRL_CMD_GPU_GET_NAME_STRING", 0x20800110ul, "NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS", 132, nv_decode_NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS},
   {"NV2080_CTRL_CMD_PERF_BOOST", 0x2080200aul, "NV2080_CTRL_PERF_BOOST_PARAMS", 8, nv_decode_NV2080_CTRL_PERF_BOOST_PARAMS},
   {"NVA06C_CTRL_CMD_GPFIFO_SCHEDULE", 0xa06c0101ul, "NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_r575", 3, nv_decode_NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_r575},
   {"NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN", 0xc36f0108ul, "NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS", 4, nv_decode_NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS},
@@ -892,11 +939,12 @@ const nv_layout nv_layout_r575 = {
   .NV0080_CTRL_GPU_GET_CLASSLIST_V2_PARAMS_size_B = 404,
   .NV2080_CTRL_GPU_GET_INFO_V2_PARAMS_size_B = 532,
   .NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_size_B = 3,
+  .NV2080_CTRL_FB_GET_INFO_V2_PARAMS_size_B = 1028,
   .UVM_UNREGISTER_CHANNEL_PARAMS_size_B = 28,
   .UVM_FREE_PARAMS_size_B = 24,
   .uvm_ioctls = &nv_uvm_table_r575,
   .rm_ctrls = nv_ctrl_descs_r575,
-  .rm_ctrl_count = 14,
+  .rm_ctrl_count = 16,
 };
 
 /* ---- branch r580 (source: NVIDIA/open-gpu-kernel-modules tags 580.65.06, 580.142) */
@@ -927,6 +975,8 @@ static const kif_ioctl_desc nv_ctrl_descs_r580[] = {
   {"NV2080_CTRL_CMD_GPU_GET_GID_INFO", 0x2080014aul, "NV2080_CTRL_GPU_GET_GID_INFO_PARAMS", 268, nv_decode_NV2080_CTRL_GPU_GET_GID_INFO_PARAMS},
   {"NV2080_CTRL_CMD_GR_GET_INFO", 0x20801201ul, "NV2080_CTRL_GR_GET_INFO_PARAMS", 32, nv_decode_NV2080_CTRL_GR_GET_INFO_PARAMS},
   {"NV2080_CTRL_CMD_FB_FLUSH_GPU_CACHE", 0x2080130eul, "NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS", 4024, nv_decode_NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS},
+  {"NV2080_CTRL_CMD_FB_GET_INFO_V2", 0x20801303ul, "NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575", 1028, nv_decode_NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575},
+  {"NV2080_CTRL_CMD_GPU_GET_NAME_STRING", 0x20800110ul, "NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS", 132, nv_decode_NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS},
   {"NV2080_CTRL_CMD_PERF_BOOST", 0x2080200aul, "NV2080_CTRL_PERF_BOOST_PARAMS", 8, nv_decode_NV2080_CTRL_PERF_BOOST_PARAMS},
   {"NVA06C_CTRL_CMD_GPFIFO_SCHEDULE", 0xa06c0101ul, "NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_r575", 3, nv_decode_NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_r575},
   {"NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN", 0xc36f0108ul, "NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS", 4, nv_decode_NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS},
@@ -940,11 +990,12 @@ const nv_layout nv_layout_r580 = {
   .NV0080_CTRL_GPU_GET_CLASSLIST_V2_PARAMS_size_B = 804,
   .NV2080_CTRL_GPU_GET_INFO_V2_PARAMS_size_B = 564,
   .NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_size_B = 3,
+  .NV2080_CTRL_FB_GET_INFO_V2_PARAMS_size_B = 1028,
   .UVM_UNREGISTER_CHANNEL_PARAMS_size_B = 28,
   .UVM_FREE_PARAMS_size_B = 24,
   .uvm_ioctls = &nv_uvm_table_r580,
   .rm_ctrls = nv_ctrl_descs_r580,
-  .rm_ctrl_count = 14,
+  .rm_ctrl_count = 16,
 };
 
 /* ---- branch r590 (source: NVIDIA/open-gpu-kernel-modules tags 590.44.01, 590.48.01, 595.45.04) */
@@ -975,6 +1026,8 @@ static const kif_ioctl_desc nv_ctrl_descs_r590[] = {
   {"NV2080_CTRL_CMD_GPU_GET_GID_INFO", 0x2080014aul, "NV2080_CTRL_GPU_GET_GID_INFO_PARAMS", 268, nv_decode_NV2080_CTRL_GPU_GET_GID_INFO_PARAMS},
   {"NV2080_CTRL_CMD_GR_GET_INFO", 0x20801201ul, "NV2080_CTRL_GR_GET_INFO_PARAMS", 32, nv_decode_NV2080_CTRL_GR_GET_INFO_PARAMS},
   {"NV2080_CTRL_CMD_FB_FLUSH_GPU_CACHE", 0x2080130eul, "NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS", 4024, nv_decode_NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS},
+  {"NV2080_CTRL_CMD_FB_GET_INFO_V2", 0x20801303ul, "NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575", 1028, nv_decode_NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575},
+  {"NV2080_CTRL_CMD_GPU_GET_NAME_STRING", 0x20800110ul, "NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS", 132, nv_decode_NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS},
   {"NV2080_CTRL_CMD_PERF_BOOST", 0x2080200aul, "NV2080_CTRL_PERF_BOOST_PARAMS", 8, nv_decode_NV2080_CTRL_PERF_BOOST_PARAMS},
   {"NVA06C_CTRL_CMD_GPFIFO_SCHEDULE", 0xa06c0101ul, "NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_r575", 3, nv_decode_NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_r575},
   {"NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN", 0xc36f0108ul, "NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS", 4, nv_decode_NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS},
@@ -988,11 +1041,12 @@ const nv_layout nv_layout_r590 = {
   .NV0080_CTRL_GPU_GET_CLASSLIST_V2_PARAMS_size_B = 804,
   .NV2080_CTRL_GPU_GET_INFO_V2_PARAMS_size_B = 564,
   .NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_size_B = 3,
+  .NV2080_CTRL_FB_GET_INFO_V2_PARAMS_size_B = 1028,
   .UVM_UNREGISTER_CHANNEL_PARAMS_size_B = 12,
   .UVM_FREE_PARAMS_size_B = 16,
   .uvm_ioctls = &nv_uvm_table_r590,
   .rm_ctrls = nv_ctrl_descs_r590,
-  .rm_ctrl_count = 14,
+  .rm_ctrl_count = 16,
 };
 
 const nv_layout *const nv_layouts[] = {&nv_layout_r570, &nv_layout_r575, &nv_layout_r580, &nv_layout_r590};
@@ -1410,6 +1464,26 @@ const char *nv_pfault_name(unsigned long long value) {
   case 0xcull: return "NV_PFAULT_FAULT_TYPE_UNSUPPORTED_KIND";
   case 0xdull: return "NV_PFAULT_FAULT_TYPE_REGION_VIOLATION";
   case 0xeull: return "NV_PFAULT_FAULT_TYPE_POISONED";
+  default: return NULL;
+  }
+}
+
+const char *nv_xid_name(unsigned long long value) {
+  switch (value) {
+  case 0xdull: return "ROBUST_CHANNEL_GR_EXCEPTION";
+  case 0x1full: return "ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT";
+  case 0x20ull: return "ROBUST_CHANNEL_PBDMA_ERROR";
+  case 0x27ull: return "ROBUST_CHANNEL_CE0_ERROR";
+  case 0x28ull: return "ROBUST_CHANNEL_CE1_ERROR";
+  case 0x29ull: return "ROBUST_CHANNEL_CE2_ERROR";
+  case 0x2bull: return "ROBUST_CHANNEL_RESETCHANNEL_VERIF_ERROR";
+  case 0x2cull: return "ROBUST_CHANNEL_GR_FAULT_DURING_CTXSW";
+  case 0x2dull: return "ROBUST_CHANNEL_PREEMPTIVE_REMOVAL";
+  case 0x30ull: return "ROBUST_CHANNEL_GPU_ECC_DBE";
+  case 0x45ull: return "ROBUST_CHANNEL_GR_CLASS_ERROR";
+  case 0x4full: return "ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS";
+  case 0x5eull: return "ROBUST_CHANNEL_CONTAINED_ERROR";
+  case 0x5full: return "ROBUST_CHANNEL_UNCONTAINED_ERROR";
   default: return NULL;
   }
 }

@@ -47,6 +47,10 @@ size_t nv_decode_NV2080_CTRL_GR_ROUTE_INFO(const void *arg, size_t arg_size_B, c
 size_t nv_decode_NV2080_CTRL_GR_INFO(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);
 size_t nv_decode_NV2080_CTRL_GR_GET_INFO_PARAMS(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);
 size_t nv_decode_NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);
+size_t nv_decode_NV2080_CTRL_FB_INFO(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);
+size_t nv_decode_NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);
+size_t nv_decode_NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r575(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);
+size_t nv_decode_NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);
 size_t nv_decode_nv_ioctl_rm_api_version_t(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);
 size_t nv_decode_NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);
 size_t nv_decode_NV0000_ALLOC_PARAMETERS(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);
@@ -67,9 +71,12 @@ size_t nv_decode_UVM_FREE_PARAMS_r570(const void *arg, size_t arg_size_B, char *
 size_t nv_decode_UVM_FREE_PARAMS_r590(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);
 size_t nv_decode_UVM_ENABLE_PEER_ACCESS_PARAMS(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);
 size_t nv_decode_UVM_DISABLE_PEER_ACCESS_PARAMS(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);
+size_t nv_decode_NvNotification(const void *arg, size_t arg_size_B, char *out, size_t out_size_B);
 /* "NAME" of a 'status' value, or NULL when the spec does not name it */
 const char *nv_status_name(unsigned long long value);
 /* "NAME" of a 'pfault' value, or NULL when the spec does not name it */
 const char *nv_pfault_name(unsigned long long value);
+/* "NAME" of a 'xid' value, or NULL when the spec does not name it */
+const char *nv_xid_name(unsigned long long value);
 
 #endif

@@ -17,6 +17,7 @@ typedef struct nv_layout {
   size_t NV0080_CTRL_GPU_GET_CLASSLIST_V2_PARAMS_size_B;
   size_t NV2080_CTRL_GPU_GET_INFO_V2_PARAMS_size_B;
   size_t NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_size_B;
+  size_t NV2080_CTRL_FB_GET_INFO_V2_PARAMS_size_B;
   size_t UVM_UNREGISTER_CHANNEL_PARAMS_size_B;
   size_t UVM_FREE_PARAMS_size_B;
   const kif_ioctl_table *uvm_ioctls;

@@ -192,15 +192,17 @@ static void check_qmd(void) {
   CHECK(((volatile uint64_t *)sig.cpu)[0] == 0x200000011ull);
   CHECK(((volatile uint64_t *)sig.cpu)[1] == 0x200000012ull);
   /* a kernel that faults: posted to the channel's error notifier as RM posts an MMU fault (Xid 31, status 0xffff),
-   * the text names the channel, the kernel's address and the MMU fault; the channel runs on */
+   * the text names the channel, the kernel's address and the MMU fault; the channel stops (its releases stay) */
   nv_qmdv03_00_set_constant_buffer_addr_upper((uint32_t *)((uint8_t *)args.cpu + 0x200), 0, 0x7000);
   nv_qmdv03_00_set_dependent_qmd0_enable((uint32_t *)((uint8_t *)args.cpu + 0x200), 0);
   int faults = nv_mock_faults(r.m);
+  ((volatile uint64_t *)sig.cpu)[0] = ((volatile uint64_t *)sig.cpu)[1] = 0;
   CHECK_OK(nv_chan_submit(r.d, nv_dev_compute(r.d), &p));
   CHECK_EQ_INT(nv_mock_faults(r.m), faults + 1);
   CHECK(strstr(nv_mock_last_fault(r.m), "kernel at 0x1289abcd00: MMU fault") != NULL);
   const volatile uint8_t *note = r.d->notifier.cpu;
   CHECK(note != NULL && *(const volatile uint32_t *)(note + 8) == 31 && *(const volatile uint16_t *)(note + 14) == 0xffff);
+  CHECK(((volatile uint64_t *)sig.cpu)[0] == 0); /* the faulting launch's release is not written */
   CHECK_OK(nv_mem_free(r.d, &args));
   CHECK_OK(nv_mem_free(r.d, &sig));
   rig_close(&r);

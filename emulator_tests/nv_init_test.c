@@ -8,6 +8,7 @@
 #include "emulator_tests/nv_mock.h"
 #include "base/testing.h"
 #include "nv/nv_dev.h"
+#include "nv/nv_internal.h"
 
 typedef struct {
   kif *k;
@@ -86,6 +87,34 @@ static void check_cross_wait(rig *r) {
   CHECK_OK(nv_mem_free(r->d, &sig));
 }
 
+/* Memory size and name (FB_GET_INFO_V2 with the branch's list length, GPU_GET_NAME_STRING), and RM's refusals of
+ * bad parameters: a list of 0 or past the maximum, an unknown index, another branch's size, a unicode request. */
+static void check_fb(rig *r) {
+  CHECK_EQ_INT(nv_dev_mem_B(r->d, false), 80ull << 30); /* the mock's 80 GiB (H100-sized) */
+  CHECK_EQ_INT(nv_dev_mem_B(r->d, true), 79ull << 30);
+  CHECK(strstr(nv_dev_gpu_name(r->d), "Hopper") != NULL);
+  NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r580 fb = {.fbInfoListSize = 0};
+  uint32_t size_B = (uint32_t)nv_dev_layout(r->d)->NV2080_CTRL_FB_GET_INFO_V2_PARAMS_size_B;
+  CHECK_ERR(nv_rm_control(r->d, r->d->subdevice, NV2080_CTRL_CMD_FB_GET_INFO_V2, &fb, size_B, "fb"), HCQ_CODE_IO,
+            "NV_ERR_INVALID_PARAM_STRUCT");
+  fb.fbInfoListSize = (size_B - 4) / 8 + 1;
+  CHECK_ERR(nv_rm_control(r->d, r->d->subdevice, NV2080_CTRL_CMD_FB_GET_INFO_V2, &fb, size_B, "fb"), HCQ_CODE_IO,
+            "NV_ERR_INVALID_PARAM_STRUCT");
+  fb.fbInfoListSize = 1, fb.fbInfoList[0].index = 0x1000;
+  CHECK_ERR(nv_rm_control(r->d, r->d->subdevice, NV2080_CTRL_CMD_FB_GET_INFO_V2, &fb, size_B, "fb"), HCQ_CODE_IO,
+            "NV_ERR_INVALID_ARGUMENT");
+  fb.fbInfoList[0].index = NV2080_CTRL_FB_INFO_INDEX_TOTAL_RAM_SIZE;
+  uint32_t other_B = size_B == sizeof(NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570) ? sizeof fb
+                                                                              : sizeof(NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570);
+  CHECK_ERR(nv_rm_control(r->d, r->d->subdevice, NV2080_CTRL_CMD_FB_GET_INFO_V2, &fb, other_B, "fb"), HCQ_CODE_IO,
+            "NV_ERR_INVALID_PARAM_STRUCT");
+  CHECK_OK(nv_rm_control(r->d, r->d->subdevice, NV2080_CTRL_CMD_FB_GET_INFO_V2, &fb, size_B, "fb"));
+  CHECK_EQ_INT(fb.fbInfoList[0].data, 80u << 20); /* KiB */
+  NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS n = {.gpuNameStringFlags = 7};
+  CHECK_ERR(nv_rm_control(r->d, r->d->subdevice, NV2080_CTRL_CMD_GPU_GET_NAME_STRING, &n, sizeof n, "name"),
+            HCQ_CODE_IO, "NV_ERR_INVALID_ARGUMENT");
+}
+
 int main(void) {
   NV_TEST_NEEDS_64BIT("nv_init_test");
   static const char *const versions[] = {"570.86.16", "575.64.05", "580.95.05", "590.48.01"};
@@ -99,6 +128,7 @@ int main(void) {
       CHECK_EQ_INT(nv_dev_class(r.d, 'd'), 0xc8b5);
       check_copy(&r);
       check_cross_wait(&r);
+      check_fb(&r);
     }
     rig_close(&r);
   }

@@ -55,8 +55,9 @@ int nv_mock_live_ranges(const nv_mock *m);
 int nv_mock_doorbells(const nv_mock *m);
 int nv_mock_launches(const nv_mock *m);
 /* Kernel faults (hook errors EFAULT) posted to a channel's error notifier, and the last one's text. A channel whose
- * error notifier is mapped gets the fault as RM posts it (an NvNotification: info32 = Xid 31, status 0xffff) and runs
- * on (the faulting kernel counts as done; hardware would stop the channel); without one the doorbell fails with it. */
+ * error notifier is mapped gets the fault as RM posts it (an NvNotification: info32 = Xid 31, status 0xffff) and,
+ * as robust-channel recovery does, every channel of that notifier stops: the faulting kernel's releases and all
+ * later work never run, doorbells do nothing (the device must be reopened); without one the doorbell fails. */
 int nv_mock_faults(const nv_mock *m);
 /* Wall time spent running channels inside doorbell writes (benches subtract it: the mock GPU's time). */
 uint64_t nv_mock_doorbell_ns(const nv_mock *m);

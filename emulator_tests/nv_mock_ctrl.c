@@ -20,6 +20,29 @@ static uint32_t nvm_gr_info(const nv_mock *m, uint32_t index, uint32_t *data) {
   }
 }
 
+/* FB_GET_INFO_V2: the emulated GPU's memory (RAM_SIZE / TOTAL / HEAP in KiB; 80 GiB as an H100's, with 1 GiB
+ * taken by RM); an index outside the list RM knows is NV_ERR_INVALID_ARGUMENT, a list length of 0 or past the
+ * branch's maximum NV_ERR_INVALID_PARAM_STRUCT (the checks of RM's subdeviceCtrlCmdFbGetInfoV2). */
+#define NVM_FB_KIB (80ull << 20)
+static uint32_t nvm_fb_info(void *a, size_t size_B) {
+  uint32_t *w = a, n = w[0], max = (uint32_t)((size_B - 4) / 8);
+  if (n == 0 || n > max) return NV_ERR_INVALID_PARAM_STRUCT;
+  NV2080_CTRL_FB_INFO *list = (NV2080_CTRL_FB_INFO *)(w + 1);
+  for (uint32_t i = 0; i < n; i++) {
+    switch (list[i].index) {
+    case NV2080_CTRL_FB_INFO_INDEX_RAM_SIZE:
+    case NV2080_CTRL_FB_INFO_INDEX_TOTAL_RAM_SIZE:
+    case NV2080_CTRL_FB_INFO_INDEX_USABLE_RAM_SIZE: list[i].data = (uint32_t)NVM_FB_KIB; break;
+    case NV2080_CTRL_FB_INFO_INDEX_HEAP_SIZE:
+    case NV2080_CTRL_FB_INFO_INDEX_HEAP_FREE: list[i].data = (uint32_t)(NVM_FB_KIB - (1u << 20)); break;
+    default:
+      if (list[i].index >= max) return NV_ERR_INVALID_ARGUMENT;
+      list[i].data = 0;
+    }
+  }
+  return NV_OK;
+}
+
 /* The class list the GPU reports (common classes first). */
 static int nvm_class_list(const nv_mock *m, uint32_t *out, int cap) {
   static const uint32_t common[] = {NV01_ROOT_CLIENT, NV01_DEVICE_0, NV20_SUBDEVICE_0, NV01_MEMORY_SYSTEM,
@@ -115,6 +138,17 @@ uint32_t nvm_control(nv_mock *m, NVOS54_PARAMETERS *p) {
   case NV2080_CTRL_CMD_PERF_BOOST:
   case NV2080_CTRL_CMD_FB_FLUSH_GPU_CACHE:
     return NV_OK;
+  case NV2080_CTRL_CMD_FB_GET_INFO_V2:
+    return nvm_fb_info(a, d->arg_size_B);
+  case NV2080_CTRL_CMD_GPU_GET_NAME_STRING: {
+    NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS *q = a;
+    if (q->gpuNameStringFlags != NV2080_CTRL_GPU_GET_NAME_STRING_FLAGS_TYPE_ASCII) return NV_ERR_INVALID_ARGUMENT;
+    memset(q->gpuNameString, 0, sizeof q->gpuNameString);
+    static const char *const names[] = {"hcq mock (Hopper, sm_90)", "hcq mock (Ada, sm_89)", "hcq mock (Blackwell, sm_100)",
+                                        "hcq mock (no compute class)"};
+    snprintf((char *)q->gpuNameString, sizeof q->gpuNameString, "%s", names[m->arch]);
+    return NV_OK;
+  }
   case NV2080_CTRL_CMD_GPU_GET_INFO_V2:
     return NV_OK; /* no info indexes emulated: the list comes back unchanged */
   default:

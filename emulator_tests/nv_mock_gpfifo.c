@@ -145,6 +145,10 @@ static bool nvm_post_fault(nvm_run *r) {
   memcpy((void *)(uintptr_t)n->va, &note, sizeof note);
   r->m->faults++;
   snprintf(r->m->last_fault, sizeof r->m->last_fault, "%s", r->detail);
+  /* robust-channel recovery stops every channel posting to this notifier (the channel group) */
+  for (int i = 0; i < r->m->nobjs; i++)
+    if (r->m->objs[i].kind == NVM_CHANNEL && r->m->objs[i].chan->error_notifier == r->c->error_notifier)
+      r->m->objs[i].chan->stopped = true;
   return true;
 }
 
@@ -192,7 +196,8 @@ static int nvm_run_qmd(nvm_run *r, uint32_t subch, uint64_t qmd_va, uint64_t *ne
     if (n > 0 && n < KIF_DETAIL_MAX) memcpy(r->detail + n, why, strnlen(why, (size_t)(KIF_DETAIL_MAX - 1 - n)) + 1);
     r->detail[KIF_DETAIL_MAX - 1] = 0;
     if (err != EFAULT || !nvm_post_fault(r)) return err;
-    r->detail[0] = 0; /* posted: the channel runs on */
+    r->detail[0] = 0;
+    return ECANCELED; /* posted: the channel stops here, its releases are not written */
   }
   for (unsigned i = 0; i < 2; i++) {
     uint64_t addr, payload;
@@ -344,6 +349,7 @@ static int nvm_run_pb(nvm_run *r, uint64_t va, uint32_t ndw) {
 static int nvm_run_channel(nv_mock *m, nvm_obj *o, char *detail) {
   nvm_channel *c = o->chan;
   nvm_run r = {m, o, c, 0, detail};
+  if (c->stopped) return c->stalled = false, 0; /* a doorbell on a stopped channel does nothing */
   if (nvm_access(&r, c->userd_va, sizeof(AmpereAControlGPFifo), true)) return EFAULT;
   volatile AmpereAControlGPFifo *u = (volatile AmpereAControlGPFifo *)(uintptr_t)c->userd_va;
   uint32_t get = u->GPGet, put = __atomic_load_n(&u->GPPut, __ATOMIC_ACQUIRE);
@@ -361,6 +367,7 @@ static int nvm_run_channel(nv_mock *m, nvm_obj *o, char *detail) {
     r.pb_va = va;
     if (ndw && nvm_access(&r, va, 4ull * ndw, false)) return EFAULT;
     int err = ndw ? nvm_run_pb(&r, va, ndw) : 0;
+    if (err == ECANCELED) return c->stalled = false, 0;
     c->stalled = err == EAGAIN;
     if (err) return err;
     get = (get + 1) % c->entries;

@@ -25,6 +25,7 @@ typedef struct nvm_channel {
   uint32_t resume_dw;                       /* dwords of the current entry already run (stalled acquire) */
   uint32_t error_notifier;                  /* hObjectError: RM posts channel errors (Xid) there */
   bool stalled;
+  bool stopped; /* an error was posted to its group's notifier: RC stopped it, nothing more runs (GP_GET stays) */
 } nvm_channel;
 
 typedef struct nvm_obj {

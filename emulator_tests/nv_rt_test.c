@@ -2,11 +2,15 @@
  * the error without /dev/nvidiactl), device info, a kernel on every supported driver branch's layout (570, 575, 580,
  * 590) and on two GPUs at once (each with its own channels), program-load refusals (another SM, a cubin for another
  * SM than its target string says, a missing kernel), a binary without its PTX (loads; the mock refuses to run it,
- * naming why), and a faulting kernel reported by take_error (Xid 31 from the error notifier) with the device
- * running on. Results against the reference interpreter (etu_compare). Needs ptxas (skips without). */
+ * naming why), and a faulting kernel named by take_error (Xid 31 from the error notifier; the device stops and
+ * is reopened). Results against the reference interpreter (etu_compare). Needs ptxas (skips without). */
 #include "emulator_tests/nv_test_64bit.h"
 #include "compiler/toolchain.h"
 #include "emulator_tests/nv_test_util.h"
+#include "hcq/device.h"
+#include "hcq/signal.h"
+#include "nv/nv_hcq.h"
+#include "nv/nv_rt.h"
 
 static const char *ADD = "(kernel add (let o (buf 0 float32 256)) (let a (buf 1 float32 256)) (let b (buf 2 float32 256))"
                          " (let r (range 0 256 loop)) (sink (store (index o r) (+ (load (index a r)) (load (index b r))) r)))";
@@ -86,32 +90,75 @@ static void check_load_errors(void) {
   ntu_close(&e);
 }
 
-/* A kernel that reads 400 MB below its buffer: Xid 31 through take_error (via hcq_rt_sync), the mock's fault text
- * names the kernel, the PTX line and the address; the next launch runs. */
-static void check_fault(void) {
+/* Two different kernels queued, the first faulting (it reads 400 MB below its buffer): take_error (via
+ * hcq_rt_sync) is Xid 31 by its nverror.h name and names the faulting kernel, not the one behind it, which never
+ * runs (robust-channel recovery stops the channel group, as on hardware); later work is HCQ_CODE_DEVICE_LOST, and a
+ * reopened device runs again. With the fault second (the first launch completes), the second is named, also when
+ * a launch recorded before a timeline wrap at the same address released a larger value. */
+static void check_fault_order(bool fault_first, bool wrap) {
   static const char *FAULT = "(kernel oob (let o (buf 0 int32 8)) (let a (buf 1 int32 8)) (let r (range 0 8 loop))"
                              " (sink (store (index o r) (load (index a (+ r (* (cast index (- (load (index a r))"
                              " (const 1 int32))) (const 100000000 index))))) r)))";
+  static const char *FILL = "(kernel fill (let o (buf 0 int32 8)) (let a (buf 1 int32 8)) (let r (range 0 8 loop))"
+                            " (sink (store (index o r) (+ (load (index a r)) (const 40 int32)) r)))";
   ntu_env e;
   ntu_open(&e, &(nv_mock_config){.arch = NV_MOCK_HOPPER});
   if (!e.dev) return;
-  hcq_rt_program *p = NULL;
-  hcq_rt_kernel *k = NULL;
-  CHECK_OK(hcq_rt_program_compile(e.dev, FAULT, "", &p));
-  CHECK_OK(p ? hcq_rt_kernel_load(e.dev, hcq_rt_program_desc(p), &k) : HCQ_OK);
-  hcq_rt_buffer *bufs[2] = {0};
+  hcq_rt_program *p[2] = {0};
+  hcq_rt_kernel *k[2] = {0};
+  for (int i = 0; i < 2; i++) {
+    CHECK_OK(hcq_rt_program_compile(e.dev, i ? FILL : FAULT, "", &p[i]));
+    CHECK_OK(p[i] ? hcq_rt_kernel_load(e.dev, hcq_rt_program_desc(p[i]), &k[i]) : HCQ_OK);
+  }
+  hcq_rt_buffer *bufs[2] = {0}, *out[2] = {0};
   for (int i = 0; i < 2; i++) CHECK_OK(hcq_rt_buffer_alloc(e.dev, 32, HCQ_RT_MEM_HOST_VISIBLE, &bufs[i]));
-  if (k) CHECK_OK(hcq_rt_launch(k, bufs, 2, NULL, 0));
-  CHECK_ERR(hcq_rt_sync(e.dev, 5000), HCQ_CODE_KERNEL_FAULT, "Xid 31 ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT");
-  printf("mock fault text: %s\n", nv_mock_last_fault(e.m));
+  CHECK_OK(hcq_rt_buffer_alloc(e.dev, 32, HCQ_RT_MEM_HOST_VISIBLE, &out[0]));
+  out[1] = bufs[1];
+  if (!k[0] || !k[1]) goto done;
+  if (wrap) {
+    /* a launch recorded before a timeline wrap, at the same timeline address, releasing 2^31 (its QMD names no
+     * loaded program): the values restart after a wrap, so it must not pass for the first unreached launch */
+    CHECK_OK(hcq_rt_launch(k[1], out, 2, NULL, 0));
+    CHECK_OK(hcq_rt_sync(e.dev, 5000));
+    hcq_device *d = hcq_rt_lower(e.dev);
+    uint64_t tl = d->timeline->va, v = HCQ_TIMELINE_WRAP_AT, q = 0x12345; /* not one of the device's QMD slots */
+    const uint32_t inc = (uint32_t)NV_DMA_SEC_OP_INC_METHOD << NV_DMA_SEC_OP_SHIFT;
+    uint32_t w[] = {inc | 1u << NV_DMA_METHOD_COUNT_SHIFT | NV_SUBCH_COMPUTE << NV_DMA_METHOD_SUBCHANNEL_SHIFT |
+                        NV_HOPPER_COMPUTE_A_SEND_PCAS_A >> 2, (uint32_t)q,
+                    inc | 5u << NV_DMA_METHOD_COUNT_SHIFT | NV_AMPERE_CHANNEL_GPFIFO_A_SEM_ADDR_LO >> 2, (uint32_t)tl,
+                    (uint32_t)(tl >> 32), (uint32_t)v, (uint32_t)(v >> 32), NV_SEM_EXECUTE_OPERATION_RELEASE};
+    nv_rt_note_submit(nv_hcq_dev(d), tl, w, sizeof w / 4);
+    CHECK_OK(hcq_rt_launch(k[0], bufs, 2, NULL, 0));
+  } else if (fault_first) {
+    CHECK_OK(hcq_rt_launch(k[0], bufs, 2, NULL, 0));
+    CHECK_OK(hcq_rt_launch(k[1], out, 2, NULL, 0)); /* queued behind the fault */
+  } else {
+    CHECK_OK(hcq_rt_launch(k[1], out, 2, NULL, 0));
+    CHECK_OK(hcq_rt_sync(e.dev, 5000));
+    CHECK_OK(hcq_rt_launch(k[0], bufs, 2, NULL, 0));
+  }
+  hcq_status st = hcq_rt_sync(e.dev, 5000);
+  printf("take_error: %s\n", hcq_status_message(st));
+  CHECK_EQ_INT(hcq_status_code(st), HCQ_CODE_KERNEL_FAULT);
+  const char *msg = hcq_status_message(st);
+  CHECK(strstr(msg, "kernel 'oob'") && !strstr(msg, "'fill'"));
+  CHECK(strstr(msg, "Xid 31 ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT") && strstr(msg, "compute channel 0x"));
+  CHECK(strstr(msg, fault_first && !wrap ? "1 later launch never ran" : "nothing was queued behind it") != NULL);
+  CHECK(strstr(msg, "open it again") != NULL);
+  hcq_status_free(st);
   CHECK(strstr(nv_mock_last_fault(e.m), "kernel oob") && strstr(nv_mock_last_fault(e.m), "MMU fault"));
-  for (int i = 0; i < 8; i++) ((int32_t *)hcq_rt_buffer_host(bufs[1]))[i] = 1;
-  if (k) CHECK_OK(hcq_rt_launch(k, bufs, 2, NULL, 0));
-  CHECK_OK(hcq_rt_sync(e.dev, 5000));
-  CHECK_EQ_INT(((int32_t *)hcq_rt_buffer_host(bufs[0]))[7], 1);
-  hcq_rt_kernel_free(k);
-  for (int i = 0; i < 2; i++) hcq_rt_buffer_free(bufs[i]);
-  hcq_rt_program_free(p);
+  /* fill wrote 40 (its inputs are zero) only when it ran before the fault */
+  CHECK_EQ_INT(((int32_t *)hcq_rt_buffer_host(out[0]))[7], fault_first && !wrap ? 0 : 40);
+  CHECK_ERR(hcq_rt_sync(e.dev, 5000), HCQ_CODE_DEVICE_LOST, "close the device and open it again");
+  CHECK_ERR(hcq_rt_launch(k[1], out, 2, NULL, 0), HCQ_CODE_DEVICE_LOST, "was stopped by Xid 31");
+done:
+  for (int i = 0; i < 2; i++) hcq_rt_kernel_free(k[i]), hcq_rt_program_free(p[i]), hcq_rt_buffer_free(bufs[i]);
+  hcq_rt_buffer_free(out[0]);
+  hcq_rt_close(e.dev);
+  /* reopened: the device runs again */
+  e.dev = NULL;
+  CHECK_OK(hcq_rt_open("nv:0", &e.dev));
+  if (e.dev) CHECK_EQ_INT(ntu_run_text(e.dev, ADD, "", 1 << 20, "after reopening"), 1);
   ntu_close(&e);
 }
 
@@ -131,6 +178,8 @@ int main(void) {
   static const char *const versions[] = {"570.86.16", "575.64.05", "580.95.05", "590.48.01"};
   for (size_t i = 0; i < 4; i++) check_branch(versions[i]);
   check_load_errors();
-  check_fault();
+  check_fault_order(true, false);
+  check_fault_order(false, false);
+  check_fault_order(false, true); /* a launch from before a timeline wrap is not taken for the faulting one */
   return testing_summary("emulator_tests/nv_rt_test");
 }

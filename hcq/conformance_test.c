@@ -18,6 +18,7 @@
 #include "hcq/signal.h"
 #include "base/testing.h"
 #include "hcq/rt_internal.h"
+#include "nv/nv_hw_prog.h"
 
 #define TIMEOUT_MS 5000
 
@@ -44,10 +45,10 @@ static uint64_t cpu_prog(backend *b) {
   if (!b->prog) CHECK_OK(cpu_device_wrap(b->dev->impl, (void *)cpu_store, "store", (cpu_device_program **)&b->prog));
   return b->prog ? cpu_device_program_handle(b->prog) : 0;
 }
+static const char *store =
+    "(kernel store (let o (buf 0 int32 64)) (let n (var n 1 64 index)) (let r (range 0 n loop))\n"
+    " (sink (store (index o r) (+ (* (cast int32 n) (const 1000 int32)) (cast int32 r)) r)))\n";
 static hcq_status cpu_program(backend *b, const char *which, hcq_program *out) {
-  static const char *store =
-      "(kernel store (let o (buf 0 int32 64)) (let n (var n 1 64 index)) (let r (range 0 n loop))\n"
-      " (sink (store (index o r) (+ (* (cast int32 n) (const 1000 int32)) (cast int32 r)) r)))\n";
   static const char *fault = "(kernel fault (let o (buf 0 int32 8)) (let a (buf 1 int32 8)) (let r (range 0 8))\n"
                              " (sink (store (index o r) (% (const 7 int32) (load (index a r))) r)))\n";
   int i = strcmp(which, "store") != 0;
@@ -58,10 +59,31 @@ static hcq_status cpu_program(backend *b, const char *which, hcq_program *out) {
 
 /* ---- nv (the Hopper mock, HCQ_MOCK=nv's, in front of kif_default): programs compiled for ptx:sm_90. A GPU does
  * not trap on an integer division by zero, so its `fault` reads far below its buffer when buffer 1 holds a zero. */
+static const char *nv_fault =
+    "(kernel fault (let o (buf 0 int32 8)) (let a (buf 1 int32 8)) (let r (range 0 8))\n"
+    " (sink (store (index o r) (load (index a (+ r (* (cast index (- (load (index a r)) (const 1 int32)))"
+    " (const 100000000 index))))) r)))\n";
+/* `--programs DIR`: the nv programs come from DIR (written by `--prepare DIR` where ptxas is; nv/nv_hw_prog.h), so a
+ * GPU machine without the CUDA toolkit runs the suite. */
+static const char *g_progs_dir;
+static bool g_no_mock;
+static nv_hw_prog g_nv_progs[2];
+static hcq_status nv_prepared(const char *target, int i, bool prepare, const char *dir) {
+  char key[64];
+  snprintf(key, sizeof key, "conformance_%s.noopt.%.20s", i ? "fault" : "store", target + 4);
+  nv_hw_prog_free(&g_nv_progs[i]);
+  return nv_hw_prog_make(target, i ? nv_fault : store, "", dir, key, prepare, &g_nv_progs[i]);
+}
 static hcq_status nv_program(backend *b, const char *which, hcq_program *out) {
-  static const char *fault = "(kernel fault (let o (buf 0 int32 8)) (let a (buf 1 int32 8)) (let r (range 0 8))\n"
-                             " (sink (store (index o r) (load (index a (+ r (* (cast index (- (load (index a r)) (const 1 int32)))"
-                             " (const 100000000 index))))) r)))\n";
+  const char *fault = nv_fault;
+  int i = strcmp(which, "store") != 0;
+  if (g_progs_dir) {
+    hcq_device_info info;
+    HCQ_TRY(hcq_rt_info(b->rd, &info));
+    if (!g_nv_progs[i].cc) HCQ_TRY(nv_prepared(info.target, i, false, g_progs_dir));
+    *out = g_nv_progs[i].desc;
+    return HCQ_OK;
+  }
   if (strcmp(which, "fault") != 0) return cpu_program(b, which, out);
   if (!b->progs[1]) HCQ_TRY(hcq_rt_program_compile(b->rd, fault, "", &b->progs[1]));
   *out = *hcq_rt_program_desc(b->progs[1]);
@@ -81,6 +103,7 @@ static uint64_t nv_prog(backend *b) {
 static bool nv_available(void) {
   /* qemu-user places the driver's MAP_FIXED_NOREPLACE VA windows elsewhere (the NV tests skip there too) */
   if (getenv("HCQ_QEMU_USER")) return false;
+  if (g_progs_dir) return true;
   char path[512];
   hcq_status st = cc_ptx_ptxas(path, sizeof path);
   hcq_status_free(st);
@@ -352,6 +375,34 @@ static void test_kernel_fault(backend *b) {
   hcq_rt_buffer_free(out);
 }
 
+/* A device without HCQ_FEATURE_KERNEL_FAULTS (a fault stops its queues, as on hardware): the fault is
+ * HCQ_CODE_KERNEL_FAULT naming the faulting kernel, the kernel queued behind it never runs, and later work is
+ * refused as HCQ_CODE_DEVICE_LOST until the device is reopened (run last). */
+static void test_kernel_fault_stops(backend *b) {
+  hcq_program fp, sp;
+  CHECK_OK(b->program(b, "fault", &fp));
+  CHECK_OK(b->program(b, "store", &sp));
+  hcq_rt_kernel *kf = NULL, *ks = NULL;
+  CHECK_OK(hcq_rt_kernel_load(b->rd, &fp, &kf));
+  CHECK_OK(hcq_rt_kernel_load(b->rd, &sp, &ks));
+  hcq_rt_buffer *bufs[2] = {0}, *out = NULL;
+  CHECK_OK(hcq_rt_buffer_alloc(b->rd, 32, HCQ_RT_MEM_HOST_VISIBLE, &bufs[0]));
+  CHECK_OK(hcq_rt_buffer_alloc(b->rd, 32, HCQ_RT_MEM_HOST_VISIBLE, &bufs[1]));
+  CHECK_OK(hcq_rt_buffer_alloc(b->rd, 256, HCQ_RT_MEM_HOST_VISIBLE, &out));
+  if (kf && ks && out) {
+    CHECK_OK(hcq_rt_launch(kf, bufs, 2, NULL, 0));
+    CHECK_OK(hcq_rt_launch(ks, &out, 1, &(hcq_var){"n", 5}, 1)); /* queued behind the fault */
+    CHECK_ERR(hcq_rt_sync(b->rd, TIMEOUT_MS), HCQ_CODE_KERNEL_FAULT, "kernel 'fault'");
+    CHECK_EQ_INT(((int32_t *)hcq_rt_buffer_host(out))[4], 0);
+    CHECK_ERR(hcq_rt_launch(ks, &out, 1, &(hcq_var){"n", 9}, 1), HCQ_CODE_DEVICE_LOST, "open it again");
+  }
+  hcq_rt_kernel_free(kf);
+  hcq_rt_kernel_free(ks);
+  hcq_rt_buffer_free(bufs[0]);
+  hcq_rt_buffer_free(bufs[1]);
+  hcq_rt_buffer_free(out);
+}
+
 /* A wait for a value nobody signals is HCQ_CODE_TIMEOUT after about the time asked for, through the device's
  * own wait path. */
 static void test_timeout(backend *b) {
@@ -371,35 +422,81 @@ static void test_info(backend *b) {
   CHECK_OK(hcq_rt_info(b->rd, &info));
   CHECK_EQ_STR(info.backend, b->name);
   CHECK(info.target[0] != 0 && info.max_global[0] >= 64);
-  CHECK_EQ_INT(info.is_mock, strcmp(b->name, "cpu") != 0);
+  CHECK_EQ_INT(info.is_mock, strcmp(b->name, "cpu") != 0 && !g_no_mock);
 }
 
-int main(void) {
+static double ms_since(uint64_t t0) { return (double)(hcq_now_ns() - t0) / 1e6; }
+#define RUN_CASE(fn, b)                                                                                              \
+  do {                                                                                                               \
+    int f0 = testing_failures;                                                                                       \
+    uint64_t t0 = hcq_now_ns();                                                                                      \
+    fn(b);                                                                                                           \
+    printf("  case %-32s %-4s %9.2f ms\n", #fn, testing_failures == f0 ? "ok" : "FAIL", ms_since(t0));            \
+  } while (0)
+
+/* Arguments (none for `make test`: every backend, the NV mock installed):
+ *   --only NAME     run one backend; exit 77 when its device is absent
+ *   --no-mock       do not install the NV mock (HCQ_MOCK too is ignored): the real device or nothing
+ *   --programs DIR  nv programs from DIR (no ptxas needed)   --prepare DIR: write them there (needs ptxas), exit */
+int main(int argc, char **argv) {
+  const char *only = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!strcmp(argv[i], "--no-mock")) g_no_mock = true;
+    else if (!strcmp(argv[i], "--programs") && i + 1 < argc) g_progs_dir = argv[++i];
+    else if (!strcmp(argv[i], "--prepare") && i + 1 < argc) {
+      for (int k = 0; k < 2; k++) CHECK_OK(nv_prepared("ptx:sm_90", k, true, argv[i + 1]));
+      for (int k = 0; k < 2; k++) nv_hw_prog_free(&g_nv_progs[k]);
+      printf("conformance --prepare: 2 nv programs for ptx:sm_90 in %s\n", argv[i + 1]);
+      return testing_summary("hcq/conformance_test --prepare");
+    } else {
+      fprintf(stderr, "conformance_test: unknown argument '%s' (--only NAME, --no-mock, --programs DIR, --prepare DIR)\n",
+              argv[i]);
+      return 2;
+    }
+  }
   CHECK_OK(uop_ctx_create(&ctx));
   /* a new backend: its own folder, one line in hcq/rt_registry.c; a test-only one is registered here */
   CHECK_OK(hcq_rt_register(&(hcq_rt_backend){"fakegpu", fake_open, NULL}));
-  CHECK_OK(nv_mock_env_install(kif_default())); /* HCQ_MOCK=nv's mock */
+  if (!g_no_mock) CHECK_OK(nv_mock_env_install(kif_default())); /* HCQ_MOCK=nv's mock */
+  bool found = false;
   for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
     backend *b = &backends[i];
+    if (only && strcmp(only, b->name) != 0) continue;
+    found = true;
     if (b->available && !b->available()) {
       printf("conformance %s: skipped (needs ptxas, and no qemu-user)\n", b->name);
       continue;
     }
     int before = testing_failures;
-    CHECK_OK(hcq_rt_open(b->name, &b->rd));
+    hcq_status st = hcq_rt_open(b->name, &b->rd);
+    if (only && hcq_status_code(st) == HCQ_CODE_NOT_FOUND) {
+      printf("conformance %s: SKIPPED (%s)\n", b->name, hcq_status_message(st));
+      hcq_status_free(st);
+      uop_ctx_destroy(ctx);
+      return 77;
+    }
+    CHECK_OK(st);
     if (!b->rd) continue;
     b->dev = hcq_rt_lower(b->rd);
-    test_info(b);
-    test_signal_timestamp(b);
-    test_copy_and_cross_queue_wait(b);
-    test_graph(b);
-    test_timeline_wrap(b);
-    test_graph(b); /* graphs keep working after a wrap */
-    test_program_load_errors(b);
-    test_launch_vars(b);
-    test_kernel_fault(b);
-    test_timeout(b);
-    CHECK_OK(hcq_device_synchronize(b->dev, TIMEOUT_MS));
+    hcq_device_info info;
+    CHECK_OK(hcq_rt_info(b->rd, &info));
+    printf("conformance %s: %s (%s, %s)\n", b->name, info.name, info.target, info.is_mock ? "mock" : "hardware");
+    RUN_CASE(test_info, b);
+    RUN_CASE(test_signal_timestamp, b);
+    RUN_CASE(test_copy_and_cross_queue_wait, b);
+    RUN_CASE(test_graph, b);
+    RUN_CASE(test_timeline_wrap, b);
+    RUN_CASE(test_graph, b); /* graphs keep working after a wrap */
+    RUN_CASE(test_program_load_errors, b);
+    RUN_CASE(test_launch_vars, b);
+    RUN_CASE(test_timeout, b);
+    if (info.features & HCQ_FEATURE_KERNEL_FAULTS) {
+      RUN_CASE(test_kernel_fault, b);
+      CHECK_OK(hcq_device_synchronize(b->dev, TIMEOUT_MS));
+    } else {
+      RUN_CASE(test_kernel_fault_stops, b); /* last: the device is stopped afterwards */
+    }
     if (b->prog) cpu_device_program_destroy(b->prog);
     hcq_rt_kernel_free(b->kern);
     hcq_rt_program_free(b->progs[0]);
@@ -407,6 +504,9 @@ int main(void) {
     hcq_rt_close(b->rd);
     printf("conformance %s: %s\n", b->name, testing_failures == before ? "ok" : "FAILED");
   }
+  for (int k = 0; k < 2; k++) nv_hw_prog_free(&g_nv_progs[k]);
+  if (only && !found) fprintf(stderr, "conformance_test: no backend '%s' in this suite\n", only);
+  CHECK(!only || found);
   uop_ctx_destroy(ctx);
   return testing_summary("hcq/conformance_test");
 }

@@ -42,6 +42,8 @@ void nv_dev_close(nv_dev *d);
 const char *nv_dev_target(const nv_dev *d);   /* "ptx:sm_90" */
 const char *nv_dev_version(const nv_dev *d);  /* driver version string, "580.95.05" */
 const nv_layout *nv_dev_layout(const nv_dev *d);
+uint64_t nv_dev_mem_B(const nv_dev *d, bool free_now); /* device memory (FB_GET_INFO_V2), 0: unknown */
+const char *nv_dev_gpu_name(const nv_dev *d);          /* "NVIDIA H200"; "": unknown */
 uint32_t nv_dev_class(const nv_dev *d, char which); /* 'c' compute, 'd' copy, 'g' gpfifo, 'u' usermode */
 nv_chan *nv_dev_compute(nv_dev *d);
 nv_chan *nv_dev_copy(nv_dev *d);

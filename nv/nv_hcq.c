@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hcq/queue.h"
+#include "hcq/signal.h"
 #include "nv/nv_hcq.h"
 #include "nv/nv_internal.h"
 #include "nv/nv_program.h"
@@ -123,6 +124,8 @@ static const hcq_encoder nv_encoder = {nv_enc_exec, nv_enc_copy, nv_enc_signal, 
 static hcq_status nv_ops_submit(hcq_device *dev, hcq_queue_kind kind, const uint32_t *words, size_t count) {
   nv_dev *d = ((nv_hcq *)dev->impl)->nv;
   if (count > UINT32_MAX) return hcq_status_make(HCQ_CODE_INVALID, "NV submit of %zu words", count);
+  HCQ_TRY(nv_rt_check_live(dev));
+  if (kind != HCQ_QUEUE_COPY) nv_rt_note_submit(d, dev->timeline ? dev->timeline->va : 0, words, count);
   nv_push p = {(uint32_t *)(uintptr_t)words, (uint32_t)count, (uint32_t)count, NULL}; /* read only by submit */
   return nv_chan_submit(d, kind == HCQ_QUEUE_COPY ? &d->copy : &d->compute, &p);
 }
@@ -147,7 +150,7 @@ static void nv_ops_free(hcq_device *dev, hcq_mem *mem) {
 static const hcq_device_ops nv_ops = {
     .backend_name = "nv", .submit = nv_ops_submit, .mem_alloc = nv_ops_alloc, .mem_free = nv_ops_free,
     .encoder = &nv_encoder, .info = nv_rt_info, .program_load = nv_rt_program_load,
-    .program_free = nv_rt_program_free, .take_error = nv_rt_take_error, .destroy = nv_rt_destroy,
+    .program_free = nv_rt_program_free, .take_error = nv_rt_take_error, .signal_wait = nv_rt_signal_wait, .destroy = nv_rt_destroy,
 };
 
 hcq_status nv_hcq_open(kif *k, int index, hcq_device **out) {

@@ -4,11 +4,18 @@
  * semaphore wait, semaphore round trip, copy bandwidth).
  *
  *   nv_hw_check --prepare DIR   (where ptxas is) writes every kernel's cubin + PTX to DIR (nv/nv_hw_prog.h)
- *   nv_hw_check [DIR]           on the GPU machine: uses DIR's binaries (ptxas not needed), else ptxas
+ *   nv_hw_check [--conformance BIN] [DIR]
+ *                               on the GPU machine: uses DIR's binaries (ptxas not needed), else ptxas; with
+ *                               --conformance, runs `BIN --only nv --no-mock --programs DIR` (hcq/conformance_test)
+ *                               after the driver checks and folds its cases into the report
  *
  * Exits 77 where /dev/nvidiactl does not exist. With HCQ_MOCK=nv it runs the whole report on the mock (for checking
- * the report itself; the numbers are then the mock's). */
+ * the report itself; it says MOCK and the numbers are the mock's). The summary at the end lists what a reader needs:
+ * driver, GPU, SM arch, memory, conformance and example results, launch-to-signal latency percentiles, graph replay
+ * per kernel, add and matmul throughput. */
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "compiler/examples_test_util.h"
@@ -25,14 +32,29 @@ static double now_s(void) {
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
+/* What the summary prints (filled as the report runs). */
+static struct {
+  char driver[72], gpu[72], arch[32];
+  uint64_t mem_B;
+  int conf_rc, conf_ok, conf_fail; /* conf_rc -1: not run */
+  int ex_pass, ex_fail, ex_ran, ex_skip;
+  double lat_us[3], graph_us, add_gbs, matmul_gflops;
+  char matmul_name[64];
+} g_sum = {.conf_rc = -1};
+
 /* The driver-level checks through nv_dev (as before the runtime existed). */
 static void driver_checks(kif *k) {
   nv_dev *d = NULL;
   CHECK_OK(nv_dev_open(k, 0, &d));
   if (!d) return;
-  printf("driver %s (layout %s), target %s, classes compute 0x%x copy 0x%x gpfifo 0x%x usermode 0x%x\n",
-         nv_dev_version(d), nv_dev_layout(d)->branch, nv_dev_target(d), nv_dev_class(d, 'c'), nv_dev_class(d, 'd'),
-         nv_dev_class(d, 'g'), nv_dev_class(d, 'u'));
+  printf("driver %s (layout %s), GPU \"%s\", target %s, memory %.1f GiB (%.1f GiB free), classes compute 0x%x copy "
+         "0x%x gpfifo 0x%x usermode 0x%x\n", nv_dev_version(d), nv_dev_layout(d)->branch, nv_dev_gpu_name(d),
+         nv_dev_target(d), (double)nv_dev_mem_B(d, false) / (1u << 30), (double)nv_dev_mem_B(d, true) / (1u << 30),
+         nv_dev_class(d, 'c'), nv_dev_class(d, 'd'), nv_dev_class(d, 'g'), nv_dev_class(d, 'u'));
+  snprintf(g_sum.driver, sizeof g_sum.driver, "%s (layout %s)", nv_dev_version(d), nv_dev_layout(d)->branch);
+  snprintf(g_sum.gpu, sizeof g_sum.gpu, "%s", nv_dev_gpu_name(d)[0] ? nv_dev_gpu_name(d) : "(RM did not say)");
+  snprintf(g_sum.arch, sizeof g_sum.arch, "%s", nv_dev_target(d) + 4);
+  g_sum.mem_B = nv_dev_mem_B(d, false);
   const uint64_t n = 64u << 20;
   nv_mem src, dst, sig, gpu;
   CHECK_OK(nv_mem_alloc(d, n, NV_MEM_CPU, &src));
@@ -96,6 +118,8 @@ static char *read_text(const char *path) {
   return buf;
 }
 
+/* one thread, one store: what a launch costs when the kernel itself costs nothing */
+static const char *EMPTY = "(kernel empty (let o (buf 0 int32 1)) (let r (range 0 1)) (sink (store (index o r) (const 1 int32) r)))";
 static const char *ADD = "(kernel add (let o (buf 0 float32 256)) (let a (buf 1 float32 256)) (let b (buf 2 float32 256))"
                          " (let r (range 0 256 loop)) (sink (store (index o r) (+ (load (index a r)) (load (index b r))) r)))";
 
@@ -123,6 +147,7 @@ static void run_example(hcq_rt_device *dev, const char *target, const char *dir,
   compare = total <= COMPARE_LIMIT_B || strstr(text, "(var ");
   if (!st && g_mock && total > ((size_t)1 << 20) && !strstr(text, "(var ")) { /* the PTX interpreter would take minutes */
     printf("  %-28s %-6s skipped on the mock (%zu MiB of buffers)\n", name, noopt ? "noopt" : "heur", total >> 20);
+    g_sum.ex_skip++;
     goto done;
   }
   if (!st && compare) etu_reference(p.ctx, p.sink, ref, nref, got, ngot, &r);
@@ -162,6 +187,15 @@ static void run_example(hcq_rt_device *dev, const char *target, const char *dir,
               r.bad ? "FAIL" : "PASS", best_ms, r.checked, r.bad, extra);
   CHECK(!st && r.bad == 0);
   (void)fails;
+  if (st || r.bad) g_sum.ex_fail++;
+  else if (compare) g_sum.ex_pass++;
+  else g_sum.ex_ran++;
+  if (!st && mm && best_ms > 0 && 2.0 * mm * mm * mm / (best_ms * 1e-3) / 1e9 > g_sum.matmul_gflops) {
+    g_sum.matmul_gflops = 2.0 * mm * mm * mm / (best_ms * 1e-3) / 1e9;
+    snprintf(g_sum.matmul_name, sizeof g_sum.matmul_name, "%.50s %s", name, noopt ? "noopt" : "heur");
+  }
+  if (!st && best_ms > 0 && !strncmp(name, "add", 3) && (double)total / (best_ms * 1e-3) / 1e9 > g_sum.add_gbs)
+    g_sum.add_gbs = (double)total / (best_ms * 1e-3) / 1e9;
 done:
   hcq_status_free(st);
   for (int i = 0; i < 16; i++) hcq_rt_buffer_free(bufs[i]);
@@ -181,14 +215,7 @@ static void timings(hcq_rt_device *dev, const char *target, const char *dir) {
   if (!st) st = hcq_rt_kernel_load(dev, &p.desc, &k);
   hcq_rt_buffer *b[3] = {0};
   for (int i = 0; !st && i < 3; i++) st = hcq_rt_buffer_alloc(dev, 1024, HCQ_RT_MEM_HOST_VISIBLE, &b[i]);
-  const int reps = 1000;
-  double t0 = now_s();
-  for (int i = 0; !st && i < reps; i++) {
-    st = hcq_rt_launch(k, b, 3, NULL, 0);
-    if (!st) st = hcq_rt_sync(dev, 5000);
-  }
-  if (!st) printf("launch latency (hcq_rt_launch of a 256-element add + hcq_rt_sync, mean of %d): %.2f us\n", reps,
-                  (now_s() - t0) / reps * 1e6);
+  double t0;
   enum { NK = 64 };
   uop_ctx *ctx = NULL;
   hcq_graph *g = NULL;
@@ -219,8 +246,9 @@ static void timings(hcq_rt_device *dev, const char *target, const char *dir) {
     st = hcq_graph_replay(g, v, 3, 5000);
   }
   if (!st) st = hcq_graph_wait(g, 5000);
+  if (!st) g_sum.graph_us = (now_s() - t0) / (greps * NK) * 1e6;
   if (!st) printf("graph replay (%d launches per replay, %d replays, wall time incl. the GPU): %.3f us per kernel\n", NK,
-                  greps, (now_s() - t0) / (greps * NK) * 1e6);
+                  greps, g_sum.graph_us);
   CHECK_OK(st);
   hcq_graph_destroy(g);
   uop_ctx_destroy(ctx);
@@ -229,17 +257,98 @@ static void timings(hcq_rt_device *dev, const char *target, const char *dir) {
   nv_hw_prog_free(&p);
 }
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Launch-to-signal latency of a one-thread kernel, per launch: hcq_rt_launch until hcq_rt_sync has seen the
+ * timeline value it releases (CPU clock; after 20 warm-up launches). */
+static void latency(hcq_rt_device *dev, const char *target, const char *dir) {
+  nv_hw_prog p;
+  char key[64];
+  snprintf(key, sizeof key, "empty.heur.%.20s", target + 4);
+  hcq_status st = nv_hw_prog_make(target, EMPTY, NULL, dir, key, false, &p);
+  hcq_rt_kernel *k = NULL;
+  hcq_rt_buffer *b = NULL;
+  if (!st) st = hcq_rt_kernel_load(dev, &p.desc, &k);
+  if (!st) st = hcq_rt_buffer_alloc(dev, 4, HCQ_RT_MEM_HOST_VISIBLE, &b);
+  enum { WARM = 20, REPS = 2000 };
+  static double us[REPS];
+  int n = g_mock ? REPS / 10 : REPS;
+  for (int i = 0; !st && i < WARM + n; i++) {
+    double t0 = now_s();
+    st = hcq_rt_launch(k, &b, 1, NULL, 0);
+    if (!st) st = hcq_rt_sync(dev, 5000);
+    if (i >= WARM) us[i - WARM] = (now_s() - t0) * 1e6;
+  }
+  CHECK_OK(st);
+  if (!st) {
+    qsort(us, (size_t)n, sizeof us[0], cmp_double);
+    for (int q = 0; q < 3; q++) g_sum.lat_us[q] = us[(size_t)n * (q == 0 ? 50 : q == 1 ? 90 : 99) / 100];
+    printf("launch-to-signal latency (one-thread kernel, hcq_rt_launch until hcq_rt_sync returns, %d launches): "
+           "p50 %.2f us, p90 %.2f us, p99 %.2f us, min %.2f us\n", n, g_sum.lat_us[0], g_sum.lat_us[1],
+           g_sum.lat_us[2], us[0]);
+  }
+  hcq_rt_buffer_free(b);
+  hcq_rt_kernel_free(k);
+  nv_hw_prog_free(&p);
+}
+
+/* The conformance suite in its own process (it stops its device on purpose at the end); its case lines are
+ * echoed and counted. */
+static void conformance(const char *bin, const char *dir) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "'%s' --only nv%s%s%s%s 2>&1", bin, g_mock ? "" : " --no-mock", dir ? " --programs '" : "",
+           dir ? dir : "", dir ? "'" : "");
+  printf("conformance suite (%s):\n", cmd);
+  fflush(stdout);
+  FILE *f = popen(cmd, "r");
+  if (!f) {
+    printf("  could not start it\n");
+    g_sum.conf_rc = 127;
+    return;
+  }
+  char line[1024];
+  while (fgets(line, sizeof line, f)) {
+    printf("  | %s", line);
+    if (strstr(line, "  case ")) {
+      if (strstr(line, " ok ")) g_sum.conf_ok++;
+      else g_sum.conf_fail++;
+    }
+  }
+  int rc = pclose(f);
+  g_sum.conf_rc = rc == -1 ? 127 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+  fflush(stdout);
+}
+
+static void summary(bool mock) {
+  printf("\n== nv_hw_check summary%s ==\n", mock ? " (MOCK: the emulated GPU, not hardware; numbers are the mock's)" : "");
+  printf("driver        %s\n", g_sum.driver);
+  printf("GPU           %s, %s, %.1f GiB device memory\n", g_sum.gpu, g_sum.arch, (double)g_sum.mem_B / (1u << 30));
+  if (g_sum.conf_rc < 0) printf("conformance   not run (no --conformance)\n");
+  else printf("conformance   %s (%d cases ok, %d failed, exit %d)\n",
+              g_sum.conf_rc == 0 && !g_sum.conf_fail ? "PASS" : "FAIL", g_sum.conf_ok, g_sum.conf_fail, g_sum.conf_rc);
+  printf("examples      %d PASS vs the reference interpreter, %d ran uncompared (too big), %d FAIL, %d skipped on "
+         "the mock\n", g_sum.ex_pass, g_sum.ex_ran, g_sum.ex_fail, g_sum.ex_skip);
+  printf("latency       launch-to-signal p50 %.2f us, p90 %.2f us, p99 %.2f us\n", g_sum.lat_us[0], g_sum.lat_us[1],
+         g_sum.lat_us[2]);
+  printf("graph replay  %.3f us per kernel\n", g_sum.graph_us);
+  printf("add           %.1f GB/s (best add example)\n", g_sum.add_gbs);
+  printf("matmul        %.1f GFLOP/s (%s)\n", g_sum.matmul_gflops, g_sum.matmul_name[0] ? g_sum.matmul_name : "none ran");
+}
+
 static int prepare(const char *dir) {
   char *names[ETU_MAX_EXAMPLES];
   int count = etu_list_examples(names, ETU_MAX_EXAMPLES), written = 0;
-  for (int i = 0; i <= count; i++) {
+  for (int i = 0; i <= count + 1; i++) { /* the examples, then add256 and empty (timings) */
     char path[512], key[160], *text;
     if (i < count) snprintf(path, sizeof path, "examples/%s", names[i]);
-    text = i < count ? read_text(path) : strdup(ADD);
+    text = i < count ? read_text(path) : strdup(i == count ? ADD : EMPTY);
     for (int noopt = 0; text && noopt < 2; noopt++) {
-      if (i == count && noopt) break;
+      if (i >= count && noopt) break;
       char base[128];
-      snprintf(base, sizeof base, "%s", i < count ? names[i] : "add256");
+      snprintf(base, sizeof base, "%s", i < count ? names[i] : i == count ? "add256" : "empty");
       if (strstr(base, ".uop")) *strstr(base, ".uop") = 0;
       snprintf(key, sizeof key, "%s.%s.sm_90", base, noopt ? "noopt" : "heur");
       nv_hw_prog p;
@@ -257,21 +366,27 @@ static int prepare(const char *dir) {
 
 int main(int argc, char **argv) {
   if (argc > 2 && !strcmp(argv[1], "--prepare")) return prepare(argv[2]);
-  const char *dir = argc > 1 ? argv[1] : NULL;
+  const char *conf_bin = NULL, *dir = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--conformance") && i + 1 < argc) conf_bin = argv[++i];
+    else dir = argv[i];
+  }
   CHECK_OK(emu_mock_from_env());
   kif *k = kif_default();
   if (!kif_exists(k, "/dev/nvidiactl") || !kif_exists(k, "/dev/nvidia-uvm")) {
     fprintf(stderr, "nv_hw_check: SKIPPED (no /dev/nvidiactl or /dev/nvidia-uvm)\n");
     return 77;
   }
-  printf("== nv_hw_check report ==\n");
+  g_mock = kif_route(k, "/dev/nvidiactl") != NULL; /* HCQ_MOCK=nv installed the emulated GPU */
+  printf("== nv_hw_check report%s ==\n", g_mock ? " (MOCK: the emulated GPU, not hardware)" : "");
+  double t_start = now_s();
   driver_checks(k);
+  if (conf_bin) conformance(conf_bin, dir);
   hcq_rt_device *dev = NULL;
   CHECK_OK(hcq_rt_open("nv:0", &dev));
   if (!dev) return testing_summary("nv_hw_check");
   hcq_device_info info;
   CHECK_OK(hcq_rt_info(dev, &info));
-  g_mock = info.is_mock;
   printf("device %s: arch %s, target %s, %s, binaries from %s\n", info.name, info.arch, info.target,
          info.is_mock ? "MOCK (numbers are the mock's)" : "hardware", dir ? dir : "ptxas");
   char *names[ETU_MAX_EXAMPLES];
@@ -288,7 +403,11 @@ int main(int argc, char **argv) {
     free(text);
     free(names[i]);
   }
+  latency(dev, info.target, dir);
   timings(dev, info.target, dir);
   hcq_rt_close(dev);
+  summary(g_mock);
+  CHECK(g_sum.conf_rc <= 0 && !g_sum.conf_fail);
+  printf("result        %s in %.0f s\n", testing_failures ? "FAIL" : "PASS", now_s() - t_start);
   return testing_summary("nv_hw_check");
 }

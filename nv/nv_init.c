@@ -167,7 +167,8 @@ static hcq_status nv_open_channels(nv_dev *d) {
   NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_r575 sch = {.bEnable = 1};
   HCQ_TRY(nv_rm_control(d, d->chgroup, NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, &sch,
                         (uint32_t)d->layout->NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS_size_B, "GPFIFO_SCHEDULE"));
-  return nv_read_gr_info(d);
+  HCQ_TRY(nv_read_gr_info(d));
+  return nv_read_fb_and_name(d);
 }
 
 hcq_status nv_dev_open(kif *k, int index, nv_dev **out) {
@@ -204,6 +205,7 @@ void nv_dev_close(nv_dev *d) {
   nv_chan_destroy(d, &d->compute);
   nv_chan_destroy(d, &d->copy);
   nv_qmd_free_all(d);
+  free(d->prog_names);
   hcq_status_free(nv_mem_free(d, &d->gpfifo_area));
   hcq_status_free(nv_mem_free(d, &d->notifier));
   if (d->doorbell) hcq_status_free(kif_munmap(d->k, (void *)d->doorbell, 0x10000));

@@ -10,6 +10,12 @@
 #define NV_SHARED_WINDOW 0x729400000000ull
 #define NV_LOCAL_WINDOW 0x729300000000ull
 
+/* What take_error needs to name a faulting kernel (nv_rt.c): the loaded programs with their names, and the compute
+ * channel's last launches (QMD address, and the timeline value their submission releases: 0 when none). */
+typedef struct nv_prog_name { const void *program; char name[64]; } nv_prog_name;
+typedef struct nv_launch_rec { uint64_t qmd_va, tl_va, value; } nv_launch_rec;
+enum { NV_LAUNCH_RING = 64 };
+
 typedef struct nv_va_window { uint64_t base, size_B, next; } nv_va_window;
 
 struct nv_chan {
@@ -35,6 +41,13 @@ struct nv_dev {
   nv_mem gpfifo_area, notifier;
   nv_chan compute, copy;
   uint32_t sm_version;
+  uint64_t fb_B, fb_free_B; /* FB_GET_INFO_V2 RAM_SIZE / HEAP_FREE (0: RM did not say) */
+  char gpu_name[NV2080_GPU_MAX_NAME_STRING_LENGTH + 1]; /* GPU_GET_NAME_STRING ("": RM did not say) */
+  nv_prog_name *prog_names; /* loaded programs (nv_rt.c), freed at close */
+  uint32_t nprog_names, cap_prog_names;
+  nv_launch_rec launches[NV_LAUNCH_RING]; /* ring: launch n at n % NV_LAUNCH_RING */
+  uint64_t nlaunches, last_tl_value;
+  char stopped[160]; /* set once an error stopped the channel group: why (later work is refused) */
   nv_mem *qmd_chunks; /* QMD slots for recorded launches (nv_enc_exec), freed at close */
   uint32_t nqmd_chunks, qmd_used_B;
 };
@@ -52,6 +65,8 @@ hcq_status nv_rm_free(nv_dev *d, uint32_t parent, uint32_t obj);
 hcq_status nv_uvm(nv_dev *d, int fd, unsigned long req, void *params, uint32_t *status, const char *what);
 hcq_status nv_rm_status(uint32_t status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Opens /dev/nvidia<minor> and registers it with the control fd. */
+/* Memory size and GPU name into d (nv_rm.c): an RM refusal leaves them unknown. */
+hcq_status nv_read_fb_and_name(nv_dev *d);
 hcq_status nv_open_gpu_fd(nv_dev *d, int *out_fd);
 /* Maps RM object `handle` (memory or usermode) for the CPU: at va (0: anywhere) */
 hcq_status nv_map_to_cpu(nv_dev *d, uint32_t handle, uint64_t size_B, uint64_t va, uint32_t flags, bool system,

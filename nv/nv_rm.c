@@ -93,3 +93,41 @@ hcq_status nv_map_to_cpu(nv_dev *d, uint32_t handle, uint64_t size_B, uint64_t v
   hcq_status_free(kif_close(d->k, fd)); /* the mapping keeps the file */
   return st;
 }
+
+/* One RM control whose refusal by RM (a status, not a failed ioctl) is not fatal: *refused gets the status. */
+static hcq_status nv_rm_control_soft(nv_dev *d, uint32_t cmd, void *params, uint32_t size_B, const char *what,
+                                     uint32_t *refused) {
+  NVOS54_PARAMETERS p = {.hClient = d->root, .hObject = d->subdevice, .cmd = cmd,
+                         .params = (uint64_t)(uintptr_t)params, .paramsSize = size_B};
+  HCQ_TRY(hcq_status_annotate(kif_ioctl(d->k, d->fd_ctl, NV_ESC_RM_CONTROL, &p), "NV RM_CONTROL %s (0x%x)", what, cmd));
+  *refused = p.status;
+  return HCQ_OK;
+}
+
+/* Memory size (FB_GET_INFO_V2: RAM_SIZE and HEAP_FREE in KiB; the list length is the branch's) and the marketing
+ * name (GPU_GET_NAME_STRING, ASCII). Neither is needed to run work: an RM refusal leaves them unknown (0, ""),
+ * a failed ioctl fails the open as every other call does. */
+hcq_status nv_read_fb_and_name(nv_dev *d) {
+  union {
+    NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r580 big;
+    NV2080_CTRL_FB_GET_INFO_V2_PARAMS_r570 small;
+  } fb;
+  memset(&fb, 0, sizeof fb);
+  fb.small.fbInfoListSize = 2;
+  fb.small.fbInfoList[0].index = NV2080_CTRL_FB_INFO_INDEX_RAM_SIZE;
+  fb.small.fbInfoList[1].index = NV2080_CTRL_FB_INFO_INDEX_HEAP_FREE;
+  uint32_t refused = 0, size_B = (uint32_t)d->layout->NV2080_CTRL_FB_GET_INFO_V2_PARAMS_size_B;
+  HCQ_TRY(nv_rm_control_soft(d, NV2080_CTRL_CMD_FB_GET_INFO_V2, &fb, size_B, "FB_GET_INFO_V2", &refused));
+  if (!refused) {
+    d->fb_B = (uint64_t)fb.small.fbInfoList[0].data << 10;
+    d->fb_free_B = (uint64_t)fb.small.fbInfoList[1].data << 10;
+  }
+  NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS n = {.gpuNameStringFlags = NV2080_CTRL_GPU_GET_NAME_STRING_FLAGS_TYPE_ASCII};
+  HCQ_TRY(nv_rm_control_soft(d, NV2080_CTRL_CMD_GPU_GET_NAME_STRING, &n, sizeof n, "GPU_GET_NAME_STRING", &refused));
+  const char *ascii = (const char *)n.gpuNameString;
+  if (!refused) snprintf(d->gpu_name, sizeof d->gpu_name, "%.*s", (int)strnlen(ascii, NV2080_GPU_MAX_NAME_STRING_LENGTH), ascii);
+  return HCQ_OK;
+}
+
+uint64_t nv_dev_mem_B(const nv_dev *d, bool free_now) { return free_now ? d->fb_free_B : d->fb_B; }
+const char *nv_dev_gpu_name(const nv_dev *d) { return d->gpu_name; }

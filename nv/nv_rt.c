@@ -7,10 +7,7 @@
  * upload is [PTX][record][.text] as nv/nv_image.h describes, so a GPU without SASS (the mock) finds the PTX below
  * the program address the QMD names.
  *
- * take_error: a kernel fault (an MMU fault, Xid 31) is posted by RM into the channel's error notifier, an
- * NvNotification (open-gpu-kernel-modules, src/common/sdk/nvidia/inc/nvtypes.h: timeStamp u64, info32, info16,
- * status u16; src/common/sdk/nvidia/inc/nverror.h: ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT = 31; RC writes status
- * 0xffff). Both channels share the notifier memory (hObjectError). */
+ * take_error / signal_wait: nv_errors.c. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,14 +21,6 @@
 #include "nv/nv_program.h"
 #include "nv/nv_rt.h"
 
-/* the error notifier (see the top); to move into autogen with its source */
-typedef struct nv_notification {
-  uint64_t time_ns;
-  uint32_t info32;
-  uint16_t info16, status;
-} nv_notification;
-enum { NV_XID_MMU_FAULT = 31 };
-
 static unsigned nv_sm_of(const char *target) {
   return strncmp(target, "ptx:sm_", 7) == 0 ? (unsigned)strtoul(target + 7, NULL, 10) : 0;
 }
@@ -44,9 +33,10 @@ hcq_status nv_rt_info(hcq_device *dev, hcq_device_info *out) {
   snprintf(out->target, sizeof out->target, "%s", nv_dev_target(d));
   snprintf(out->arch, sizeof out->arch, "%s", nv_dev_target(d) + 4);
   out->is_mock = kif_route(d->k, "/dev/nvidiactl") != NULL;
+  out->mem_device_B = nv_dev_mem_B(d, false);
   out->features = HCQ_FEATURE_COPY_QUEUE | HCQ_FEATURE_LOCAL_SIZE | HCQ_FEATURE_TIMESTAMPS;
-  /* the mock reports a fault and runs on; hardware's robust-channel recovery kills the channel */
-  if (out->is_mock) out->features |= HCQ_FEATURE_KERNEL_FAULTS;
+  /* no HCQ_FEATURE_KERNEL_FAULTS: a fault is reported naming the kernel, but robust-channel recovery stops the
+   * channel group (the mock does the same); the device must be reopened (nv_errors.c) */
   /* grid limits of compute capability 9.0 (CUDA C Programming Guide, "Technical Specifications") */
   out->max_global[0] = 0x7fffffffu, out->max_global[1] = out->max_global[2] = 65535;
   return HCQ_OK;
@@ -121,7 +111,9 @@ hcq_status nv_rt_program_load(hcq_device *dev, hcq_program *prog, uint64_t *out_
     prog->registers = (int32_t)c.regcount;
     prog->shared_B = (uint32_t)c.shared_B;
     prog->private_B = 0;
-    *out_handle = (uint64_t)(uintptr_t)p;
+    st = nv_rt_name_program(d, p, prog->name);
+    if (st) nv_program_free(d, p);
+    else *out_handle = (uint64_t)(uintptr_t)p;
   }
   free(img);
   nv_cubin_free(&c);
@@ -129,20 +121,8 @@ hcq_status nv_rt_program_load(hcq_device *dev, hcq_program *prog, uint64_t *out_
 }
 
 void nv_rt_program_free(hcq_device *dev, uint64_t handle) {
+  nv_rt_forget_program(nv_hcq_dev(dev), (const void *)(uintptr_t)handle);
   nv_program_free(nv_hcq_dev(dev), (nv_program *)(uintptr_t)handle);
-}
-
-hcq_status nv_rt_take_error(hcq_device *dev) {
-  nv_dev *d = nv_hcq_dev(dev);
-  volatile nv_notification *n = d->notifier.cpu;
-  if (!n || !n->status) return HCQ_OK;
-  uint32_t info32 = n->info32;
-  uint16_t info16 = n->info16;
-  n->status = 0;
-  return hcq_status_make(HCQ_CODE_KERNEL_FAULT, "%s: a kernel fault on channel group 0x%x (compute channel 0x%x, "
-                         "copy channel 0x%x): Xid %u%s (info16 0x%x), from the channels' error notifier", dev->name,
-                         d->chgroup, d->compute.handle, d->copy.handle, info32,
-                         info32 == NV_XID_MMU_FAULT ? " ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT (MMU fault)" : "", info16);
 }
 
 void nv_rt_destroy(hcq_device *dev) { nv_hcq_close(dev); }

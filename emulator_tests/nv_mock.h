@@ -32,6 +32,7 @@ typedef struct nv_mock_launch {
   uint64_t cbank0_va;
   uint32_t cbank0_size_B;
   uint32_t shared_size_B;
+  uint32_t local_size_B; /* local memory per thread (QMD SHADER_LOCAL_MEMORY_HIGH_SIZE), checked against the channel's */
   uint64_t program_va;
 } nv_mock_launch;
 /* Runs the kernel; returns 0 or a positive errno with a one-line reason in detail (KIF_DETAIL_MAX bytes). */

@@ -9,7 +9,7 @@ static uint32_t nvm_sm_version(const nv_mock *m) {
   return m->arch == NV_MOCK_HOPPER ? 0x900 : m->arch == NV_MOCK_BLACKWELL ? 0xa00 : 0x809;
 }
 
-static uint32_t nvm_gr_info(const nv_mock *m, uint32_t index, uint32_t *data) {
+uint32_t nvm_gr_info(const nv_mock *m, uint32_t index, uint32_t *data) {
   switch (index) {
   case NV2080_CTRL_GR_INFO_INDEX_SM_VERSION: *data = nvm_sm_version(m); return NV_OK;
   case NV2080_CTRL_GR_INFO_INDEX_MAX_WARPS_PER_SM: *data = 64; return NV_OK;

@@ -171,11 +171,11 @@ static int nvm_check_local(nvm_run *r, uint32_t subch, uint32_t per_thread_B) {
   uint64_t need = (((uint64_t)per_thread_B * 32 + 0x1ff) & ~0x1ffull) * warps * sms;
   if (!window) return nvm_fail(r, EINVAL, "QMD asks %u bytes of local memory per thread; no local window set", subch, 0x2c0, per_thread_B);
   if (!base || per_tpc < need) {
-    int n = snprintf(r->detail, KIF_DETAIL_MAX, "nv-mock: channel 0x%x: the QMD asks %u bytes of local memory per "
-                     "thread; the channel's local memory is too small", r->o->handle, per_thread_B);
+    int n = snprintf(r->detail, KIF_DETAIL_MAX, "channel 0x%x: QMD local memory %u B/thread; the channel's local "
+                     "memory is too small", r->o->handle, per_thread_B);
     if (n > 0 && n < KIF_DETAIL_MAX)
-      snprintf(r->detail + n, (size_t)(KIF_DETAIL_MAX - n), " (%llu bytes per TPC at 0x%llx, %llu needed)",
-               (unsigned long long)per_tpc, (unsigned long long)base, (unsigned long long)need);
+      snprintf(r->detail + n, (size_t)(KIF_DETAIL_MAX - n), " (%llu B/TPC, %llu needed)", (unsigned long long)per_tpc,
+               (unsigned long long)need);
     return EINVAL;
   }
   return nvm_access(r, base, per_tpc * tpcs * gpcs, true) ? EFAULT : 0;

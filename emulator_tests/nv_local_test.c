@@ -88,7 +88,7 @@ static void run_and_check(hcq_rt_device *dev, hcq_rt_kernel *k, unsigned n, cons
 
 static void check_arch(const char *ptxas, nv_mock_arch arch_id, const char *arch) {
   ntu_env e;
-  ntu_open(&e, &(nv_mock_config){.arch = arch_id});
+  ntu_open(&e, &(nv_mock_config){.arch = arch_id, .gpcs = 1}); /* 9 TPCs: local memory of a few MiB */
   if (!e.dev) return;
   hcq_rt_program *p = NULL;
   CHECK_OK(hcq_rt_program_compile(e.dev, COPY, "", &p));
@@ -104,11 +104,11 @@ static void check_arch(const char *ptxas, nv_mock_arch arch_id, const char *arch
     run_and_check(e.dev, ks, 64, arch);
   }
   /* a larger array grows the local memory; the first kernel still runs */
-  CHECK_OK(p ? local_program(p, ptxas, arch, 1024, &big, &bin_big) : HCQ_OK);
+  CHECK_OK(p ? local_program(p, ptxas, arch, 256, &big, &bin_big) : HCQ_OK);
   CHECK_OK(bin_big ? hcq_rt_kernel_load(e.dev, &big, &kb) : HCQ_OK);
   if (kb) {
-    CHECK(hcq_rt_kernel_program(kb)->private_B >= 4096);
-    run_and_check(e.dev, kb, 1024, arch);
+    CHECK(hcq_rt_kernel_program(kb)->private_B >= 1024);
+    run_and_check(e.dev, kb, 256, arch);
   }
   if (ks) run_and_check(e.dev, ks, 64, arch);
   /* the channel's local memory made too small behind the driver's back: the mock refuses the launch by name */

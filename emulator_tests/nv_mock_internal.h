@@ -61,7 +61,7 @@ struct nv_mock {
   char version[64];
   const nv_layout *layout;
   nv_mock_arch arch;
-  int gpu_count;
+  int gpu_count, gpcs;
   nvm_obj *objs;
   int nobjs, cap_objs;
   nvm_range *ranges;

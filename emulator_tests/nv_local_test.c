@@ -99,7 +99,10 @@ static void check_arch(const char *ptxas, nv_mock_arch arch_id, const char *arch
   CHECK_OK(bin_small ? hcq_rt_kernel_load(e.dev, &small, &ks) : HCQ_OK);
   if (ks) {
     const hcq_program *kp = hcq_rt_kernel_program(ks);
-    printf("%s: 64-entry local array: %u bytes of local memory per thread\n", arch, kp->private_B);
+    printf("%s: 64-entry local array: %u bytes of local memory per thread, parameters at 0x%x in constant bank 0\n",
+           arch, kp->private_B, kp->kernarg_prefix_B);
+    /* the driver's constant-bank-0 header fits below the parameters (Blackwell's reaches word 223) */
+    CHECK(kp->kernarg_prefix_B >= (arch_id == NV_MOCK_BLACKWELL ? 224u * 4 : 12u * 4));
     CHECK(kp->private_B >= 256);
     run_and_check(e.dev, ks, 64, arch);
   }

@@ -31,12 +31,12 @@ static int nv_qmd_template(const nv_dev *d, nv_program *p, const nv_program_info
   uint32_t smem_cfg = smem * 1024 / 4096 + 1, sass = ((d->sm_version & 0xf00) >> 4) | (d->sm_version & 0xf);
   uint64_t va = p->prog_va;
   if (nv_dev_qmd_v5(d)) /* V5: code address >> 4, shared >> 7, local >> 4 (clcec0qmd.h field names) */
-    return NV_QMD_COMMON(v05_00, q, info, va, smem_cfg, sass) && !(va & 15) && !(info->shared_B & 127) &&
+    return NV_QMD_COMMON(v05_00, q, info, va, smem_cfg, sass) && !(va & 15) &&
            nv_qmdv05_00_set_qmd_major_version(q, 5) && nv_qmdv05_00_set_qmd_type(q, NV_QMDV05_00_QMD_TYPE_GRID_CTA) &&
            nv_qmdv05_00_set_register_count(q, info->regs) &&
            nv_qmdv05_00_set_program_address_lower_shifted4(q, (uint32_t)(va >> 4)) &&
            nv_qmdv05_00_set_program_address_upper_shifted4(q, va >> 36) &&
-           nv_qmdv05_00_set_shared_memory_size_shifted7(q, info->shared_B >> 7) &&
+           nv_qmdv05_00_set_shared_memory_size_shifted7(q, (info->shared_B + 127) >> 7) &&
            nv_qmdv05_00_set_shader_local_memory_high_size_shifted4(q, d->slm_per_thread_B >> 4);
   return NV_QMD_COMMON(v03_00, q, info, va, smem_cfg, sass) && nv_qmdv03_00_set_qmd_major_version(q, 3) &&
          nv_qmdv03_00_set_sm_global_caching_enable(q, 1) && nv_qmdv03_00_set_register_count_v(q, info->regs) &&

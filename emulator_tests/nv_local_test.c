@@ -180,6 +180,20 @@ static void check_window(void) {
   l.local_size_B = 252;
   CHECK_ERR(ptx_launch_run(m, &l, NULL), HCQ_CODE_INVALID, "MMU fault: local write of 4 bytes at 0xfc is outside the local window of 252 bytes");
   ptx_module_free(m);
+  /* declarations and symbols are checked at parse time */
+  static const char *const bad_decls[][2] = {
+      {".local .b32 x[4];\n  .local .b32 x[2];", "local variable x declared twice"},
+      {".local .b32 x[4];\n  .reg .b32 %r1;\n  ld.local.u32 %r1, [y+4];", "unknown local variable 'y'"},
+      {".local .b32 x[200000];", "local memory beyond 512 KiB per thread"},
+  };
+  for (size_t i = 0; i < sizeof bad_decls / sizeof *bad_decls; i++) {
+    char text[512];
+    snprintf(text, sizeof text, ".version 7.8\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n  %s\n  ret;\n}\n",
+             bad_decls[i][0]);
+    ptx_module *b = NULL;
+    CHECK_ERR(ptx_module_parse(text, strlen(text), &b), HCQ_CODE_PARSE, bad_decls[i][1]);
+    ptx_module_free(b);
+  }
 }
 
 int main(void) {

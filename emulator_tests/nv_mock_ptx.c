@@ -117,7 +117,9 @@ int nv_mock_ptx_launch(void *ctx, nv_mock *m, const nv_mock_launch *l, char *det
   ptx_launch pl = {.params = (const uint8_t *)(uintptr_t)l->cbank0_va + rec.param_base_B,
                    .params_size_B = l->cbank0_size_B - rec.param_base_B, .param_offsets = rec.param_offset_B,
                    .nparam_offsets = rec.nparams, .shared_size_B = 0, .mem = &ops,
-                   .local_size_B = l->local_size_B, .local_size_given = true,
+                   /* the QMD's local window; none means the SASS has no stack (ptxas kept any .local array in
+                    * registers), so the PTX's .local variables get their declared size */
+                   .local_size_B = l->local_size_B, .local_size_given = l->local_size_B != 0,
                    .max_warp_instructions = r->budget};
   memcpy(pl.grid, l->grid, sizeof pl.grid);
   memcpy(pl.block, l->block, sizeof pl.block);

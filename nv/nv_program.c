@@ -10,12 +10,12 @@
 #include "nv/nv_program.h"
 
 /* The reference's template fields shared by V03_00 and V05_00 (tinygrad ops_nv.py NVProgram; runtime.md 6.6). */
-#define NV_QMD_COMMON(V, q, info, prog_va, smem_cfg, sass)                                                            \
+#define NV_QMD_COMMON(V, q, info, prog_va, smem_cfg, sass, membar)                                                    \
   (nv_qmd##V##_set_qmd_group_id(q, 0x3f) && nv_qmd##V##_set_invalidate_texture_header_cache(q, 1) &&                 \
    nv_qmd##V##_set_invalidate_texture_sampler_cache(q, 1) && nv_qmd##V##_set_invalidate_texture_data_cache(q, 1) &&  \
    nv_qmd##V##_set_invalidate_shader_data_cache(q, 1) && nv_qmd##V##_set_api_visible_call_limit(q, 1) &&             \
    nv_qmd##V##_set_sampler_index(q, 1) && nv_qmd##V##_set_barrier_count(q, 1) &&                                     \
-   nv_qmd##V##_set_cwd_membar_type(q, NV_QMDV03_00_CWD_MEMBAR_TYPE_L1_SYSMEMBAR) &&                                  \
+   nv_qmd##V##_set_cwd_membar_type(q, membar) &&                                                                   \
    nv_qmd##V##_set_constant_buffer_invalidate(q, 0, 1) && nv_qmd##V##_set_constant_buffer_valid(q, 0, 1) &&          \
    /* the reference stores the byte size in the SHIFTED4 field */                                                    \
    nv_qmd##V##_set_constant_buffer_size_shifted4(q, 0, (info)->cbuf0_size_B) &&                                      \
@@ -31,14 +31,16 @@ static int nv_qmd_template(const nv_dev *d, nv_program *p, const nv_program_info
   uint32_t smem_cfg = smem * 1024 / 4096 + 1, sass = ((d->sm_version & 0xf00) >> 4) | (d->sm_version & 0xf);
   uint64_t va = p->prog_va;
   if (nv_dev_qmd_v5(d)) /* V5: code address >> 4, shared >> 7, local >> 4 (clcec0qmd.h field names) */
-    return NV_QMD_COMMON(v05_00, q, info, va, smem_cfg, sass) && !(va & 15) &&
+    return NV_QMD_COMMON(v05_00, q, info, va, smem_cfg, sass, NV_QMDV05_00_CWD_MEMBAR_TYPE_L1_SYSMEMBAR) &&
+           !(va & 15) &&
            nv_qmdv05_00_set_qmd_major_version(q, 5) && nv_qmdv05_00_set_qmd_type(q, NV_QMDV05_00_QMD_TYPE_GRID_CTA) &&
            nv_qmdv05_00_set_register_count(q, info->regs) &&
            nv_qmdv05_00_set_program_address_lower_shifted4(q, (uint32_t)(va >> 4)) &&
            nv_qmdv05_00_set_program_address_upper_shifted4(q, va >> 36) &&
            nv_qmdv05_00_set_shared_memory_size_shifted7(q, (info->shared_B + 127) >> 7) &&
            nv_qmdv05_00_set_shader_local_memory_high_size_shifted4(q, d->slm_per_thread_B >> 4);
-  return NV_QMD_COMMON(v03_00, q, info, va, smem_cfg, sass) && nv_qmdv03_00_set_qmd_major_version(q, 3) &&
+  return NV_QMD_COMMON(v03_00, q, info, va, smem_cfg, sass, NV_QMDV03_00_CWD_MEMBAR_TYPE_L1_SYSMEMBAR) &&
+         nv_qmdv03_00_set_qmd_major_version(q, 3) &&
          nv_qmdv03_00_set_sm_global_caching_enable(q, 1) && nv_qmdv03_00_set_register_count_v(q, info->regs) &&
          nv_qmdv03_00_set_program_address_lower(q, (uint32_t)va) && nv_qmdv03_00_set_program_address_upper(q, va >> 32) &&
          nv_qmdv03_00_set_shared_memory_size(q, info->shared_B) &&

@@ -12,6 +12,7 @@
 #include "emulator_tests/ptx_interp.h"
 #include "autogen/nv_abi.h"
 #include "nv/nv_hcq.h"
+#include "nv/nv_internal.h"
 
 #define NEL 256
 
@@ -114,6 +115,17 @@ static void check_arch(const char *ptxas, nv_mock_arch arch_id, const char *arch
     run_and_check(e.dev, kb, 256, arch);
   }
   if (ks) run_and_check(e.dev, ks, 64, arch);
+  /* the device's allocations against the reference's sizing, recomputed here from the mock's GR counts (1 GPC of 9
+   * TPCs of 2 SMs, 64 warps each): per thread the stack (n * 4 bytes) + 0x240 rounded to 32 */
+  nv_dev *d = nv_hcq_dev(hcq_rt_lower(e.dev));
+  CHECK_EQ_INT(d->nlocal_mems, 2); /* the outgrown one stays until close */
+  for (uint32_t i = 0; i < d->nlocal_mems && i < 2; i++) {
+    uint64_t slm = ((i ? 1024u : 256u) + 0x240 + 31) / 32 * 32;
+    uint64_t per_tpc = ((slm * 32 + 0x1ff) / 0x200 * 0x200 * 64 * 2 + 0x7fff) / 0x8000 * 0x8000;
+    uint64_t total = (per_tpc * 9 + 0x1ffff) / 0x20000 * 0x20000;
+    CHECK(d->local_mems[i].size_B >= total && d->local_mems[i].size_B < total + (2u << 20));
+    if (i) CHECK_EQ_INT(d->slm_per_thread_B, slm);
+  }
   /* the channel's local memory made too small behind the driver's back: the mock refuses the launch by name */
   if (ks && arch_id == NV_MOCK_HOPPER) {
     nv_dev *d = nv_hcq_dev(hcq_rt_lower(e.dev));

@@ -92,6 +92,8 @@ test: deps
 
 test-only: all $(TESTS)
 	@bash tools/run_tests.sh $(TESTS)
+	@echo "== the conformance suite on the Blackwell NV mock (QMD V05_00, sm_100)"
+	@HCQ_MOCK_NV_ARCH=blackwell bash tools/run_tests.sh $(BUILD)/tests/hcq/conformance_test
 
 # `make fuzz` (nightly-style, not part of `make test`): every fuzzer in the tree (tests named *fuzz*_test, and the
 # ELF reader, loader and GPU program reader tests, which fuzz when given a budget) for HCQ_FUZZ_SECONDS (default 120)

@@ -27,6 +27,7 @@ static const target_row TARGETS[] = {
     {"llvm-cpu", CC_TARGET_LLVM_CPU, NULL},
     {"ptx:sm_80", CC_TARGET_PTX, "sm_80"},
     {"ptx:sm_90", CC_TARGET_PTX, "sm_90"},
+    {"ptx:sm_100", CC_TARGET_PTX, "sm_100"}, /* Blackwell (ptxas 12.8+) */
     {"amdgpu:gfx1100", CC_TARGET_AMDGPU, "gfx1100"},
     {"amdgpu:gfx90a", CC_TARGET_AMDGPU, "gfx90a"},
     {"amdgpu:gfx942", CC_TARGET_AMDGPU, "gfx942"},

@@ -426,6 +426,7 @@ hcq_status nv_mock_create(const nv_mock_config *config, nv_mock **out) {
   if (!m->layout) m->layout = nv_layouts[nv_layout_count - 1];
   m->arch = config ? config->arch : NV_MOCK_HOPPER;
   m->gpu_count = config && config->gpu_count > 0 ? config->gpu_count : 1;
+  m->gpcs = config && config->gpcs > 0 ? config->gpcs : 8;
   m->next_handle = 0xcaf00000u;
   m->next_token = 0x40;
   const char *t = getenv("HCQ_TRACE");

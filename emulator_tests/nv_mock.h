@@ -22,6 +22,8 @@ typedef struct nv_mock_config {
   const char *version; /* advertised driver version; NULL: $HCQ_MOCK_NV_VERSION or "580.95.05" */
   nv_mock_arch arch;   /* which classes the GPUs offer and the SM version they report */
   int gpu_count;       /* 0 means 1 */
+  int gpcs;            /* GR_GET_INFO's GPC count (9 TPCs of 2 SMs each); 0 means 8, an H200's. Fewer keep the
+                        * local memory the driver sizes from it small (tests under qemu) */
 } nv_mock_config;
 
 /* A decoded compute launch (QMD), handed to the launch hook. */
@@ -32,6 +34,7 @@ typedef struct nv_mock_launch {
   uint64_t cbank0_va;
   uint32_t cbank0_size_B;
   uint32_t shared_size_B;
+  uint32_t local_size_B; /* local memory per thread (QMD SHADER_LOCAL_MEMORY_HIGH_SIZE), checked against the channel's */
   uint64_t program_va;
 } nv_mock_launch;
 /* Runs the kernel; returns 0 or a positive errno with a one-line reason in detail (KIF_DETAIL_MAX bytes). */

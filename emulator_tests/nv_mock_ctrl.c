@@ -9,11 +9,11 @@ static uint32_t nvm_sm_version(const nv_mock *m) {
   return m->arch == NV_MOCK_HOPPER ? 0x900 : m->arch == NV_MOCK_BLACKWELL ? 0xa00 : 0x809;
 }
 
-static uint32_t nvm_gr_info(const nv_mock *m, uint32_t index, uint32_t *data) {
+uint32_t nvm_gr_info(const nv_mock *m, uint32_t index, uint32_t *data) {
   switch (index) {
   case NV2080_CTRL_GR_INFO_INDEX_SM_VERSION: *data = nvm_sm_version(m); return NV_OK;
   case NV2080_CTRL_GR_INFO_INDEX_MAX_WARPS_PER_SM: *data = 64; return NV_OK;
-  case NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_GPCS: *data = 8; return NV_OK;
+  case NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_GPCS: *data = (uint32_t)m->gpcs; return NV_OK;
   case NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_TPC_PER_GPC: *data = 9; return NV_OK;
   case NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_SM_PER_TPC: *data = 2; return NV_OK;
   default: return NV_ERR_INVALID_ARGUMENT;

@@ -54,6 +54,8 @@ static uint64_t nvm_sem_hi_mask(uint32_t gpfifo_class) {
   switch (gpfifo_class) {
   case AMPERE_CHANNEL_GPFIFO_A: return NV_AMPERE_CHANNEL_GPFIFO_A_SEM_ADDR_HI_OFFSET_MASK;
   case HOPPER_CHANNEL_GPFIFO_A: return NV_HOPPER_CHANNEL_GPFIFO_A_SEM_ADDR_HI_OFFSET_MASK;
+  case BLACKWELL_CHANNEL_GPFIFO_A: return NV_BLACKWELL_CHANNEL_GPFIFO_A_SEM_ADDR_HI_OFFSET_MASK;
+  case BLACKWELL_CHANNEL_GPFIFO_B: return NV_BLACKWELL_CHANNEL_GPFIFO_B_SEM_ADDR_HI_OFFSET_MASK;
   default: return 0;
   }
 }
@@ -62,6 +64,8 @@ static uint64_t nvm_copy_hi_mask(uint32_t copy_class) {
   case AMPERE_DMA_COPY_A: return NV_AMPERE_DMA_COPY_A_OFFSET_UPPER_MASK;
   case AMPERE_DMA_COPY_B: return NV_AMPERE_DMA_COPY_B_OFFSET_UPPER_MASK;
   case HOPPER_DMA_COPY_A: return NV_HOPPER_DMA_COPY_A_OFFSET_UPPER_MASK;
+  case BLACKWELL_DMA_COPY_A: return NV_BLACKWELL_DMA_COPY_A_OFFSET_UPPER_MASK;
+  case BLACKWELL_DMA_COPY_B: return NV_BLACKWELL_DMA_COPY_B_OFFSET_UPPER_MASK;
   default: return 0;
   }
 }
@@ -152,6 +156,35 @@ static bool nvm_post_fault(nvm_run *r) {
   return true;
 }
 
+/* A launch that needs local memory needs what the channel was given to cover it: the local window
+ * (SET_SHADER_LOCAL_MEMORY_WINDOW_A/B), and an allocation (SET_SHADER_LOCAL_MEMORY_A/B) whose bytes per TPC
+ * (NON_THROTTLED_A/B) hold a warp's 32 threads for every warp slot of the TPC's SMs, live for every TPC. */
+static int nvm_check_local(nvm_run *r, uint32_t subch, uint32_t per_thread_B) {
+  if (!per_thread_B) return 0;
+  uint64_t window = (uint64_t)REG(subch, NV_HOPPER_COMPUTE_A_SET_SHADER_LOCAL_MEMORY_WINDOW_A) << 32 |
+                    REG(subch, NV_HOPPER_COMPUTE_A_SET_SHADER_LOCAL_MEMORY_WINDOW_B);
+  uint64_t base = (uint64_t)REG(subch, NV_HOPPER_COMPUTE_A_SET_SHADER_LOCAL_MEMORY_A) << 32 |
+                  REG(subch, NV_HOPPER_COMPUTE_A_SET_SHADER_LOCAL_MEMORY_B);
+  uint64_t per_tpc = (uint64_t)REG(subch, NV_HOPPER_COMPUTE_A_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_A) << 32 |
+                     REG(subch, NV_HOPPER_COMPUTE_A_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_B);
+  uint32_t warps = 0, sms = 0, tpcs = 0, gpcs = 0;
+  nvm_gr_info(r->m, NV2080_CTRL_GR_INFO_INDEX_MAX_WARPS_PER_SM, &warps);
+  nvm_gr_info(r->m, NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_SM_PER_TPC, &sms);
+  nvm_gr_info(r->m, NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_TPC_PER_GPC, &tpcs);
+  nvm_gr_info(r->m, NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_GPCS, &gpcs);
+  uint64_t need = (((uint64_t)per_thread_B * 32 + 0x1ff) & ~0x1ffull) * warps * sms;
+  if (!window) return nvm_fail(r, EINVAL, "QMD asks %u bytes of local memory per thread; no local window set", subch, 0x2c0, per_thread_B);
+  if (!base || per_tpc < need) {
+    int n = snprintf(r->detail, KIF_DETAIL_MAX, "channel 0x%x: QMD local memory %u B/thread; the channel's local "
+                     "memory is too small", r->o->handle, per_thread_B);
+    if (n > 0 && n < KIF_DETAIL_MAX)
+      snprintf(r->detail + n, (size_t)(KIF_DETAIL_MAX - n), " (%llu B/TPC, %llu needed)", (unsigned long long)per_tpc,
+               (unsigned long long)need);
+    return EINVAL;
+  }
+  return nvm_access(r, base, per_tpc * tpcs * gpcs, true) ? EFAULT : 0;
+}
+
 /* Decodes one QMD, runs it through the hook, then its releases; returns the next QMD of the chain (0: none). */
 static int nvm_run_qmd(nvm_run *r, uint32_t subch, uint64_t qmd_va, uint64_t *next) {
   bool v5 = r->c->bound[subch] >= BLACKWELL_COMPUTE_A;
@@ -171,6 +204,7 @@ static int nvm_run_qmd(nvm_run *r, uint32_t subch, uint64_t qmd_va, uint64_t *ne
     l.shared_size_B = (uint32_t)nv_qmdv05_00_get_shared_memory_size_shifted7(q) << 7;
     l.program_va = (nv_qmdv05_00_get_program_address_upper_shifted4(q) << 32 |
                     nv_qmdv05_00_get_program_address_lower_shifted4(q)) << 4;
+    l.local_size_B = (uint32_t)(nv_qmdv05_00_get_shader_local_memory_high_size_shifted4(q) << 4);
   } else {
     l.grid[0] = (uint32_t)nv_qmdv03_00_get_cta_raster_width(q), l.grid[1] = (uint32_t)nv_qmdv03_00_get_cta_raster_height(q);
     l.grid[2] = (uint32_t)nv_qmdv03_00_get_cta_raster_depth(q);
@@ -182,7 +216,10 @@ static int nvm_run_qmd(nvm_run *r, uint32_t subch, uint64_t qmd_va, uint64_t *ne
     l.cbank0_size_B = (uint32_t)nv_qmdv03_00_get_constant_buffer_size_shifted4(q, 0);
     l.shared_size_B = (uint32_t)nv_qmdv03_00_get_shared_memory_size(q);
     l.program_va = nv_qmdv03_00_get_program_address_upper(q) << 32 | nv_qmdv03_00_get_program_address_lower(q);
+    l.local_size_B = (uint32_t)nv_qmdv03_00_get_shader_local_memory_high_size(q);
   }
+  int lerr = nvm_check_local(r, subch, l.local_size_B);
+  if (lerr) return lerr;
   if (!r->m->launch_fn)
     return nvm_fail(r, ENOTSUP, "QMD at 0x%x: no launch hook installed (nothing can run kernels)", subch, 0x2c0,
                     (uint32_t)qmd_va);

@@ -62,7 +62,7 @@ struct nv_mock {
   char version[64];
   const nv_layout *layout;
   nv_mock_arch arch;
-  int gpu_count;
+  int gpu_count, gpcs;
   nvm_obj *objs;
   int nobjs, cap_objs;
   nvm_range *ranges;
@@ -87,6 +87,8 @@ const uint32_t *nvm_classes(const nv_mock *m, int *count);
 bool nvm_offers_class(const nv_mock *m, uint32_t cls);
 /* RM controls (nv_mock_ctrl.c): returns an NV status for NVOS54 */
 uint32_t nvm_control(nv_mock *m, NVOS54_PARAMETERS *p);
+/* One GR_GET_INFO value (NV_OK, or NV_ERR_INVALID_ARGUMENT for an index the mock does not know). */
+uint32_t nvm_gr_info(const nv_mock *m, uint32_t index, uint32_t *data);
 /* frees an object and everything below it */
 void nvm_free_tree(nv_mock *m, uint32_t handle);
 /* UVM (nv_mock_uvm.c): returns 0 or an errno (the RM status goes into the struct) */

@@ -117,6 +117,9 @@ int nv_mock_ptx_launch(void *ctx, nv_mock *m, const nv_mock_launch *l, char *det
   ptx_launch pl = {.params = (const uint8_t *)(uintptr_t)l->cbank0_va + rec.param_base_B,
                    .params_size_B = l->cbank0_size_B - rec.param_base_B, .param_offsets = rec.param_offset_B,
                    .nparam_offsets = rec.nparams, .shared_size_B = 0, .mem = &ops,
+                   /* the QMD's local window; none means the SASS has no stack (ptxas kept any .local array in
+                    * registers), so the PTX's .local variables get their declared size */
+                   .local_size_B = l->local_size_B, .local_size_given = l->local_size_B != 0,
                    .max_warp_instructions = r->budget};
   memcpy(pl.grid, l->grid, sizeof pl.grid);
   memcpy(pl.block, l->block, sizeof pl.block);
@@ -138,7 +141,15 @@ hcq_status nv_mock_env_install(kif *k) {
   static nv_mock *m;
   static nv_mock_ptx *r;
   if (m) return hcq_status_make(HCQ_CODE_INVALID, "the nv mock is installed already");
-  HCQ_TRY(nv_mock_create(&(nv_mock_config){0}, &m));
+  nv_mock_config cfg = {0};
+  const char *arch = getenv("HCQ_MOCK_NV_ARCH");
+  if (arch && *arch) {
+    if (!strcmp(arch, "hopper")) cfg.arch = NV_MOCK_HOPPER;
+    else if (!strcmp(arch, "ada")) cfg.arch = NV_MOCK_ADA;
+    else if (!strcmp(arch, "blackwell")) cfg.arch = NV_MOCK_BLACKWELL;
+    else return hcq_status_make(HCQ_CODE_INVALID, "HCQ_MOCK_NV_ARCH=%s: want hopper, ada or blackwell", arch);
+  }
+  HCQ_TRY(nv_mock_create(&cfg, &m));
   hcq_status st = nv_mock_ptx_create(&r);
   if (!st) st = nv_mock_attach(m, k);
   if (st) {

@@ -20,8 +20,8 @@ uint64_t nv_mock_ptx_thread_instructions(const nv_mock_ptx *r);
 /* The watchdog: at most this many warp instructions per launch (0: none; default 2^32). */
 void nv_mock_ptx_set_budget(nv_mock_ptx *r, uint64_t max_warp_instructions);
 
-/* HCQ_MOCK=nv (emulator_tests/mock_env.c): a Hopper mock ($HCQ_MOCK_NV_VERSION picks the driver branch) with this
- * runner, attached to k for the rest of the process. */
+/* HCQ_MOCK=nv (emulator_tests/mock_env.c): a Hopper mock ($HCQ_MOCK_NV_VERSION picks the driver branch,
+ * $HCQ_MOCK_NV_ARCH=hopper|ada|blackwell the GPU) with this runner, attached to k for the rest of the process. */
 hcq_status nv_mock_env_install(kif *k);
 
 #endif

@@ -31,6 +31,8 @@ typedef struct exec {
   uint32_t *poff_own;
   uint8_t *shared;
   uint32_t shared_B;
+  uint8_t *local;              /* per thread of the block: local_B bytes each */
+  uint32_t local_B, local_window_B; /* backed bytes (the .local variables within the window), the window */
   warp *warps;
   uint32_t nwarps, nthreads;
   uint32_t ctaid[3];
@@ -115,7 +117,9 @@ static void fault(exec *x, uint32_t w, int lane, const ptx_ins *in, const char *
 
 /* ------------------------------------------------------------------------------------------------ memory */
 
-static const char *space_name(int s) { return s == PS_GLOBAL ? "global" : s == PS_SHARED ? "shared" : "param"; }
+static const char *space_name(int s) {
+  return s == PS_GLOBAL ? "global" : s == PS_SHARED ? "shared" : s == PS_LOCAL ? "local" : "param";
+}
 
 /* Access size_B bytes at addr in the instruction's space for lane l (write: from buf, else into buf). */
 static bool mem_access(exec *x, uint32_t w, int l, const ptx_ins *in, uint64_t addr, uint32_t size_B, bool write,
@@ -135,6 +139,19 @@ static bool mem_access(exec *x, uint32_t w, int l, const ptx_ins *in, uint64_t a
       hcq_status_free(st);
       return false;
     }
+    return true;
+  }
+  if (in->space == PS_LOCAL) { /* per thread: outside the window (or the .local variables) is a memory fault */
+    uint64_t lim = x->local_B;
+    if (addr > lim || size_B > lim - addr) {
+      fault(x, w, l, in, "MMU fault: local %s of %u bytes at 0x%llx is outside %s of %u bytes", write ? "write" : "read",
+            size_B, (unsigned long long)addr, x->local_window_B < x->e->info.static_local_B ? "the local window"
+            : "the .local variables", x->local_B);
+      return false;
+    }
+    uint8_t *t = x->local + (size_t)(w * LANES + (uint32_t)l) * x->local_B + addr;
+    if (write) memcpy(t, buf, size_B);
+    else memcpy(buf, t, size_B);
     return true;
   }
   uint8_t *base = in->space == PS_SHARED ? x->shared : (uint8_t *)x->l->params;
@@ -618,6 +635,7 @@ static void init_block(exec *x) {
   }
   /* fresh shared memory holds garbage on a GPU: all ones (NaN as floats) makes a read before a write visible */
   memset(x->shared, 0xff, x->shared_B);
+  if (x->local) memset(x->local, 0xff, (size_t)x->nthreads * x->local_B);
 }
 
 static bool run_block(exec *x) {
@@ -677,6 +695,9 @@ static hcq_status check_launch(const ptx_entry *e, const ptx_launch *l, exec *x)
     return hcq_status_make(HCQ_CODE_INVALID, "ptx: launch of %s: shared window of %u bytes < its %u bytes of .shared",
                            e->info.name, l->shared_size_B, stat);
   x->shared_B = l->shared_size_B ? l->shared_size_B : stat;
+  uint32_t lstat = e->info.static_local_B;
+  x->local_window_B = l->local_size_given ? l->local_size_B : lstat;
+  x->local_B = x->local_window_B < lstat ? x->local_window_B : lstat;
   if (l->param_offsets) {
     if (l->nparam_offsets != e->info.nparams)
       return hcq_status_make(HCQ_CODE_INVALID, "ptx: launch of %s: %zu parameter offsets for %zu parameters",
@@ -711,7 +732,8 @@ hcq_status ptx_launch_run(const ptx_module *m, const ptx_launch *l, ptx_stats *o
   x.nwarps = (x.nthreads + LANES - 1) / LANES;
   x.warps = calloc(x.nwarps, sizeof *x.warps);
   x.shared = malloc(x.shared_B + 1);
-  bool ok = x.warps && x.shared;
+  if (x.local_B) x.local = malloc((size_t)x.nthreads * x.local_B);
+  bool ok = x.warps && x.shared && (x.local || !x.local_B);
   for (uint32_t i = 0; ok && i < x.nwarps; i++) ok = (x.warps[i].rf = malloc((e->nrows + 1) * LANES * sizeof(uint64_t)));
   if (!ok) {
     x.st = hcq_status_make(HCQ_CODE_NOMEM, "ptx: out of memory for %u warps of %zu registers", x.nwarps, e->nrows);
@@ -727,6 +749,7 @@ hcq_status ptx_launch_run(const ptx_module *m, const ptx_launch *l, ptx_stats *o
   for (uint32_t i = 0; x.warps && i < x.nwarps; i++) free(x.warps[i].rf);
   free(x.warps);
   free(x.shared);
+  free(x.local);
   free(x.poff_own);
   x.stats.warp_instructions = x.issued;
   if (out_stats) *out_stats = x.stats;

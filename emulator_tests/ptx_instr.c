@@ -115,6 +115,7 @@ static bool parse_mods(parser *p, const opdef *d, char *mstr, mods *m) {
     else if ((a & M_NAN) && !strcmp(tok, "NaN")) m->flags |= PF_NAN;
     else if ((a & M_SPACE) && !strcmp(tok, "global")) m->space = PS_GLOBAL;
     else if ((a & M_SPACE) && !strcmp(tok, "shared")) m->space = PS_SHARED;
+    else if ((a & M_SPACE) && !strcmp(tok, "local") && d->op != PO_CVTA) m->space = PS_LOCAL;
     else if ((a & M_SPACE) && !strcmp(tok, "param") && d->op == PO_LD) m->space = PS_PARAM;
     else if ((a & M_VEC) && (!strcmp(tok, "v2") || !strcmp(tok, "v4"))) m->vec = tok[1] - '0';
     else if ((a & M_CACHE) && (!strcmp(tok, "ca") || !strcmp(tok, "cg") || !strcmp(tok, "cs") || !strcmp(tok, "lu") ||
@@ -222,6 +223,13 @@ static bool address(parser *p, char *s, ptx_ins *ins) {
       return false;
     }
     off += sh->offset;
+  } else if (ins->space == PS_LOCAL) {
+    const symdecl *lo = ptx_find_sym(p->locals, p->nlocals, in, strlen(in));
+    if (!lo) {
+      ptx_perr(p, "unknown local variable '%s'", in);
+      return false;
+    }
+    off += lo->offset;
   } else {
     ptx_perr(p, "unknown address symbol '%s' (no .global/.const variables here)", in);
     return false;
@@ -391,7 +399,7 @@ void ptx_parse_instruction(parser *p, char *text) {
     case PO_LD: case PO_ST: {
       if (!want_args(p, na, 2, d->name)) return;
       if (!m.space) {
-        ptx_perr(p, "%s needs a state space (.global, .shared%s); generic addressing is not supported", d->name,
+        ptx_perr(p, "%s needs a state space (.global, .shared, .local%s); generic addressing is not supported", d->name,
              d->op == PO_LD ? ", .param" : "");
         return;
       }

@@ -34,7 +34,7 @@ typedef enum ptx_cmp {
   PC_NONE, PC_EQ, PC_NE, PC_LT, PC_LE, PC_GT, PC_GE, PC_LO, PC_LS, PC_HI, PC_HS, PC_EQU, PC_NEU, PC_LTU, PC_LEU,
   PC_GTU, PC_GEU, PC_NUM, PC_NAN
 } ptx_cmp;
-typedef enum ptx_space { PS_NONE, PS_GLOBAL, PS_SHARED, PS_PARAM } ptx_space;
+typedef enum ptx_space { PS_NONE, PS_GLOBAL, PS_SHARED, PS_PARAM, PS_LOCAL } ptx_space;
 typedef enum ptx_boolop { PB_NONE, PB_AND, PB_OR, PB_XOR } ptx_boolop;
 
 enum { PF_SAT = 1, PF_FTZ = 2, PF_APPROX = 4, PF_NAN = 8, PF_GUARD_NEG = 16, PF_SYMADDR = 32 };

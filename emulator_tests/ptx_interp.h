@@ -11,7 +11,7 @@
  *
  * Global memory is reached only through ptx_mem_ops (the NV mock owns it: it checks every access against live
  * allocations); a failed access is reported like an MMU fault naming the instruction (line and text), the thread,
- * the block and the address. Shared memory is per block and bounds-checked; parameters come from a byte buffer
+ * the block and the address. Shared memory is per block, .local memory per thread, both bounds-checked; parameters come from a byte buffer
  * (constant bank 0) at the offsets the caller gives (from the cubin's .nv.info) or, without offsets, the natural
  * layout of the .param list. */
 #ifndef HCQ_EMU_PTX_INTERP_H
@@ -44,6 +44,7 @@ typedef struct ptx_entry_info {
   size_t nparams;
   uint32_t params_size_B;   /* natural layout's total */
   uint32_t static_shared_B; /* the .shared variables the entry can reach */
+  uint32_t static_local_B;  /* the entry's .local variables (per thread) */
   uint32_t maxntid[3];      /* .maxntid / .reqntid, 0 when absent */
   bool reqntid;             /* .reqntid: the block must be exactly maxntid */
   size_t ninstructions;
@@ -63,6 +64,10 @@ typedef struct ptx_launch {
   const uint32_t *param_offsets; /* per .param, its byte offset in params; NULL: the natural layout */
   size_t nparam_offsets;
   uint32_t shared_size_B;       /* shared window per block; 0: the entry's static shared size; less is refused */
+  /* local window per thread (a GPU's from the QMD) when local_size_given, else the entry's .local size; an access
+   * outside it or outside the entry's .local variables is a fault like an MMU fault */
+  uint32_t local_size_B;
+  bool local_size_given;
   const ptx_mem_ops *mem;
   uint64_t max_warp_instructions; /* a watchdog: more issued instructions is an error (a hang); 0: no limit */
 } ptx_launch;

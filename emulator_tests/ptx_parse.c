@@ -304,6 +304,7 @@ int32_t ptx_operand(parser *p, const char *s, ptx_type t) {
     return ptx_add_row(p, PRK_CONST, t, v);
   }
   const symdecl *sh = ptx_find_sym(p->shared, p->nshared, s, strlen(s));
+  if (!sh) sh = ptx_find_sym(p->locals, p->nlocals, s, strlen(s)); /* an address in the thread's local window */
   if (sh) return ptx_add_row(p, PRK_CONST, PT_U64, sh->offset);
   ptx_perr(p, "unknown operand '%s'", s);
   return -1;
@@ -385,8 +386,10 @@ static void reg_decl(parser *p, char *s) {
 
 static uint32_t align_up(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 
-/* ".shared .align 16 .b8 local0[64]" */
+/* ".shared .align 16 .b8 local0[64]", or ".local ..." (PTX ISA "Local State Space": per thread) in an entry body */
 static void shared_decl(parser *p, char *s, bool module_level) {
+  bool local = !strncmp(s, ".local", 6);
+  const char *what = local ? "local" : "shared";
   char *items[8];
   int n = 0;
   for (char *tok = strtok(s, " "); tok && n < 8; tok = strtok(NULL, " ")) items[n++] = tok;
@@ -403,14 +406,14 @@ static void shared_decl(parser *p, char *s, bool module_level) {
     } else if (items[i][0] == '.' && ptx_type_named(items[i] + 1, strlen(items[i] + 1)) != PT_NONE) {
       t = ptx_type_named(items[i] + 1, strlen(items[i] + 1));
     } else if (items[i][0] == '.') {
-      ptx_perr(p, "unsupported .shared attribute %s", items[i]);
+      ptx_perr(p, "unsupported .%s attribute %s", what, items[i]);
       return;
     } else {
       name = items[i];
     }
   }
   if (t == PT_NONE || t == PT_PRED || !name) {
-    ptx_perr(p, "expected .shared [.align N] .TYPE name[N]");
+    ptx_perr(p, "expected .%s [.align N] .TYPE name[N]", what);
     return;
   }
   uint64_t count = 1;
@@ -428,13 +431,20 @@ static void shared_decl(parser *p, char *s, bool module_level) {
   uint32_t esize = (uint32_t)ptx_type_bits(t) / 8;
   if (!align) align = esize;
   uint64_t bytes = count * esize;
-  uint64_t off = align_up(p->shared_top, align);
-  if (off + bytes > (1u << 24)) {
-    ptx_perr(p, "shared memory beyond 16 MiB");
+  uint64_t off = align_up(local ? p->local_top : p->shared_top, align);
+  /* local: CUDA's 512 KiB per thread (CUDA C++ Programming Guide, "Technical Specifications") */
+  if (off + bytes > (local ? (1u << 19) : (1u << 24))) {
+    ptx_perr(p, local ? "local memory beyond 512 KiB per thread" : "shared memory beyond 16 MiB");
     return;
   }
-  if (ptx_find_sym(p->shared, p->nshared, name, nlen)) {
-    ptx_perr(p, "shared variable %.*s declared twice", (int)nlen, name);
+  if (ptx_find_sym(p->shared, p->nshared, name, nlen) || ptx_find_sym(p->locals, p->nlocals, name, nlen)) {
+    ptx_perr(p, "%s variable %.*s declared twice", what, (int)nlen, name);
+    return;
+  }
+  if (local) {
+    if (!ptx_grow(p, (void **)&p->locals, &p->caplocals, p->nlocals + 1, sizeof *p->locals)) return;
+    p->locals[p->nlocals++] = (symdecl){ptx_keep(p, name, nlen), nlen, (uint32_t)off};
+    p->local_top = (uint32_t)(off + bytes);
     return;
   }
   if (!ptx_grow(p, (void **)&p->shared, &p->capshared, p->nshared + 1, sizeof *p->shared)) return;
@@ -457,6 +467,7 @@ static void entry_header(parser *p, char *s) {
   p->nregs = p->nlabels = p->nfix = 0;
   p->nshared = p->nmodshared;
   p->shared_top = m->shared_B;
+  p->nlocals = 0, p->local_top = 0;
   char *lp = strchr(s, '('), *rp = lp ? strrchr(s, ')') : NULL;
   char *name = s;
   if (!lp || !rp) {
@@ -579,6 +590,7 @@ static void finish_entry(parser *p) {
     e->code[e->ncode++] = r;
   }
   e->info.static_shared_B = p->shared_top;
+  e->info.static_local_B = p->local_top;
   e->info.ninstructions = e->ncode;
   p->e = NULL;
 }
@@ -627,7 +639,7 @@ static void parse_all(parser *p) {
         continue;
       }
       if (!strncmp(text, ".reg ", 5)) reg_decl(p, text);
-      else if (!strncmp(text, ".shared ", 8)) shared_decl(p, text, false);
+      else if (!strncmp(text, ".shared ", 8) || !strncmp(text, ".local ", 7)) shared_decl(p, text, false);
       else if (!strncmp(text, ".pragma ", 8)) {
       } else if (text[0] == '.') ptx_perr(p, "unsupported directive in an entry body");
       else ptx_parse_instruction(p, text);
@@ -721,6 +733,7 @@ hcq_status ptx_module_parse(const char *text, size_t len, ptx_module **out) {
   free(p.buf);
   free(p.regs);
   free(p.shared);
+  free(p.locals);
   free(p.labels);
   free(p.fix);
   if (p.st) {

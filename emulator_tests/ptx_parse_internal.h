@@ -39,11 +39,12 @@ typedef struct parser {
   size_t capcode, caprows;
   regdecl *regs;
   size_t nregs, capregs;
-  symdecl *shared, *labels;
-  size_t nshared, capshared, nmodshared, nlabels, caplabels;
+  symdecl *shared, *labels, *locals;
+  size_t nshared, capshared, nmodshared, nlabels, caplabels, nlocals, caplocals;
   fixup *fix;
   size_t nfix, capfix;
   uint32_t shared_top; /* next free shared byte */
+  uint32_t local_top;  /* next free .local byte (per thread) */
   size_t capentries;
   /* the current statement */
   const char *stext;
@@ -58,7 +59,7 @@ int ptx_split_commas(char *s, char **out, int max);
 int32_t ptx_add_row(parser *p, ptx_rowkind kind, ptx_type type, uint64_t value);
 ptx_type ptx_type_named(const char *s, size_t n);
 int32_t ptx_reg_row(parser *p, const char *s, ptx_type *out_type);
-int32_t ptx_operand(parser *p, const char *s, ptx_type t); /* register, special register, immediate, shared symbol */
+int32_t ptx_operand(parser *p, const char *s, ptx_type t); /* register, special register, immediate, shared/local symbol */
 int32_t ptx_dest(parser *p, const char *s);
 const symdecl *ptx_find_sym(const symdecl *syms, size_t n, const char *s, size_t len);
 /* One instruction statement ("@%p add.s32 %r1, %r2, 3") appended to the entry being built. */

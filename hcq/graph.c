@@ -144,7 +144,8 @@ hcq_status hcq_graph_args(hcq_graph *g, hcq_device *dev, uint32_t prefix_words, 
   int d;
   HCQ_TRY(graph_dev_index(g, dev, &d));
   graph_dev *gd = &g->devs[d];
-  size_t need = (hcq_args_size_B(prefix_words, nbufs, nvals) + 15u) & ~(size_t)15u;
+  /* 64-byte slots: NV Blackwell QMDs take the constant bank address >> 6 */
+  size_t need = (hcq_args_size_B(prefix_words, nbufs, nvals) + 63u) & ~(size_t)63u;
   if (!need) return hcq_args_init(out_args, NULL, 0, 0, 0, 0, 0);
   if (!gd->nargs_chunks || gd->args_chunks[gd->nargs_chunks - 1].size_B - gd->args_used_B < need) {
     hcq_mem *chunks = realloc(gd->args_chunks, (gd->nargs_chunks + 1) * sizeof(*chunks));

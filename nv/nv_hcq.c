@@ -30,9 +30,7 @@ static uint32_t nv_hdr(uint32_t op, unsigned n, unsigned subch, uint32_t method)
 /* SEM_ADDR_LO..SEM_EXECUTE: address and payload may be symbols (lo word first, as emit64 writes them). */
 static hcq_status nv_enc_sem(hcq_queue *q, hcq_val addr, hcq_val payload, uint32_t exec) {
   const nv_dev *d = nv_of(q);
-  uint64_t mask = d->cls_gpfifo == HOPPER_CHANNEL_GPFIFO_A   ? NV_HOPPER_CHANNEL_GPFIFO_A_SEM_ADDR_HI_OFFSET_MASK
-                  : d->cls_gpfifo == AMPERE_CHANNEL_GPFIFO_A ? NV_AMPERE_CHANNEL_GPFIFO_A_SEM_ADDR_HI_OFFSET_MASK
-                                                             : 0;
+  uint64_t mask = nv_sem_hi_mask(d->cls_gpfifo);
   if (!mask) return hcq_status_make(HCQ_CODE_UNSUPPORTED, "NV: SEM_ADDR_HI width of class 0x%x not in autogen", d->cls_gpfifo);
   if (!addr.sym && (((addr.imm >> 32) & ~mask) || (addr.imm & 7)))
     return hcq_status_make(HCQ_CODE_INVALID, "NV semaphore address 0x%llx: misaligned or past SEM_ADDR_HI",

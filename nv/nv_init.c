@@ -53,11 +53,21 @@ static hcq_status nv_choose_classes(nv_dev *d) {
   return st;
 }
 
-/* GR info -> SM version -> "ptx:sm_XY" (minor digit as the reference computes it). */
+/* GR info -> SM version -> "ptx:sm_XY" (minor digit as the reference computes it), and the counts local memory is
+ * sized from (GPCs, TPCs per GPC, SMs per TPC, warps per SM). */
 static hcq_status nv_read_gr_info(nv_dev *d) {
-  NV2080_CTRL_GR_INFO info[1] = {{.index = NV2080_CTRL_GR_INFO_INDEX_SM_VERSION}};
-  NV2080_CTRL_GR_GET_INFO_PARAMS p = {.grInfoListSize = 1, .grInfoList = (uint64_t)(uintptr_t)info};
+  NV2080_CTRL_GR_INFO info[5] = {{.index = NV2080_CTRL_GR_INFO_INDEX_SM_VERSION},
+                                 {.index = NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_GPCS},
+                                 {.index = NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_TPC_PER_GPC},
+                                 {.index = NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_SM_PER_TPC},
+                                 {.index = NV2080_CTRL_GR_INFO_INDEX_MAX_WARPS_PER_SM}};
+  NV2080_CTRL_GR_GET_INFO_PARAMS p = {.grInfoListSize = 5, .grInfoList = (uint64_t)(uintptr_t)info};
   HCQ_TRY(nv_rm_control(d, d->subdevice, NV2080_CTRL_CMD_GR_GET_INFO, &p, sizeof p, "GR_GET_INFO"));
+  d->gpcs = info[1].data, d->tpc_per_gpc = info[2].data, d->sm_per_tpc = info[3].data, d->max_warps_per_sm = info[4].data;
+  if (!d->gpcs || d->gpcs > 64 || !d->tpc_per_gpc || d->tpc_per_gpc > 64 || !d->sm_per_tpc || d->sm_per_tpc > 8 ||
+      !d->max_warps_per_sm || d->max_warps_per_sm > 256)
+    return hcq_status_make(HCQ_CODE_IO, "NV GR_GET_INFO: implausible GPCs %u, TPCs per GPC %u, SMs per TPC %u, warps "
+                           "per SM %u", d->gpcs, d->tpc_per_gpc, d->sm_per_tpc, d->max_warps_per_sm);
   uint32_t v = d->sm_version = info[0].data, minor = (v & 0xff) > 0xf ? (v & 0xff) >> 4 : v & 0xff;
   if (v == 0xa04) snprintf(d->target, sizeof d->target, "ptx:sm_120");
   else snprintf(d->target, sizeof d->target, "ptx:sm_%u%u", (v >> 8) & 0xff, minor);
@@ -206,6 +216,7 @@ void nv_dev_close(nv_dev *d) {
   nv_chan_destroy(d, &d->copy);
   nv_qmd_free_all(d);
   free(d->prog_names);
+  nv_local_free_all(d);
   hcq_status_free(nv_mem_free(d, &d->gpfifo_area));
   hcq_status_free(nv_mem_free(d, &d->notifier));
   if (d->doorbell) hcq_status_free(kif_munmap(d->k, (void *)d->doorbell, 0x10000));

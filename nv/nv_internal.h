@@ -48,10 +48,21 @@ struct nv_dev {
   nv_launch_rec launches[NV_LAUNCH_RING]; /* ring: launch n at n % NV_LAUNCH_RING */
   uint64_t nlaunches, last_tl_value;
   char stopped[160]; /* set once an error stopped the channel group: why (later work is refused) */
+  uint32_t gpcs, tpc_per_gpc, sm_per_tpc, max_warps_per_sm; /* GR info (local memory sizing) */
+  uint32_t slm_per_thread_B;  /* local memory per thread the current allocation serves (0: none yet) */
+  nv_mem *local_mems;         /* local-memory allocations: the last is current, outgrown ones stay until close */
+  uint32_t nlocal_mems;
   nv_mem *qmd_chunks; /* QMD slots for recorded launches (nv_enc_exec), freed at close */
   uint32_t nqmd_chunks, qmd_used_B;
 };
 
+/* SEM_ADDR_HI's width on a GPFIFO class (0: not in autogen). */
+uint64_t nv_sem_hi_mask(uint32_t cls);
+/* Makes the compute channel's local memory serve per_thread_B bytes per thread (grows only; nv_program.c). */
+hcq_status nv_local_ensure(nv_dev *d, uint32_t per_thread_B);
+void nv_local_free_all(nv_dev *d);
+/* QMD V05_00 (Blackwell) when the compute class is BLACKWELL_COMPUTE_A or later, else V03_00 (runtime.md 6.6). */
+static inline bool nv_dev_qmd_v5(const nv_dev *d) { return d->cls_compute >= BLACKWELL_COMPUTE_A; }
 /* A 256-aligned QMD slot (zeroed, CPU-visible below 2^40) that lives until the device closes. */
 hcq_status nv_qmd_slot(nv_dev *d, uint32_t **out_host, uint64_t *out_va);
 void nv_qmd_free_all(nv_dev *d);

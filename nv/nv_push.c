@@ -40,16 +40,20 @@ void nv_push_immd(nv_push *p, unsigned subch, uint32_t method, uint32_t value) {
 }
 
 /* Per-class widths of the upper address halves (0: not in autogen for that class). */
-static uint64_t nv_sem_hi_mask(uint32_t cls) {
-  return cls == HOPPER_CHANNEL_GPFIFO_A   ? NV_HOPPER_CHANNEL_GPFIFO_A_SEM_ADDR_HI_OFFSET_MASK
-         : cls == AMPERE_CHANNEL_GPFIFO_A ? NV_AMPERE_CHANNEL_GPFIFO_A_SEM_ADDR_HI_OFFSET_MASK
-                                          : 0;
+uint64_t nv_sem_hi_mask(uint32_t cls) {
+  return cls == HOPPER_CHANNEL_GPFIFO_A      ? NV_HOPPER_CHANNEL_GPFIFO_A_SEM_ADDR_HI_OFFSET_MASK
+         : cls == AMPERE_CHANNEL_GPFIFO_A    ? NV_AMPERE_CHANNEL_GPFIFO_A_SEM_ADDR_HI_OFFSET_MASK
+         : cls == BLACKWELL_CHANNEL_GPFIFO_A ? NV_BLACKWELL_CHANNEL_GPFIFO_A_SEM_ADDR_HI_OFFSET_MASK
+         : cls == BLACKWELL_CHANNEL_GPFIFO_B ? NV_BLACKWELL_CHANNEL_GPFIFO_B_SEM_ADDR_HI_OFFSET_MASK
+                                             : 0;
 }
 static uint64_t nv_copy_hi_mask(uint32_t cls) {
-  return cls == HOPPER_DMA_COPY_A   ? NV_HOPPER_DMA_COPY_A_OFFSET_UPPER_MASK
-         : cls == AMPERE_DMA_COPY_B ? NV_AMPERE_DMA_COPY_B_OFFSET_UPPER_MASK
-         : cls == AMPERE_DMA_COPY_A ? NV_AMPERE_DMA_COPY_A_OFFSET_UPPER_MASK
-                                    : 0;
+  return cls == HOPPER_DMA_COPY_A      ? NV_HOPPER_DMA_COPY_A_OFFSET_UPPER_MASK
+         : cls == AMPERE_DMA_COPY_B    ? NV_AMPERE_DMA_COPY_B_OFFSET_UPPER_MASK
+         : cls == AMPERE_DMA_COPY_A    ? NV_AMPERE_DMA_COPY_A_OFFSET_UPPER_MASK
+         : cls == BLACKWELL_DMA_COPY_A ? NV_BLACKWELL_DMA_COPY_A_OFFSET_UPPER_MASK
+         : cls == BLACKWELL_DMA_COPY_B ? NV_BLACKWELL_DMA_COPY_B_OFFSET_UPPER_MASK
+                                       : 0;
 }
 
 static void nv_push_sem(nv_push *p, const nv_dev *d, uint64_t addr, uint64_t value, uint32_t exec) {

@@ -3,7 +3,7 @@
  *
  * program_load: the binary of a ptx target is a cubin from ptxas followed by the PTX it came from
  * (compiler/toolchain.h, CC_PTX_TRAILER_MAGIC). The cubin is read by nv_cubin (SM checked against the device, the
- * parameter offsets of .nv.info replace the default layout, registers and shared memory go into the QMD); the
+ * parameter offsets of .nv.info replace the default layout, registers, shared and local memory go into the QMD); the
  * upload is [PTX][record][.text] as nv/nv_image.h describes, so a GPU without SASS (the mock) finds the PTX below
  * the program address the QMD names.
  *
@@ -92,11 +92,11 @@ hcq_status nv_rt_program_load(hcq_device *dev, hcq_program *prog, uint64_t *out_
   cc_ptx_split(prog->binary, prog->binary_size_B, &cubin_B, &ptx, &ptx_B);
   nv_cubin c;
   HCQ_TRY(hcq_status_annotate(nv_cubin_parse(prog->binary, cubin_B, sm, prog->symbol, &c), "kernel %s", prog->name));
-  hcq_status st = HCQ_OK;
-  if (c.frame_size_B || c.min_stack_size_B)
-    st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s needs %u bytes of local memory per thread: "
-                         "SET_SHADER_LOCAL_MEMORY is not written yet", prog->name, c.frame_size_B);
-  if (!st) st = nv_apply_layout(prog, &c);
+  hcq_status st = nv_apply_layout(prog, &c);
+  /* local memory: the cubin's stack plus the 0x240 bytes the reference adds (ops_nv.py: EIATTR_MIN_STACK_SIZE +
+   * 0x240); a kernel without a stack or frame gets none */
+  uint32_t stack_B = c.min_stack_size_B > c.frame_size_B ? c.min_stack_size_B : c.frame_size_B;
+  uint32_t local_B = stack_B ? stack_B + 0x240 : 0;
   uint8_t *img = NULL;
   size_t img_B = 0;
   uint64_t text_off = 0;
@@ -104,13 +104,14 @@ hcq_status nv_rt_program_load(hcq_device *dev, hcq_program *prog, uint64_t *out_
   nv_program *p = NULL;
   if (!st) {
     nv_program_info info = {.text_offset_B = text_off, .text_size_B = c.code_size_B, .regs = c.regcount,
-                            .shared_B = (uint32_t)c.shared_B, .cbuf0_size_B = c.cbank0_size_B};
+                            .shared_B = (uint32_t)c.shared_B, .cbuf0_size_B = c.cbank0_size_B,
+                            .local_B = local_B};
     st = hcq_status_annotate(nv_program_load(d, img, img_B, &info, &p), "kernel %s", prog->name);
   }
   if (!st) {
     prog->registers = (int32_t)c.regcount;
     prog->shared_B = (uint32_t)c.shared_B;
-    prog->private_B = 0;
+    prog->private_B = local_B;
     st = nv_rt_name_program(d, p, prog->name);
     if (st) nv_program_free(d, p);
     else *out_handle = (uint64_t)(uintptr_t)p;

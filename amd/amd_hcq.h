@@ -10,26 +10,46 @@
  * on gfx11+ through architected flat scratch (COMPUTE_DISPATCH_SCRATCH_BASE + TMPRING_SIZE, amd_scratch.h). Anything
  * else (scratch on gfx9, which needs the private segment buffer descriptor in user SGPRs) is refused by name.
  *
- * Not supported yet (refused with UNSUPPORTED, never encoded wrongly): symbolic copy sizes (the SDMA count holds
- * bytes - 1 and the chunking depends on the size), symbolic timestamp addresses (the timestamp goes to sig + 8),
- * copies on compute queues. Timestamps are the GPU's 100 MHz counter (ticks, not ns; ops_amd.py divides by 100 for
- * microseconds). */
+ * Copies: SDMA COPY_LINEAR on copy queues, CP DMA (DMA_DATA) on compute queues, each split at its packet's byte limit
+ * (amd_sdma_pkt.h, amd_pm4.h). A symbolic size is one packet whose count is patched, so its declared range must fit
+ * one packet (else UNSUPPORTED); symbolic addresses of later chunks and timestamps (sig + 8) are derived symbols.
+ * Timestamps are the GPU's 100 MHz counter (ops_amd.py AMDSignal: timestamp_divider=100, ticks per microsecond):
+ * the device sets its hcq_device timestamp rate and the offset to hcq_now_ns() measured through KFD
+ * GET_CLOCK_COUNTERS at open, so hcq_signal_timestamp_ns() gives ns on the host's clock. */
 #ifndef HCQ_AMD_HCQ_H
 #define HCQ_AMD_HCQ_H
 
 #include "amd/amd_device.h"
 #include "amd/amd_scratch.h"
 #include "hcq/device.h"
+#include "uop/uop.h"
+
+/* A dispatch submitted to the compute ring, noted at submit: which kernel, where its packets end in the ring, and
+ * the first 64-bit signal written after it in the same submit (the timeline value a runtime launch signals). */
+typedef struct amd_hcq_dispatch {
+  uint64_t ring_end;      /* ring position (dwords, as put) just past its DISPATCH_DIRECT */
+  uint64_t code_va;       /* COMPUTE_PGM_LO/HI << 8 */
+  uint64_t sig_va, value; /* sig_va 0: no signal followed it */
+} amd_hcq_dispatch;
+#define AMD_HCQ_DISPATCH_LOG 64u /* the last this many dispatches are kept (a power of 2) */
 
 typedef struct amd_hcq {
   hcq_device dev;
   amd_device *amd;
+  uop_ctx *ctx;      /* symbols the encoder derives (SDMA count = size - 1, later chunks' addresses, sig + 8) */
   uint32_t *scratch; /* SDMA packet sizes while submitting */
   size_t scratch_cap;
   struct amd_hcq_prog *progs; /* programs loaded through program_load (amd_hcq_rt.c) */
   char last_kernel[64];       /* the last kernel encoded into a queue, for fault messages */
   amd_scratch scratch_ring;   /* private segment memory of every kernel on this device (amd_scratch.h) */
+  uint32_t pgm_lo_reg;        /* COMPUTE_PGM_LO (absolute), to find the program in submitted words */
+  amd_hcq_dispatch dispatches[AMD_HCQ_DISPATCH_LOG];
+  uint64_t ndispatches;       /* ever noted; entry i is at i % AMD_HCQ_DISPATCH_LOG */
+  hcq_status fault;           /* a fault seen by a wait, not reported yet */
 } amd_hcq;
+
+/* Note the dispatches of `n` PM4 words about to be written at compute ring position `base` (amd_hcq_rt.c). */
+void amd_hcq_note_dispatches(amd_hcq *h, const uint32_t *w, size_t n, uint64_t base);
 
 hcq_status amd_hcq_open(kif *k, unsigned index, const amd_device_options *opts, amd_hcq **out);
 void amd_hcq_close(amd_hcq *h);

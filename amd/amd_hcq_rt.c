@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "amd/amd_code_object.h"
+#include "autogen/amd_pm4.h"
 #include "autogen/kfd.h"
 #include "elf/elf.h"
 #include "hcq/signal.h"
@@ -19,7 +20,7 @@
 typedef struct amd_hcq_prog {
   struct amd_hcq_prog *next;
   amd_buf buf;
-  uint64_t kd_va;
+  uint64_t kd_va, code_va;
   char name[HCQ_PROGRAM_NAME_B];
 } amd_hcq_prog;
 
@@ -31,8 +32,8 @@ hcq_status amd_hcq_op_info(hcq_device *dev, hcq_device_info *out) {
   snprintf(out->arch, sizeof out->arch, "%s", h->amd->arch->name);
   snprintf(out->target, sizeof out->target, "amdgpu:%s", h->amd->arch->name);
   out->mem_device_B = h->amd->node.vram_size_B;
-  /* no HCQ_FEATURE_KERNEL_FAULTS: a fault is reported, but the queue stays stopped (the device must be reopened) */
-  out->features = HCQ_FEATURE_COPY_QUEUE | HCQ_FEATURE_LOCAL_SIZE | HCQ_FEATURE_TIMESTAMPS;
+  /* a fault is reported once and the compute queue restarted behind the faulting dispatch (fault_check) */
+  out->features = HCQ_FEATURE_COPY_QUEUE | HCQ_FEATURE_LOCAL_SIZE | HCQ_FEATURE_TIMESTAMPS | HCQ_FEATURE_KERNEL_FAULTS;
   out->is_mock = kif_route(h->amd->k, "/dev/kfd") != NULL; /* an emulated KFD claims the path */
   for (int i = 0; i < 3; i++) out->max_global[i] = INT32_MAX; /* DISPATCH_DIRECT dims are 32-bit */
   return HCQ_OK;
@@ -146,6 +147,7 @@ hcq_status amd_hcq_op_program_load(hcq_device *dev, hcq_program *prog, uint64_t 
     return hcq_status_annotate(st, "loading %s on %s", prog->name, dev->name);
   }
   p->kd_va = p->buf.va + (k->kd_vaddr - lo);
+  p->code_va = p->buf.va + (k->entry_vaddr - lo);
   prog->shared_B = k->group_segment_fixed_size;
   prog->registers = (int32_t)k->vgpr_count;
   amd_code_object_free(&co);
@@ -178,36 +180,121 @@ void amd_hcq_programs_free(amd_hcq *h) {
   while (h->progs) amd_hcq_op_program_free(&h->dev, h->progs->kd_va);
 }
 
-/* A GPU memory fault KFD reported on the memory-exception event (non-blocking check), as a status. */
-static hcq_status fault_status(amd_hcq *h) {
+void amd_hcq_note_dispatches(amd_hcq *h, const uint32_t *w, size_t n, uint64_t base) {
+  uint64_t pgm = 0, first = h->ndispatches;
+  for (size_t i = 0; i < n;) {
+    uint32_t hd = w[i], op = (hd >> AMD_PM4_OPCODE_SHIFT) & AMD_PM4_OPCODE_MASK;
+    size_t len = ((hd >> AMD_PM4_COUNT_SHIFT) & AMD_PM4_COUNT_MASK) + 2u;
+    if (hd >> 30 != 3 || len > n - i) return; /* not PM4 this encoder wrote: nothing more to note */
+    if (op == AMD_PM4_SET_SH_REG && len >= 4 && AMD_PM4_SET_SH_REG_START + w[i + 1] == h->pgm_lo_reg)
+      pgm = ((uint64_t)w[i + 3] << 32 | w[i + 2]) << 8;
+    else if (op == AMD_PM4_DISPATCH_DIRECT)
+      h->dispatches[h->ndispatches++ % AMD_HCQ_DISPATCH_LOG] = (amd_hcq_dispatch){.ring_end = base + i + len, .code_va = pgm};
+    else if (op == AMD_PM4_RELEASE_MEM && len == 8 && (w[i + 2] >> AMD_PM4_RELEASE_MEM_DATA_SEL_SHIFT) ==
+                                                          AMD_PM4_RELEASE_MEM_DATA_SEL_SEND_64_BIT_DATA) {
+      for (; first < h->ndispatches; first++) { /* the signal that follows these dispatches */
+        amd_hcq_dispatch *x = &h->dispatches[first % AMD_HCQ_DISPATCH_LOG];
+        x->sig_va = (uint64_t)w[i + 4] << 32 | w[i + 3];
+        x->value = (uint64_t)w[i + 6] << 32 | w[i + 5];
+      }
+    }
+    i += len;
+  }
+}
+
+static const char *kernel_name(amd_hcq *h, uint64_t code_va, char *buf, size_t n) {
+  for (amd_hcq_prog *p = h->progs; p; p = p->next)
+    if (p->code_va == code_va) return p->name;
+  snprintf(buf, n, "at code address 0x%" PRIx64, code_va);
+  return buf;
+}
+
+/* The dispatch the CP stopped in: the first noted one whose signal the timeline has not reached; without a timeline
+ * signal, the first one whose packets end past rptr. NULL when none is known. */
+static const amd_hcq_dispatch *faulting_dispatch(amd_hcq *h, uint64_t rptr) {
+  uint64_t lo = h->ndispatches > AMD_HCQ_DISPATCH_LOG ? h->ndispatches - AMD_HCQ_DISPATCH_LOG : 0;
+  const hcq_signal *tl = h->dev.timeline;
+  for (uint64_t i = lo; tl && i < h->ndispatches; i++) {
+    const amd_hcq_dispatch *x = &h->dispatches[i % AMD_HCQ_DISPATCH_LOG];
+    if (x->sig_va == tl->va && x->value > hcq_signal_value(tl)) return x;
+  }
+  for (uint64_t i = lo; i < h->ndispatches; i++)
+    if (h->dispatches[i % AMD_HCQ_DISPATCH_LOG].ring_end > rptr) return &h->dispatches[i % AMD_HCQ_DISPATCH_LOG];
+  return NULL;
+}
+
+/* A GPU memory fault KFD reported on the memory-exception event (non-blocking check) becomes h->fault. A compute
+ * queue stopped behind it is restarted past the faulting dispatch (amd_ring_restart), so the work queued after it
+ * runs and the device lives on; the faulting kernel's writes before the fault stay as they are. */
+static hcq_status fault_check(amd_hcq *h) {
   amd_device *d = h->amd;
   struct amd_kfd_event_data ev = {.event_id = d->fault_event_id};
   struct amd_kfd_ioctl_wait_events_args w = {.events_ptr = (uint64_t)(uintptr_t)&ev, .num_events = 1, .timeout = 0};
   hcq_status st = kif_ioctl(d->k, d->kfd_fd, AMD_KFD_IOC_WAIT_EVENTS, &w);
   if (st) return hcq_status_annotate(st, "amd %s: polling the memory-fault event", d->name);
   if (w.wait_result != AMD_KFD_IOC_WAIT_RESULT_COMPLETE) return HCQ_OK;
-  return hcq_status_make(HCQ_CODE_KERNEL_FAULT, "%s: GPU page fault at 0x%" PRIx64 " on the compute queue %u (kernel "
-                         "%s, the last one queued); the queue is stopped, the device must be reopened", h->dev.name,
-                         (uint64_t)ev.memory_exception_data.va, d->compute.queue_id,
-                         h->last_kernel[0] ? h->last_kernel : "unknown");
+  amd_ring *r = &d->compute;
+  uint64_t rptr = __atomic_load_n(r->rptr, __ATOMIC_ACQUIRE);
+  const amd_hcq_dispatch *x = rptr != r->put ? faulting_dispatch(h, rptr) : NULL;
+  char buf[64], state[160];
+  const char *kernel = x ? kernel_name(h, x->code_va, buf, sizeof buf) : h->last_kernel[0] ? h->last_kernel : "unknown";
+  uint32_t old_id = r->queue_id, again = 0;
+  hcq_status rs = HCQ_OK;
+  if (x && x->ring_end <= r->put) {
+    uint64_t from = x->ring_end > rptr ? x->ring_end : rptr;
+    rs = amd_ring_restart(d, r, from, &again);
+    uint64_t shift = from; /* the noted dispatches move with their words */
+    for (uint64_t i = 0; i < AMD_HCQ_DISPATCH_LOG; i++) {
+      amd_hcq_dispatch *y = &h->dispatches[i];
+      y->ring_end = y->ring_end > shift ? y->ring_end - shift : 0;
+    }
+  }
+  if (rs)
+    snprintf(state, sizeof state, "restarting the compute queue failed (%s): the device must be reopened",
+             hcq_status_message(rs));
+  else if (x)
+    snprintf(state, sizeof state, "the compute queue was recreated as queue %u and the %u dwords queued behind the "
+             "faulting dispatch resubmitted: the device keeps working", r->queue_id, again);
+  else
+    snprintf(state, sizeof state, "no compute work was stopped by it (a copy queue stopped by it stays stopped until "
+             "the device is reopened)");
+  hcq_status_free(rs);
+  hcq_status f = hcq_status_make(HCQ_CODE_KERNEL_FAULT, "%s: GPU page fault at 0x%" PRIx64 " on the compute queue %u "
+                                 "in kernel %s (%s); %s", h->dev.name, (uint64_t)ev.memory_exception_data.va, old_id,
+                                 kernel, x ? "the first dispatch whose timeline value was not reached" : "the last one queued",
+                                 state);
+  if (h->fault) hcq_status_free(f); /* the first one is reported */
+  else h->fault = f;
+  return HCQ_OK;
+}
+
+static hcq_status take_fault(amd_hcq *h) {
+  hcq_status f = h->fault;
+  h->fault = HCQ_OK;
+  return f;
 }
 
 hcq_status amd_hcq_op_signal_wait(hcq_device *dev, const hcq_signal *sig, uint64_t target, uint32_t timeout_ms) {
   amd_hcq *h = dev->impl;
-  /* wait in slices so that a fault or a stopped queue ends the wait early */
+  /* wait in slices so that a fault (the queue restarted, the wait goes on) or a stopped queue is seen early */
   hcq_status st = HCQ_OK;
   for (uint32_t waited = 0;;) {
     uint32_t slice = timeout_ms - waited < 20 ? timeout_ms - waited : 20;
     st = hcq_signal_wait(sig, target, slice);
-    if (!st) return HCQ_OK;
-    hcq_status fault = fault_status(h);
-    if (fault) {
+    if (!st) return take_fault(h);
+    hcq_status chk = fault_check(h);
+    if (chk) {
       hcq_status_free(st);
-      return fault;
+      return chk;
     }
     waited += slice;
     if (waited >= timeout_ms || hcq_status_code(st) != HCQ_CODE_TIMEOUT) break;
     hcq_status_free(st);
+  }
+  if (h->fault) {
+    hcq_status_free(st);
+    return hcq_status_annotate(take_fault(h), "and signal 0x%" PRIx64 " did not reach %" PRIu64 " within %u ms after it",
+                               sig->va, target, timeout_ms);
   }
   amd_ring *r = &h->amd->compute;
   if (*r->rptr != *r->wptr) {
@@ -222,7 +309,11 @@ hcq_status amd_hcq_op_signal_wait(hcq_device *dev, const hcq_signal *sig, uint64
   return st;
 }
 
-hcq_status amd_hcq_op_take_error(hcq_device *dev) { return fault_status(dev->impl); }
+hcq_status amd_hcq_op_take_error(hcq_device *dev) {
+  amd_hcq *h = dev->impl;
+  HCQ_TRY(fault_check(h));
+  return take_fault(h);
+}
 
 void amd_hcq_op_destroy(hcq_device *dev) { amd_hcq_close(dev->impl); }
 

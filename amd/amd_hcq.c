@@ -294,8 +294,8 @@ static const hcq_device_ops k_ops = {
     .take_error = amd_hcq_op_take_error, .destroy = amd_hcq_op_destroy};
 
 /* GPU clock ticks to hcq_now_ns(): 100 MHz (ops_amd.py AMDSignal, timestamp_divider=100 ticks per microsecond), the
- * offset from one KFD GET_CLOCK_COUNTERS between two host clock reads (its gpu_clock_counter is the counter
- * RELEASE_MEM's GPU_CLOCK_COUNTER and SDMA's GET_GLOBAL timestamp write; validated on the mock only). */
+ * offset from one KFD GET_CLOCK_COUNTERS between two host clock reads. That its gpu_clock_counter is the counter
+ * RELEASE_MEM's GPU_CLOCK_COUNTER and SDMA's GET_GLOBAL write is an assumption checked on the mock only. */
 #define AMD_HCQ_NS_PER_TICK 10u
 static hcq_status calibrate_clock(amd_hcq *h) {
   amd_device *d = h->amd;

@@ -233,6 +233,9 @@ static hcq_status fault_check(amd_hcq *h) {
   hcq_status st = kif_ioctl(d->k, d->kfd_fd, AMD_KFD_IOC_WAIT_EVENTS, &w);
   if (st) return hcq_status_annotate(st, "amd %s: polling the memory-fault event", d->name);
   if (w.wait_result != AMD_KFD_IOC_WAIT_RESULT_COMPLETE) return HCQ_OK;
+  struct amd_kfd_ioctl_reset_event_args re = {.event_id = d->fault_event_id}; /* created without auto-reset */
+  HCQ_TRY(hcq_status_annotate(kif_ioctl(d->k, d->kfd_fd, AMD_KFD_IOC_RESET_EVENT, &re),
+                              "amd %s: resetting the memory-fault event", d->name));
   amd_ring *r = &d->compute;
   uint64_t rptr = __atomic_load_n(r->rptr, __ATOMIC_ACQUIRE);
   const amd_hcq_dispatch *x = rptr != r->put ? faulting_dispatch(h, rptr) : NULL;

@@ -751,6 +751,12 @@ static int op_ioctl(kif_backend *b, kif_file *f, unsigned long req, void *arg, c
     err = e ? 0 : (snprintf(detail, KIF_DETAIL_MAX, "no such event"), EINVAL);
     break;
   }
+  case AMD_KFD_IOC_RESET_EVENT: {
+    kfd_mock_event *e = event_by_id(m, ((struct amd_kfd_ioctl_reset_event_args *)arg)->event_id);
+    if (e) e->signaled = false;
+    err = e ? 0 : (snprintf(detail, KIF_DETAIL_MAX, "no such event"), EINVAL);
+    break;
+  }
   case AMD_KFD_IOC_WAIT_EVENTS: err = io_wait_events(m, arg, detail); break;
   default:
     snprintf(detail, KIF_DETAIL_MAX, "amd mock does not emulate this KFD ioctl");

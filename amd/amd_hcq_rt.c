@@ -211,11 +211,11 @@ static const char *kernel_name(amd_hcq *h, uint64_t code_va, char *buf, size_t n
 
 /* The dispatch the CP stopped in: the first noted one whose signal the timeline has not reached; without a timeline
  * signal, the first one whose packets end past rptr. NULL when none is known. */
-static const amd_hcq_dispatch *faulting_dispatch(amd_hcq *h, uint64_t rptr) {
+static amd_hcq_dispatch *faulting_dispatch(amd_hcq *h, uint64_t rptr) {
   uint64_t lo = h->ndispatches > AMD_HCQ_DISPATCH_LOG ? h->ndispatches - AMD_HCQ_DISPATCH_LOG : 0;
   const hcq_signal *tl = h->dev.timeline;
   for (uint64_t i = lo; tl && i < h->ndispatches; i++) {
-    const amd_hcq_dispatch *x = &h->dispatches[i % AMD_HCQ_DISPATCH_LOG];
+    amd_hcq_dispatch *x = &h->dispatches[i % AMD_HCQ_DISPATCH_LOG];
     if (x->sig_va == tl->va && x->value > hcq_signal_value(tl)) return x;
   }
   for (uint64_t i = lo; i < h->ndispatches; i++)
@@ -237,8 +237,8 @@ static hcq_status fault_check(amd_hcq *h) {
   HCQ_TRY(hcq_status_annotate(kif_ioctl(d->k, d->kfd_fd, AMD_KFD_IOC_RESET_EVENT, &re),
                               "amd %s: resetting the memory-fault event", d->name));
   amd_ring *r = &d->compute;
-  uint64_t rptr = __atomic_load_n(r->rptr, __ATOMIC_ACQUIRE);
-  const amd_hcq_dispatch *x = rptr != r->put ? faulting_dispatch(h, rptr) : NULL;
+  uint64_t rptr = r->rptr ? __atomic_load_n(r->rptr, __ATOMIC_ACQUIRE) : r->put; /* no ring: a restart failed */
+  amd_hcq_dispatch *x = rptr != r->put ? faulting_dispatch(h, rptr) : NULL;
   char buf[64], state[160];
   const char *kernel = x ? kernel_name(h, x->code_va, buf, sizeof buf) : h->last_kernel[0] ? h->last_kernel : "unknown";
   uint32_t old_id = r->queue_id, again = 0;
@@ -251,6 +251,7 @@ static hcq_status fault_check(amd_hcq *h) {
       amd_hcq_dispatch *y = &h->dispatches[i];
       y->ring_end = y->ring_end > shift ? y->ring_end - shift : 0;
     }
+    x->sig_va = 0; /* passed: a later fault is not blamed on it */
   }
   if (rs)
     snprintf(state, sizeof state, "restarting the compute queue failed (%s): the device must be reopened",
@@ -300,7 +301,7 @@ hcq_status amd_hcq_op_signal_wait(hcq_device *dev, const hcq_signal *sig, uint64
                                sig->va, target, timeout_ms);
   }
   amd_ring *r = &h->amd->compute;
-  if (*r->rptr != *r->wptr) {
+  if (r->rptr && *r->rptr != *r->wptr) {
     hcq_status_free(st);
     /* blocked on a wait or hung: KFD does not say which, so this is a timeout with the queue's state */
     return hcq_status_make(HCQ_CODE_TIMEOUT, "%s: waiting %u ms for signal 0x%" PRIx64 " to reach %" PRIu64

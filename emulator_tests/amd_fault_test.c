@@ -73,6 +73,17 @@ static void test_two_kernels(hcq_rt_device *dev) {
   for (int i = 0; i < 8; i++) CHECK_EQ_INT(((int32_t *)hcq_rt_buffer_host(b[3]))[i], (-7 * i + 1) * 3);
   CHECK_OK(hcq_rt_launch(kt, tb, 2, NULL, 0)); /* and once more, no error left */
   CHECK_OK(hcq_rt_sync(dev, 5000));
+  /* two faulting dispatches back to back, then triple: one report, each restart goes past its own dispatch */
+  hcq_rt_kernel *kg2 = NULL;
+  CHECK_OK(hcq_rt_kernel_load(dev, hcq_rt_program_desc(pg), &kg2));
+  memset(hcq_rt_buffer_host(b[3]), 0, 32);
+  CHECK_OK(hcq_rt_launch(kg, b, 3, NULL, 0));
+  CHECK_OK(hcq_rt_launch(kg2, b, 3, NULL, 0));
+  CHECK_OK(hcq_rt_launch(kt, tb, 2, NULL, 0));
+  CHECK_ERR(hcq_rt_sync(dev, 5000), HCQ_CODE_KERNEL_FAULT, "gather");
+  for (int i = 0; i < 8; i++) CHECK_EQ_INT(((int32_t *)hcq_rt_buffer_host(b[3]))[i], (-7 * i + 1) * 3);
+  CHECK_OK(hcq_rt_sync(dev, 5000));
+  hcq_rt_kernel_free(kg2);
   hcq_rt_kernel_free(kg);
   hcq_rt_kernel_free(kt);
   hcq_rt_program_free(pg);

@@ -261,7 +261,7 @@ static hcq_status op_submit(hcq_device *dev, hcq_queue_kind kind, const uint32_t
     amd_ring *r = &h->amd->compute;
     uint64_t base = r->put;
     HCQ_TRY(amd_ring_submit(h->amd, r, w, (uint32_t)n, NULL, 0));
-    amd_hcq_note_dispatches(h, w, n, base);
+    h->submit_start[h->nsubmits++ % AMD_HCQ_SUBMIT_LOG] = base; /* a fault scans the ring's words from here */
     return HCQ_OK;
   }
   uint32_t np = 0;

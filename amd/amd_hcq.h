@@ -24,14 +24,7 @@
 #include "hcq/device.h"
 #include "uop/uop.h"
 
-/* A dispatch submitted to the compute ring, noted at submit: which kernel, where its packets end in the ring, and
- * the first 64-bit signal written after it in the same submit (the timeline value a runtime launch signals). */
-typedef struct amd_hcq_dispatch {
-  uint64_t ring_end;      /* ring position (dwords, as put) just past its DISPATCH_DIRECT */
-  uint64_t code_va;       /* COMPUTE_PGM_LO/HI << 8 */
-  uint64_t sig_va, value; /* sig_va 0: no signal followed it */
-} amd_hcq_dispatch;
-#define AMD_HCQ_DISPATCH_LOG 64u /* the last this many dispatches are kept (a power of 2) */
+#define AMD_HCQ_SUBMIT_LOG 64u /* compute submits whose ring start is kept, for fault naming (a power of 2) */
 
 typedef struct amd_hcq {
   hcq_device dev;
@@ -42,14 +35,11 @@ typedef struct amd_hcq {
   struct amd_hcq_prog *progs; /* programs loaded through program_load (amd_hcq_rt.c) */
   char last_kernel[64];       /* the last kernel encoded into a queue, for fault messages */
   amd_scratch scratch_ring;   /* private segment memory of every kernel on this device (amd_scratch.h) */
-  uint32_t pgm_lo_reg;        /* COMPUTE_PGM_LO (absolute), to find the program in submitted words */
-  amd_hcq_dispatch dispatches[AMD_HCQ_DISPATCH_LOG];
-  uint64_t ndispatches;       /* ever noted; entry i is at i % AMD_HCQ_DISPATCH_LOG */
+  uint32_t pgm_lo_reg;        /* COMPUTE_PGM_LO (absolute), to find the program in the ring's words */
+  uint64_t submit_start[AMD_HCQ_SUBMIT_LOG]; /* compute ring position (dwords) where submit i began, at i % LOG */
+  uint64_t nsubmits;
   hcq_status fault;           /* a fault seen by a wait, not reported yet */
 } amd_hcq;
-
-/* Note the dispatches of `n` PM4 words about to be written at compute ring position `base` (amd_hcq_rt.c). */
-void amd_hcq_note_dispatches(amd_hcq *h, const uint32_t *w, size_t n, uint64_t base);
 
 hcq_status amd_hcq_open(kif *k, unsigned index, const amd_device_options *opts, amd_hcq **out);
 void amd_hcq_close(amd_hcq *h);

@@ -180,28 +180,6 @@ void amd_hcq_programs_free(amd_hcq *h) {
   while (h->progs) amd_hcq_op_program_free(&h->dev, h->progs->kd_va);
 }
 
-void amd_hcq_note_dispatches(amd_hcq *h, const uint32_t *w, size_t n, uint64_t base) {
-  uint64_t pgm = 0, first = h->ndispatches;
-  for (size_t i = 0; i < n;) {
-    uint32_t hd = w[i], op = (hd >> AMD_PM4_OPCODE_SHIFT) & AMD_PM4_OPCODE_MASK;
-    size_t len = ((hd >> AMD_PM4_COUNT_SHIFT) & AMD_PM4_COUNT_MASK) + 2u;
-    if (hd >> 30 != 3 || len > n - i) return; /* not PM4 this encoder wrote: nothing more to note */
-    if (op == AMD_PM4_SET_SH_REG && len >= 4 && AMD_PM4_SET_SH_REG_START + w[i + 1] == h->pgm_lo_reg)
-      pgm = ((uint64_t)w[i + 3] << 32 | w[i + 2]) << 8;
-    else if (op == AMD_PM4_DISPATCH_DIRECT)
-      h->dispatches[h->ndispatches++ % AMD_HCQ_DISPATCH_LOG] = (amd_hcq_dispatch){.ring_end = base + i + len, .code_va = pgm};
-    else if (op == AMD_PM4_RELEASE_MEM && len == 8 && (w[i + 2] >> AMD_PM4_RELEASE_MEM_DATA_SEL_SHIFT) ==
-                                                          AMD_PM4_RELEASE_MEM_DATA_SEL_SEND_64_BIT_DATA) {
-      for (; first < h->ndispatches; first++) { /* the signal that follows these dispatches */
-        amd_hcq_dispatch *x = &h->dispatches[first % AMD_HCQ_DISPATCH_LOG];
-        x->sig_va = (uint64_t)w[i + 4] << 32 | w[i + 3];
-        x->value = (uint64_t)w[i + 6] << 32 | w[i + 5];
-      }
-    }
-    i += len;
-  }
-}
-
 static const char *kernel_name(amd_hcq *h, uint64_t code_va, char *buf, size_t n) {
   for (amd_hcq_prog *p = h->progs; p; p = p->next)
     if (p->code_va == code_va) return p->name;
@@ -209,18 +187,46 @@ static const char *kernel_name(amd_hcq *h, uint64_t code_va, char *buf, size_t n
   return buf;
 }
 
-/* The dispatch the CP stopped in: the first noted one whose signal the timeline has not reached; without a timeline
- * signal, the first one whose packets end past rptr. NULL when none is known. */
-static amd_hcq_dispatch *faulting_dispatch(amd_hcq *h, uint64_t rptr) {
-  uint64_t lo = h->ndispatches > AMD_HCQ_DISPATCH_LOG ? h->ndispatches - AMD_HCQ_DISPATCH_LOG : 0;
-  const hcq_signal *tl = h->dev.timeline;
-  for (uint64_t i = lo; tl && i < h->ndispatches; i++) {
-    amd_hcq_dispatch *x = &h->dispatches[i % AMD_HCQ_DISPATCH_LOG];
-    if (x->sig_va == tl->va && x->value > hcq_signal_value(tl)) return x;
+/* A dispatch found in the compute ring: its program and where its DISPATCH_DIRECT ends (ring position, dwords). */
+typedef struct amd_hcq_dispatch {
+  uint64_t code_va, ring_end;
+} amd_hcq_dispatch;
+
+/* The dispatch the CP stopped in, from the words still in the ring (the last AMD_HCQ_SUBMIT_LOG submits, packets
+ * decoded from a submit's start): the first one followed by a 64-bit signal of the timeline that the timeline has not
+ * reached (returns 1); with no such signal, the first one whose packets end past rptr (2). 0 when none is found. */
+static int faulting_dispatch(amd_hcq *h, uint64_t rptr, amd_hcq_dispatch *out) {
+  amd_ring *r = &h->amd->compute;
+  uint64_t ring_dw = r->size_B / 4, at = r->put, pgm = 0;
+  for (uint64_t i = h->nsubmits > AMD_HCQ_SUBMIT_LOG ? h->nsubmits - AMD_HCQ_SUBMIT_LOG : 0; i < h->nsubmits; i++) {
+    uint64_t s = h->submit_start[i % AMD_HCQ_SUBMIT_LOG];
+    if (s <= r->put && r->put - s <= ring_dw && s < at) at = s; /* the oldest start whose words are not overwritten */
   }
-  for (uint64_t i = lo; i < h->ndispatches; i++)
-    if (h->dispatches[i % AMD_HCQ_DISPATCH_LOG].ring_end > rptr) return &h->dispatches[i % AMD_HCQ_DISPATCH_LOG];
-  return NULL;
+  const hcq_signal *tl = h->dev.timeline;
+  amd_hcq_dispatch first = {0}, late = {0};
+  bool pending = false, have_late = false;
+#define RW(k) r->words[(at + (k)) & (ring_dw - 1)]
+  while (at < r->put) {
+    uint32_t hd = RW(0), op = (hd >> AMD_PM4_OPCODE_SHIFT) & AMD_PM4_OPCODE_MASK;
+    uint64_t len = ((hd >> AMD_PM4_COUNT_SHIFT) & AMD_PM4_COUNT_MASK) + 2u;
+    if (hd >> 30 != 3 || len > r->put - at) break; /* not a packet this encoder wrote */
+    if (op == AMD_PM4_SET_SH_REG && len >= 4 && AMD_PM4_SET_SH_REG_START + RW(1) == h->pgm_lo_reg)
+      pgm = ((uint64_t)RW(3) << 32 | RW(2)) << 8;
+    else if (op == AMD_PM4_DISPATCH_DIRECT) {
+      amd_hcq_dispatch x = {.code_va = pgm, .ring_end = at + len};
+      if (!pending) first = x, pending = true;
+      if (!have_late && x.ring_end > rptr) late = x, have_late = true;
+    } else if (op == AMD_PM4_RELEASE_MEM && len == 8 &&
+               (RW(2) >> AMD_PM4_RELEASE_MEM_DATA_SEL_SHIFT) == AMD_PM4_RELEASE_MEM_DATA_SEL_SEND_64_BIT_DATA) {
+      uint64_t va = (uint64_t)RW(4) << 32 | RW(3), value = (uint64_t)RW(6) << 32 | RW(5);
+      if (pending && tl && va == tl->va && value > hcq_signal_value(tl)) return *out = first, 1;
+      pending = false;
+    }
+    at += len;
+  }
+#undef RW
+  *out = late;
+  return have_late ? 2 : 0;
 }
 
 /* A GPU memory fault KFD reported on the memory-exception event (non-blocking check) becomes h->fault. A compute
@@ -238,25 +244,21 @@ static hcq_status fault_check(amd_hcq *h) {
                               "amd %s: resetting the memory-fault event", d->name));
   amd_ring *r = &d->compute;
   uint64_t rptr = r->rptr ? __atomic_load_n(r->rptr, __ATOMIC_ACQUIRE) : r->put; /* no ring: a restart failed */
-  amd_hcq_dispatch *x = rptr != r->put ? faulting_dispatch(h, rptr) : NULL;
+  amd_hcq_dispatch x = {0};
+  int how = rptr != r->put && r->words ? faulting_dispatch(h, rptr, &x) : 0;
   char buf[64], state[160];
-  const char *kernel = x ? kernel_name(h, x->code_va, buf, sizeof buf) : h->last_kernel[0] ? h->last_kernel : "unknown";
+  const char *kernel = how ? kernel_name(h, x.code_va, buf, sizeof buf) : h->last_kernel[0] ? h->last_kernel : "unknown";
   uint32_t old_id = r->queue_id, again = 0;
   hcq_status rs = HCQ_OK;
-  if (x && x->ring_end <= r->put) {
-    uint64_t from = x->ring_end > rptr ? x->ring_end : rptr;
-    rs = amd_ring_restart(d, r, from, &again);
-    uint64_t shift = from; /* the noted dispatches move with their words */
-    for (uint64_t i = 0; i < AMD_HCQ_DISPATCH_LOG; i++) {
-      amd_hcq_dispatch *y = &h->dispatches[i];
-      y->ring_end = y->ring_end > shift ? y->ring_end - shift : 0;
-    }
-    x->sig_va = 0; /* passed: a later fault is not blamed on it */
+  if (how) {
+    rs = amd_ring_restart(d, r, x.ring_end > rptr ? x.ring_end : rptr, &again);
+    h->nsubmits = 0; /* the resubmitted words start the new ring at a packet boundary */
+    if (!rs) h->submit_start[h->nsubmits++] = 0;
   }
   if (rs)
     snprintf(state, sizeof state, "restarting the compute queue failed (%s): the device must be reopened",
              hcq_status_message(rs));
-  else if (x)
+  else if (how)
     snprintf(state, sizeof state, "the compute queue was recreated as queue %u and the %u dwords queued behind the "
              "faulting dispatch resubmitted: the device keeps working", r->queue_id, again);
   else
@@ -265,7 +267,9 @@ static hcq_status fault_check(amd_hcq *h) {
   hcq_status_free(rs);
   hcq_status f = hcq_status_make(HCQ_CODE_KERNEL_FAULT, "%s: GPU page fault at 0x%" PRIx64 " on the compute queue %u "
                                  "in kernel %s (%s); %s", h->dev.name, (uint64_t)ev.memory_exception_data.va, old_id,
-                                 kernel, x ? "the first dispatch whose timeline value was not reached" : "the last one queued",
+                                 kernel, how == 1 ? "the first dispatch whose timeline value was not reached"
+                                         : how ? "the first dispatch not passed by the queue's read pointer"
+                                               : "the last one queued",
                                  state);
   if (h->fault) hcq_status_free(f); /* the first one is reported */
   else h->fault = f;

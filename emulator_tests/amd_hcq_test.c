@@ -5,6 +5,7 @@
  * timeline's 2^31 wrap, copies on both queues (constant and symbolic sizes), and the refusals (unsupported kernel
  * features, symbolic sizes over one packet). Expected values are
  * computed here from the inputs, as in hcq/conformance_test.c. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -279,6 +280,25 @@ static void measure_exec_submit(hcq_device *dev) {
   dev->ops->mem_free(dev, &prog);
 }
 
+/* Every KFD call of amd_hcq_open (device open, then the hcq_device's signal pages and the clock calibration) failing
+ * in turn: a clear error naming the injected fault, nothing left allocated. */
+static void test_open_fault_injection(kif *k, kfd_mock *m) {
+  int injected = 0, clean = 0;
+  for (uint64_t nth = 1; nth < 400 && clean < 3; nth++) {
+    CHECK_OK(kif_fault_nth_call(k, nth, EIO));
+    amd_hcq *h = NULL;
+    hcq_status st = amd_hcq_open(k, 0, NULL, &h);
+    kif_fault_reset(k);
+    if (!st) { amd_hcq_close(h); clean++; continue; }
+    clean = 0;
+    injected++;
+    CHECK(strstr(hcq_status_message(st), "injected fault") != NULL);
+    hcq_status_free(st);
+    CHECK_EQ_INT(kfd_mock_live_allocations(m), 0);
+  }
+  CHECK(injected > 20);
+}
+
 int main(void) {
   kif *k = NULL;
   kfd_mock *m = NULL;
@@ -300,6 +320,7 @@ int main(void) {
     CHECK(kfd_mock_last_error(m) == NULL);
     amd_hcq_close(h);
     CHECK_EQ_INT(kfd_mock_live_allocations(m), 0);
+    test_open_fault_injection(k, m);
   }
   CHECK_OK(kfd_mock_detach(m));
   kfd_mock_destroy(m);

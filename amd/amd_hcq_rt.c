@@ -32,9 +32,11 @@ hcq_status amd_hcq_op_info(hcq_device *dev, hcq_device_info *out) {
   snprintf(out->arch, sizeof out->arch, "%s", h->amd->arch->name);
   snprintf(out->target, sizeof out->target, "amdgpu:%s", h->amd->arch->name);
   out->mem_device_B = h->amd->node.vram_size_B;
-  /* a fault is reported once and the compute queue restarted behind the faulting dispatch (fault_check) */
-  out->features = HCQ_FEATURE_COPY_QUEUE | HCQ_FEATURE_LOCAL_SIZE | HCQ_FEATURE_TIMESTAMPS | HCQ_FEATURE_KERNEL_FAULTS;
+  out->features = HCQ_FEATURE_COPY_QUEUE | HCQ_FEATURE_LOCAL_SIZE | HCQ_FEATURE_TIMESTAMPS;
   out->is_mock = kif_route(h->amd->k, "/dev/kfd") != NULL; /* an emulated KFD claims the path */
+  /* a fault is reported once and the compute queue restarted past the faulting dispatch (fault_check); real KFD
+   * does not behave like the mock there (amd/README.md), so only the mock claims it */
+  if (out->is_mock) out->features |= HCQ_FEATURE_KERNEL_FAULTS;
   for (int i = 0; i < 3; i++) out->max_global[i] = INT32_MAX; /* DISPATCH_DIRECT dims are 32-bit */
   return HCQ_OK;
 }
@@ -261,6 +263,9 @@ static hcq_status fault_check(amd_hcq *h) {
   else if (how)
     snprintf(state, sizeof state, "the compute queue was recreated as queue %u and the %u dwords queued behind the "
              "faulting dispatch resubmitted: the device keeps working", r->queue_id, again);
+  else if (rptr != r->put)
+    snprintf(state, sizeof state, "the compute queue is stopped at rptr 0x%" PRIx64 " in words hcq cannot attribute: "
+             "the device must be reopened", rptr);
   else
     snprintf(state, sizeof state, "no compute work was stopped by it (a copy queue stopped by it stays stopped until "
              "the device is reopened)");

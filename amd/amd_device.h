@@ -98,5 +98,9 @@ void amd_ring_destroy(amd_device *d, amd_ring *r);
  * dword count (SDMA only; NULL for PM4, which may wrap). */
 hcq_status amd_ring_submit(amd_device *d, amd_ring *r, const uint32_t *words, uint32_t n_dw, const uint32_t *sizes,
                            uint32_t n_packets);
+/* After a fault stopped a PM4 queue: destroy it, create it again (same size, new ring, EOP and CWSR areas) and
+ * resubmit the words from ring position `from` (dwords) to put, i.e. what was queued behind the faulting packets.
+ * On an error the ring may be gone (the device must be reopened). */
+hcq_status amd_ring_restart(amd_device *d, amd_ring *r, uint64_t from, uint32_t *out_resubmitted_dw);
 
 #endif

@@ -12,6 +12,8 @@
 #include "autogen/amd_regs_gfx11.h"
 #include "hcq/args.h"
 #include "hcq/queue.h"
+#include "hcq/signal.h"
+#include "autogen/kfd.h"
 
 _Static_assert(AMD_GFX11_COMPUTE_PGM_RSRC2__LDS_SIZE__SHIFT == 15 && AMD_GFX11_COMPUTE_PGM_RSRC2__LDS_SIZE_MASK == 0xff8000u,
                "LDS_SIZE field (the same in gc_9_4_2)");
@@ -119,32 +121,62 @@ static hcq_status enc_exec(hcq_queue *q, hcq_val prog, const hcq_args *args, con
   return HCQ_OK;
 }
 
+/* v + off as a value: a constant, or a symbol derived in the device's own context. */
+static hcq_status plus(amd_hcq *h, hcq_val v, int64_t off, hcq_val *out) {
+  uint64_t c;
+  if (constant(v, &c)) return *out = hcq_imm(c + (uint64_t)off), HCQ_OK;
+  const uop *e = uop_alu2(h->ctx, UOP_ADD, v.sym, uop_const_int(h->ctx, v.sym->dtype, off));
+  if (!e) return hcq_status_make(HCQ_CODE_NOMEM, "amd %s: out of memory deriving a symbol", h->amd->name);
+  *out = hcq_sym(e);
+  return HCQ_OK;
+}
+
+#define COPY_MAX_PACKETS 4096u /* per copy command: the words must fit a submit into the ring */
+
+/* SDMA COPY_LINEAR (copy queues) or CP DMA DMA_DATA (compute queues), split at the packet's byte limit. */
 static hcq_status enc_copy(hcq_queue *q, hcq_val dst, hcq_val src, hcq_val size_B) {
-  amd_device *d = hq(q)->amd;
-  uint64_t n;
-  if (!is_copy(q)) return hcq_status_make(HCQ_CODE_UNSUPPORTED, "amd %s: copies run on the SDMA copy queue", d->name);
-  if (!constant(size_B, &n))
-    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "amd %s: a symbolic copy size (the SDMA count holds bytes - 1)", d->name);
+  amd_hcq *h = hq(q);
+  amd_device *d = h->amd;
+  bool sdma = is_copy(q);
+  uint64_t chunk = sdma ? d->sdma_max_copy_B : amd_pm4_dma_data_max_B(d->arch->gfx9), n;
+  const char *what = sdma ? "SDMA COPY_LINEAR" : "DMA_DATA";
+  if (!constant(size_B, &n)) { /* one packet whose count is patched: the declared range must fit it */
+    int64_t lo = uop_vmin(size_B.sym), hi = uop_vmax(size_B.sym);
+    if (lo < 1 || hi < lo || (uint64_t)hi > chunk)
+      return hcq_status_make(HCQ_CODE_UNSUPPORTED, "amd %s: a symbolic copy size must lie in 1..%" PRIu64 " bytes (one "
+                             "%s packet); this one spans %" PRId64 "..%" PRId64, d->name, chunk, what, lo, hi);
+    n = 1;
+  }
   if (!n) return HCQ_OK;
-  uint64_t chunks = (n + d->sdma_max_copy_B - 1) / d->sdma_max_copy_B;
-  if (chunks > 64) return hcq_status_make(HCQ_CODE_INVALID, "amd %s: copy of %" PRIu64 " bytes: over 64 SDMA packets", d->name, n);
-  uint32_t w[64 * AMD_SDMA6_COPY_LINEAR_DWORDS], sz[64];
-  amd_sdma_buf sb = {.b = {.w = w, .cap = 64 * AMD_SDMA6_COPY_LINEAR_DWORDS}, .sizes = sz, .packets_cap = 64};
-  amd_sdma_copy(&sb, 0, 0, n, d->sdma_max_copy_B); /* addresses patched per chunk below */
-  size_t at;
-  HCQ_TRY(append(q, w, sb.b.n, &at));
+  uint64_t chunks = (n + chunk - 1) / chunk;
+  if (chunks > COPY_MAX_PACKETS)
+    return hcq_status_make(HCQ_CODE_INVALID, "amd %s: a copy of %" PRIu64 " bytes needs %" PRIu64 " %s packets (%" PRIu64
+                           " bytes each), over %u per copy", d->name, n, chunks, what, chunk, COPY_MAX_PACKETS);
   for (uint64_t c = 0; c < chunks; c++) {
-    size_t p = at + c * AMD_SDMA6_COPY_LINEAR_DWORDS;
-    uint64_t off = c * d->sdma_max_copy_B, sv, dv;
-    if (!off) {
-      HCQ_TRY(hcq_queue_patch_word(q, p + 3, src, 64, 0));
-      HCQ_TRY(hcq_queue_patch_word(q, p + 5, dst, 64, 0));
-    } else if (constant(src, &sv) && constant(dst, &dv)) {
-      HCQ_TRY(hcq_queue_patch_word(q, p + 3, hcq_imm(sv + off), 64, 0));
-      HCQ_TRY(hcq_queue_patch_word(q, p + 5, hcq_imm(dv + off), 64, 0));
+    uint64_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
+    uint32_t w[8], sz[1];
+    size_t at;
+    if (sdma) {
+      amd_sdma_buf sb = {.b = {.w = w, .cap = 8}, .sizes = sz, .packets_cap = 1};
+      amd_sdma_copy(&sb, 0, 0, len, chunk);
+      HCQ_TRY(append(q, w, sb.b.n, &at));
     } else {
-      return hcq_status_make(HCQ_CODE_UNSUPPORTED, "amd %s: a symbolic address in a copy over %" PRIu64 " bytes",
-                             d->name, d->sdma_max_copy_B);
+      amd_cmdbuf b = {.w = w, .cap = 8};
+      amd_pm4_dma_data(&b, 0, 0, (uint32_t)len);
+      HCQ_TRY(append(q, w, b.n, &at));
+    }
+    hcq_val s, t;
+    HCQ_TRY(plus(h, src, (int64_t)off, &s));
+    HCQ_TRY(plus(h, dst, (int64_t)off, &t));
+    HCQ_TRY(hcq_queue_patch_word(q, at + (sdma ? 3 : 2), s, 64, 0));
+    HCQ_TRY(hcq_queue_patch_word(q, at + (sdma ? 5 : 4), t, 64, 0));
+    if (!size_B.sym || constant(size_B, &n)) continue;
+    if (!sdma) HCQ_TRY(hcq_queue_patch_bits(q, at + 6, 0, AMD_PM4_DMA_DATA_COUNT_BITS, size_B));
+    else {
+      hcq_val count; /* COUNT holds bytes - 1 */
+      HCQ_TRY(plus(h, size_B, -1, &count));
+      HCQ_TRY(hcq_queue_patch_shift_mask(q, at + 1, 0, d->node.sdma_version[0] >= 6 ? AMD_SDMA6_COPY_LINEAR_COUNT_COUNT_MASK
+                                                                                   : AMD_SDMA4_COPY_LINEAR_COUNT_COUNT_MASK, count));
     }
   }
   return HCQ_OK;
@@ -185,19 +217,21 @@ static hcq_status enc_wait(hcq_queue *q, hcq_val sig, hcq_val value) {
 }
 
 static hcq_status enc_timestamp(hcq_queue *q, hcq_val sig) {
-  amd_device *d = hq(q)->amd;
-  uint64_t s;
-  if (!constant(sig, &s)) return hcq_status_make(HCQ_CODE_UNSUPPORTED, "amd %s: a symbolic timestamp address", d->name);
+  amd_hcq *h = hq(q);
   uint32_t w[16], sz[1];
   size_t at;
+  hcq_val ts; /* the timestamp goes to sig + 8 */
+  HCQ_TRY(plus(h, sig, 8, &ts));
   if (is_copy(q)) {
     amd_sdma_buf sb = {.b = {.w = w, .cap = 16}, .sizes = sz, .packets_cap = 1};
-    amd_sdma_timestamp(&sb, s + 8);
-    return append(q, w, sb.b.n, &at);
+    amd_sdma_timestamp(&sb, 0);
+    HCQ_TRY(append(q, w, sb.b.n, &at));
+    return hcq_queue_patch_word(q, at + 1, ts, 64, 0);
   }
   amd_cmdbuf b = {.w = w, .cap = 16};
-  amd_pm4_release_mem(&b, d->arch->gfx9, s + 8, 0, AMD_RELEASE_CLOCK, false, 0);
-  return append(q, w, b.n, &at);
+  amd_pm4_release_mem(&b, h->amd->arch->gfx9, 0, 0, AMD_RELEASE_CLOCK, false, 0);
+  HCQ_TRY(append(q, w, b.n, &at));
+  return hcq_queue_patch_word(q, at + 3, ts, 64, 0);
 }
 
 /* ops_amd.py memory_barrier: HDP flush (amd_nbio.h), then a full ACQUIRE_MEM. */
@@ -247,7 +281,13 @@ static hcq_status sdma_sizes(amd_hcq *h, const uint32_t *w, size_t n, uint32_t *
 static hcq_status op_submit(hcq_device *dev, hcq_queue_kind kind, const uint32_t *w, size_t n) {
   amd_hcq *h = dev->impl;
   if (n > UINT32_MAX) return hcq_status_make(HCQ_CODE_INVALID, "amd: %zu words in one submit", n);
-  if (kind != HCQ_QUEUE_COPY) return amd_ring_submit(h->amd, &h->amd->compute, w, (uint32_t)n, NULL, 0);
+  if (kind != HCQ_QUEUE_COPY) {
+    amd_ring *r = &h->amd->compute;
+    uint64_t base = r->put;
+    HCQ_TRY(amd_ring_submit(h->amd, r, w, (uint32_t)n, NULL, 0));
+    h->submit_start[h->nsubmits++ % AMD_HCQ_SUBMIT_LOG] = base; /* a fault scans the ring's words from here */
+    return HCQ_OK;
+  }
   uint32_t np = 0;
   HCQ_TRY(sdma_sizes(h, w, n, &np));
   return amd_ring_submit(h->amd, &h->amd->copy, w, (uint32_t)n, h->scratch, np);
@@ -277,6 +317,30 @@ static const hcq_device_ops k_ops = {
     .program_free = amd_hcq_op_program_free, .signal_wait = amd_hcq_op_signal_wait,
     .take_error = amd_hcq_op_take_error, .destroy = amd_hcq_op_destroy};
 
+/* GPU clock ticks to hcq_now_ns(): 100 MHz (ops_amd.py AMDSignal, timestamp_divider=100 ticks per microsecond), the
+ * offset from KFD GET_CLOCK_COUNTERS between two host clock reads: the tightest of a few tries (a preempted or
+ * blocked call would put the offset off by up to its duration), taken against the read before the call, so that a
+ * converted time is never later than the truth: it errs early by at most that call's duration. That its
+ * gpu_clock_counter is the counter
+ * RELEASE_MEM's GPU_CLOCK_COUNTER and SDMA's GET_GLOBAL write is an assumption checked on the mock only. */
+#define AMD_HCQ_NS_PER_TICK 10u
+static hcq_status calibrate_clock(amd_hcq *h) {
+  amd_device *d = h->amd;
+  uint64_t best = UINT64_MAX;
+  for (int i = 0; i < 16 && best > 2000; i++) {
+    struct amd_kfd_ioctl_get_clock_counters_args a = {.gpu_id = d->node.gpu_id};
+    uint64_t t0 = hcq_now_ns();
+    HCQ_TRY(hcq_status_annotate(kif_ioctl(d->k, d->kfd_fd, AMD_KFD_IOC_GET_CLOCK_COUNTERS, &a),
+                                "amd %s: reading the GPU clock (GET_CLOCK_COUNTERS)", d->name));
+    uint64_t t1 = hcq_now_ns();
+    if (t1 - t0 >= best) continue;
+    best = t1 - t0;
+    h->dev.timestamp_offset_ns = (int64_t)t0 - (int64_t)(a.gpu_clock_counter * AMD_HCQ_NS_PER_TICK);
+  }
+  h->dev.timestamp_ns_per_tick = AMD_HCQ_NS_PER_TICK;
+  return HCQ_OK;
+}
+
 hcq_status amd_hcq_open(kif *k, unsigned index, const amd_device_options *opts, amd_hcq **out) {
   *out = NULL;
   amd_hcq *h = calloc(1, sizeof *h);
@@ -284,12 +348,17 @@ hcq_status amd_hcq_open(kif *k, unsigned index, const amd_device_options *opts, 
   hcq_status st = amd_device_open(k, index, opts, &h->amd);
   char name[HCQ_DEVICE_NAME_MAX];
   snprintf(name, sizeof name, "AMD:%u", index);
+  if (!st) st = uop_ctx_create(&h->ctx);
   if (!st) st = hcq_device_init(&h->dev, &k_ops, h, name);
+  if (!st) st = calibrate_clock(h);
   if (st) {
+    if (h->dev.ops) hcq_device_fini(&h->dev);
+    uop_ctx_destroy(h->ctx);
     amd_device_close(h->amd);
     free(h);
     return st;
   }
+  h->pgm_lo_reg = amd_regs_of(h->amd).pgm_lo;
   *out = h;
   return HCQ_OK;
 }
@@ -300,6 +369,8 @@ void amd_hcq_close(amd_hcq *h) {
   amd_hcq_programs_free(h);
   amd_scratch_free(h->amd, &h->scratch_ring);
   amd_device_close(h->amd);
+  uop_ctx_destroy(h->ctx);
+  hcq_status_free(h->fault);
   free(h->scratch);
   free(h);
 }

@@ -11,25 +11,35 @@
  * on gfx11+ and gfx942 (COMPUTE_DISPATCH_SCRATCH_BASE + TMPRING_SIZE), the private segment buffer V# and flat scratch
  * init on gfx90a (amd_scratch.h). Memory barriers flush the HDP first (amd_nbio.h).
  *
- * Not supported yet (refused with UNSUPPORTED, never encoded wrongly): symbolic copy sizes (the SDMA count holds
- * bytes - 1 and the chunking depends on the size), symbolic timestamp addresses (the timestamp goes to sig + 8),
- * copies on compute queues. Timestamps are the GPU's 100 MHz counter (ticks, not ns; ops_amd.py divides by 100 for
- * microseconds). */
+ * Copies: SDMA COPY_LINEAR on copy queues, CP DMA (DMA_DATA) on compute queues, each split at its packet's byte limit
+ * (amd_sdma_pkt.h, amd_pm4.h). A symbolic size is one packet whose count is patched, so its declared range must fit
+ * one packet (else UNSUPPORTED); symbolic addresses of later chunks and timestamps (sig + 8) are derived symbols.
+ * Timestamps are the GPU's 100 MHz counter (ops_amd.py AMDSignal: timestamp_divider=100, ticks per microsecond):
+ * the device sets its hcq_device timestamp rate and the offset to hcq_now_ns() measured through KFD
+ * GET_CLOCK_COUNTERS at open, so hcq_signal_timestamp_ns() gives ns on the host's clock. */
 #ifndef HCQ_AMD_HCQ_H
 #define HCQ_AMD_HCQ_H
 
 #include "amd/amd_device.h"
 #include "amd/amd_scratch.h"
 #include "hcq/device.h"
+#include "uop/uop.h"
+
+#define AMD_HCQ_SUBMIT_LOG 64u /* compute submits whose ring start is kept, for fault naming (a power of 2) */
 
 typedef struct amd_hcq {
   hcq_device dev;
   amd_device *amd;
+  uop_ctx *ctx;      /* symbols the encoder derives (SDMA count = size - 1, later chunks' addresses, sig + 8) */
   uint32_t *scratch; /* SDMA packet sizes while submitting */
   size_t scratch_cap;
   struct amd_hcq_prog *progs; /* programs loaded through program_load (amd_hcq_rt.c) */
   char last_kernel[64];       /* the last kernel encoded into a queue, for fault messages */
   amd_scratch scratch_ring;   /* private segment memory of every kernel on this device (amd_scratch.h) */
+  uint32_t pgm_lo_reg;        /* COMPUTE_PGM_LO (absolute), to find the program in the ring's words */
+  uint64_t submit_start[AMD_HCQ_SUBMIT_LOG]; /* compute ring position (dwords) where submit i began, at i % LOG */
+  uint64_t nsubmits;
+  hcq_status fault;           /* a fault seen by a wait, not reported yet */
 } amd_hcq;
 
 hcq_status amd_hcq_open(kif *k, unsigned index, const amd_device_options *opts, amd_hcq **out);

@@ -127,6 +127,35 @@ static inline void amd_pm4_event_write(amd_cmdbuf *b, uint32_t event, uint32_t i
   p[1] = AMD_PM4_EVENT_TYPE(event) | AMD_PM4_EVENT_INDEX(index);
 }
 
+/* CP DMA (DMA_DATA, nvd.h / soc15d.h): copy `bytes` from src to dst, both addressed through L2 (SRC_SEL/DST_SEL 3,
+ * as mesa's radv_cp_dma.c does on gfx9+), on the ME; CP_SYNC makes the CP wait for the copy before its next packet, so
+ * a following RELEASE_MEM signals a finished copy. BYTE_COUNT is COMMAND [25:0] (nvd.h; the first command bit is
+ * CMD_SAS), but gfx11 copies at most 32767 bytes per packet (mesa src/amd/vulkan/radv_cp_dma.c,
+ * cp_dma_max_byte_count); chunks are kept 32-byte aligned as there (SI_CPDMA_ALIGNMENT, for speed). */
+#define AMD_PM4_DMA_DATA_DWORDS 7u
+#define AMD_PM4_DMA_DATA_COUNT_BITS 26u /* log2(AMD_PM4_DMA_DATA_CMD_SAS) */
+#define AMD_PM4_DMA_DATA_GFX11_MAX_B 32767u
+_Static_assert(AMD_PM4_DMA_DATA_CMD_SAS == 1u << AMD_PM4_DMA_DATA_COUNT_BITS && AMD_PM4_GFX9_DMA_DATA == AMD_PM4_DMA_DATA &&
+                   AMD_PM4_GFX9_DMA_DATA_CMD_SAS == AMD_PM4_DMA_DATA_CMD_SAS &&
+                   AMD_PM4_GFX9_DMA_DATA_CP_SYNC == AMD_PM4_DMA_DATA_CP_SYNC &&
+                   AMD_PM4_GFX9_DMA_DATA_SRC_SEL_SHIFT == AMD_PM4_DMA_DATA_SRC_SEL_SHIFT &&
+                   AMD_PM4_GFX9_DMA_DATA_DST_SEL_SHIFT == AMD_PM4_DMA_DATA_DST_SEL_SHIFT,
+               "DMA_DATA has one layout on gfx9 and gfx10+");
+/* The largest chunk: gfx9 (CDNA) takes the full field, every other supported target is gfx11+. */
+static inline uint32_t amd_pm4_dma_data_max_B(bool gfx9) {
+  return (gfx9 ? AMD_PM4_DMA_DATA_CMD_SAS - 1u : AMD_PM4_DMA_DATA_GFX11_MAX_B) & ~31u;
+}
+static inline void amd_pm4_dma_data(amd_cmdbuf *b, uint64_t dst, uint64_t src, uint32_t bytes) {
+  assert(bytes < AMD_PM4_DMA_DATA_CMD_SAS && "amd_pm4_dma_data: byte count over COMMAND [25:0]");
+  uint32_t *p = amd_cmd_reserve(b, AMD_PM4_DMA_DATA_DWORDS);
+  p[0] = AMD_PM4_PACKET3(AMD_PM4_DMA_DATA, AMD_PM4_DMA_DATA_DWORDS - 2);
+  p[1] = AMD_PM4_DMA_DATA_ENGINE(AMD_PM4_DMA_DATA_ENGINE_ME) |
+         AMD_PM4_DMA_DATA_SRC_SEL(AMD_PM4_DMA_DATA_SRC_SEL_SRC_ADDR_L2) |
+         AMD_PM4_DMA_DATA_DST_SEL(AMD_PM4_DMA_DATA_DST_SEL_DST_ADDR_L2) | AMD_PM4_DMA_DATA_CP_SYNC;
+  p[2] = amd_lo(src), p[3] = amd_hi(src), p[4] = amd_lo(dst), p[5] = amd_hi(dst);
+  p[6] = bytes; /* memory to memory: CMD_SAS/DAS 0, addresses increment (SAIC/DAIC 0) */
+}
+
 /* Grid values are workgroup counts (not threads). */
 static inline void amd_pm4_dispatch_direct(amd_cmdbuf *b, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t initiator) {
   uint32_t *p = amd_cmd_reserve(b, 5);

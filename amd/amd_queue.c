@@ -3,6 +3,7 @@
  * mapped once per device. Submission never overwrites ring space the GPU has not consumed (the reference does not
  * check on PM4, pitfall P11). */
 #include <errno.h>
+#include <stdlib.h>
 #include <inttypes.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -146,4 +147,23 @@ hcq_status amd_ring_submit(amd_device *d, amd_ring *r, const uint32_t *w, uint32
     }
   }
   return publish(d, r);
+}
+
+hcq_status amd_ring_restart(amd_device *d, amd_ring *r, uint64_t from, uint32_t *out_resubmitted) {
+  *out_resubmitted = 0;
+  if (r->sdma) return hcq_status_make(HCQ_CODE_UNSUPPORTED, "amd %s: restarting an SDMA queue", d->name);
+  uint32_t ring_dw = r->size_B / 4, size_B = r->size_B;
+  if (from > r->put || r->put - from > ring_dw)
+    return hcq_status_make(HCQ_CODE_INTERNAL, "amd %s: restart point 0x%" PRIx64 " outside the ring's unconsumed "
+                           "words (put 0x%" PRIx64 ")", d->name, from, r->put);
+  uint32_t n = (uint32_t)(r->put - from);
+  uint32_t *keep = n ? malloc(n * 4u) : NULL;
+  if (n && !keep) return hcq_status_make(HCQ_CODE_NOMEM, "amd %s: saving %u ring dwords", d->name, n);
+  for (uint32_t i = 0; i < n; i++) keep[i] = r->words[(from + i) & (ring_dw - 1)];
+  amd_ring_destroy(d, r);
+  hcq_status st = amd_ring_create(d, false, size_B, r);
+  if (!st && n) st = amd_ring_submit(d, r, keep, n, NULL, 0);
+  free(keep);
+  if (!st) *out_resubmitted = n;
+  return st;
 }

@@ -2,11 +2,15 @@
  * compute), timestamps, copies on the SDMA queue and a compute queue waiting for them, exec of a kernel descriptor
  * (the mock's dispatch hook stands in for the RDNA3 interpreter: it runs a host function per thread with the
  * arguments it finds through the kernarg pointer in USER_DATA_0/1), graph replay patching only PM4 words, the
- * timeline's 2^31 wrap, and the refusals (symbolic copy size, unsupported kernel features). Expected values are
+ * timeline's 2^31 wrap, copies on both queues (constant and symbolic sizes), and the refusals (unsupported kernel
+ * features, symbolic sizes over one packet). Expected values are
  * computed here from the inputs, as in hcq/conformance_test.c. */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "amd/amd_hcq.h"
+#include "amd/amd_pm4.h"
 #include "emulator_tests/kfd_mock.h"
 #include "hcq/args.h"
 #include "hcq/graph.h"
@@ -68,8 +72,10 @@ static void test_signal_timestamp_copy(hcq_device *dev) {
   uint64_t t0 = hcq_now_ns();
   submit_wait(dev, q, s, 0x123456789ULL);
   CHECK_EQ_INT(hcq_signal_value(s), 0x123456789ULL);
-  uint64_t ticks = s->mem->timestamp_ns; /* the mock's 100 MHz counter is CLOCK_MONOTONIC / 10 */
-  CHECK(ticks * 10 + 10 >= t0 && ticks * 10 <= hcq_now_ns());
+  /* the GPU writes 100 MHz ticks from its own epoch; the device converts them to ns of hcq_now_ns() */
+  uint64_t ticks = s->mem->timestamp_ns, ts = hcq_signal_timestamp_ns(s);
+  CHECK(ticks < t0 / 10 - 1000000000ull || ticks > t0 / 10 + 1000000000ull); /* not the host clock / 10 */
+  CHECK(ts >= t0 && ts <= hcq_now_ns());
   /* copy on SDMA, then compute waits for it */
   enum { N = 3000 };
   hcq_mem src, dst;
@@ -90,23 +96,86 @@ static void test_signal_timestamp_copy(hcq_device *dev) {
   for (int i = 0; i < N; i++) bad += ((uint8_t *)dst.host)[i] != (i == 0 || i == N - 1 ? 0 : (uint8_t)((i - 1) * 7 + 1));
   CHECK_EQ_INT(bad, 0);
   CHECK(copied->mem->timestamp_ns != 0);
-  /* refusals: a 33-bit value on SDMA, a symbolic copy size, a copy on the compute queue */
+  /* refusals: a 33-bit value on SDMA */
   CHECK_ERR(hcq_queue_signal(cq, hcq_imm(copied->va), hcq_imm(1ull << 32)), HCQ_CODE_INVALID, "");
-  uop_ctx *ctx;
-  CHECK_OK(uop_ctx_create(&ctx));
-  hcq_queue *q2, *cq2;
-  CHECK_OK(hcq_queue_create(dev, HCQ_QUEUE_COPY, &cq2));
-  CHECK_ERR(hcq_queue_copy(cq2, hcq_imm(dst.va), hcq_imm(src.va), hcq_sym(uop_var(ctx, "n", 1, 64, uop_dt(UOP_INDEX)))),
-            HCQ_CODE_UNSUPPORTED, "symbolic copy size");
-  CHECK_OK(hcq_queue_create(dev, HCQ_QUEUE_COMPUTE, &q2));
-  CHECK_ERR(hcq_queue_copy(q2, hcq_imm(dst.va), hcq_imm(src.va), hcq_imm(4)), HCQ_CODE_UNSUPPORTED, "SDMA copy queue");
-  hcq_queue_destroy(q2);
-  hcq_queue_destroy(cq2);
-  uop_ctx_destroy(ctx);
   hcq_queue_destroy(q);
   hcq_queue_destroy(cq);
   hcq_signal_destroy(s);
   hcq_signal_destroy(copied);
+  hcq_signal_destroy(done);
+  dev->ops->mem_free(dev, &src);
+  dev->ops->mem_free(dev, &dst);
+}
+
+/* Copies on either queue (SDMA COPY_LINEAR or CP DMA DMA_DATA): sizes around the packet limit and unaligned offsets
+ * against a memmove of the same pattern done here (bytes around the destination stay untouched); symbolic sizes and
+ * addresses patched per submit; a symbolic size whose range does not fit one packet is refused; a timestamp to a
+ * symbolic signal address. */
+static void test_copies(hcq_device *dev, amd_hcq *h, hcq_queue_kind kind) {
+  bool sdma = kind == HCQ_QUEUE_COPY;
+  uint64_t chunk = sdma ? h->amd->sdma_max_copy_B : amd_pm4_dma_data_max_B(h->amd->arch->gfx9);
+  enum { CAP = 200000 };
+  hcq_mem src, dst;
+  CHECK_OK(dev->ops->mem_alloc(dev, CAP, 0, &src));
+  CHECK_OK(dev->ops->mem_alloc(dev, CAP, 0, &dst));
+  uint8_t *want = malloc(CAP);
+  for (int i = 0; i < CAP; i++) ((uint8_t *)src.host)[i] = (uint8_t)(i * 131 + 7 + i / 251);
+  hcq_signal *done;
+  CHECK_OK(hcq_signal_create(dev, "copied", 0, &done));
+  uint64_t sizes[] = {1, 3, 31, 4097, 32735, 32736, 32737, 3 * 32736 + 17, CAP - 8};
+  uint64_t v = 0;
+  for (size_t t = 0; t < sizeof sizes / sizeof sizes[0] && want; t++) {
+    uint64_t n = sizes[t], so = t % 4, doff = (t * 3) % 5;
+    memset(dst.host, 0xa5, CAP);
+    memset(want, 0xa5, CAP);
+    memcpy(want + doff, (uint8_t *)src.host + so, n);
+    hcq_queue *q;
+    CHECK_OK(hcq_queue_create(dev, kind, &q));
+    CHECK_OK(hcq_queue_copy(q, hcq_imm(dst.va + doff), hcq_imm(src.va + so), hcq_imm(n)));
+    CHECK_OK(hcq_queue_signal(q, hcq_imm(done->va), hcq_imm(++v)));
+    submit_wait(dev, q, done, v);
+    CHECK(memcmp(dst.host, want, CAP) == 0);
+    hcq_queue_destroy(q);
+  }
+  /* symbolic: one recorded queue, replayed with fresh addresses and sizes up to one packet */
+  uop_ctx *ctx;
+  CHECK_OK(uop_ctx_create(&ctx));
+  const uop *nv = uop_var(ctx, "n", 1, (int64_t)(chunk < 40000 ? chunk : 40000), uop_dt(UOP_INDEX));
+  const uop *dv = uop_var(ctx, "d", 0, (int64_t)UINT64_MAX, uop_dt(UOP_UINT64));
+  const uop *sv = uop_var(ctx, "s", 0, (int64_t)UINT64_MAX, uop_dt(UOP_UINT64));
+  const uop *tv = uop_var(ctx, "t", 0, (int64_t)UINT64_MAX, uop_dt(UOP_UINT64));
+  hcq_queue *q;
+  CHECK_OK(hcq_queue_create(dev, kind, &q));
+  CHECK_OK(hcq_queue_copy(q, hcq_sym(dv), hcq_sym(sv), hcq_sym(nv)));
+  CHECK_OK(hcq_queue_timestamp(q, hcq_sym(tv)));
+  CHECK_OK(hcq_queue_signal(q, hcq_imm(done->va), hcq_sym(uop_var(ctx, "v", 0, 1 << 30, uop_dt(UOP_INDEX)))));
+  int64_t ns[] = {1, 2, 33, 4096, 32736, 17};
+  for (size_t r = 0; r < sizeof ns / sizeof ns[0] && want; r++) {
+    int64_t n = ns[r] <= uop_vmax(nv) ? ns[r] : uop_vmax(nv);
+    uint64_t so = (r * 7) % 64, doff = (r * 5) % 64;
+    memset(dst.host, 0x5a, CAP);
+    memset(want, 0x5a, CAP);
+    memcpy(want + doff, (uint8_t *)src.host + so, (size_t)n);
+    done->mem->timestamp_ns = 0;
+    uint64_t t0 = hcq_now_ns();
+    uop_var_val vals[5] = {{"n", n}, {"d", (int64_t)(dst.va + doff)}, {"s", (int64_t)(src.va + so)},
+                           {"t", (int64_t)done->va}, {"v", (int64_t)++v}};
+    CHECK_OK(hcq_queue_submit(q, dev, vals, 5));
+    CHECK_OK(hcq_signal_wait(done, v, TIMEOUT_MS));
+    CHECK(memcmp(dst.host, want, CAP) == 0);
+    uint64_t ts = hcq_signal_timestamp_ns(done);
+    CHECK(ts >= t0 && ts <= hcq_now_ns());
+  }
+  hcq_queue_destroy(q);
+  /* a size whose declared range spans more than one packet is refused, never split wrongly */
+  CHECK_OK(hcq_queue_create(dev, kind, &q));
+  const uop *big = uop_var(ctx, "big", 1, (int64_t)chunk + 1, uop_dt(UOP_INDEX));
+  CHECK_ERR(hcq_queue_copy(q, hcq_imm(dst.va), hcq_imm(src.va), hcq_sym(big)), HCQ_CODE_UNSUPPORTED, "must lie in 1..");
+  const uop *zero = uop_var(ctx, "z", 0, 8, uop_dt(UOP_INDEX));
+  CHECK_ERR(hcq_queue_copy(q, hcq_imm(dst.va), hcq_imm(src.va), hcq_sym(zero)), HCQ_CODE_UNSUPPORTED, "spans 0..8");
+  hcq_queue_destroy(q);
+  uop_ctx_destroy(ctx);
+  free(want);
   hcq_signal_destroy(done);
   dev->ops->mem_free(dev, &src);
   dev->ops->mem_free(dev, &dst);
@@ -211,6 +280,25 @@ static void measure_exec_submit(hcq_device *dev) {
   dev->ops->mem_free(dev, &prog);
 }
 
+/* Every KFD call of amd_hcq_open (device open, then the hcq_device's signal pages and the clock calibration) failing
+ * in turn: a clear error naming the injected fault, nothing left allocated. */
+static void test_open_fault_injection(kif *k, kfd_mock *m) {
+  int injected = 0, clean = 0;
+  for (uint64_t nth = 1; nth < 400 && clean < 3; nth++) {
+    CHECK_OK(kif_fault_nth_call(k, nth, EIO));
+    amd_hcq *h = NULL;
+    hcq_status st = amd_hcq_open(k, 0, NULL, &h);
+    kif_fault_reset(k);
+    if (!st) { amd_hcq_close(h); clean++; continue; }
+    clean = 0;
+    injected++;
+    CHECK(strstr(hcq_status_message(st), "injected fault") != NULL);
+    hcq_status_free(st);
+    CHECK_EQ_INT(kfd_mock_live_allocations(m), 0);
+  }
+  CHECK(injected > 20);
+}
+
 int main(void) {
   kif *k = NULL;
   kfd_mock *m = NULL;
@@ -222,6 +310,8 @@ int main(void) {
   CHECK_OK(amd_hcq_open(k, 0, NULL, &h));
   if (h) {
     test_signal_timestamp_copy(&h->dev);
+    test_copies(&h->dev, h, HCQ_QUEUE_COMPUTE);
+    test_copies(&h->dev, h, HCQ_QUEUE_COPY);
     test_exec_graph(&h->dev);
     test_timeline_wrap(&h->dev);
     test_exec_graph(&h->dev); /* still works after a wrap */
@@ -230,6 +320,7 @@ int main(void) {
     CHECK(kfd_mock_last_error(m) == NULL);
     amd_hcq_close(h);
     CHECK_EQ_INT(kfd_mock_live_allocations(m), 0);
+    test_open_fault_injection(k, m);
   }
   CHECK_OK(kfd_mock_detach(m));
   kfd_mock_destroy(m);

@@ -358,6 +358,12 @@ static void test_bad_packets(void) {
       {{0xc0017600u, 0x500, 1}, 3, "SET_SH_REG packet at ring offset 0x0"},
       {{0x40000000u}, 1, "type-1 header"},
       {{0xc0034900u, 0, 0, 0, 0}, 5, "RELEASE_MEM packet at ring offset 0x0 (byte 0x0): body of 4 dwords, expected 7"},
+      /* DMA_DATA: a short body, GDS as destination, register addressing, over gfx11's 32767 bytes, an unmapped source */
+      {{0xc0045000u, 0xe0300000u, 0, 0, 0, 0}, 6, "DMA_DATA packet at ring offset 0x0 (byte 0x0): body of 5 dwords, expected 6"},
+      {{0xc0055000u, 0xe0100000u, 0x1000, 0, 0x2000, 0, 16}, 7, "DST_SEL 1: only memory to memory"},
+      {{0xc0055000u, 0xe0300000u, 0x1000, 0, 0x2000, 0, 0x04000010u}, 7, "register or non-incrementing"},
+      {{0xc0055000u, 0xe0300000u, 0x1000, 0, 0x2000, 0, 40000}, 7, "40000 bytes: gfx11+ copies at most 32767"},
+      {{0xc0055000u, 0xe0300000u, 0x1000, 0, 0x2000, 0, 16}, 7, "DMA_DATA (source) packet at ring offset 0x0 (byte 0x0): page fault: 0x1000+0x10"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     env e;
@@ -371,6 +377,51 @@ static void test_bad_packets(void) {
     amd_device_close(d);
     env_down(&e);
   }
+}
+
+/* CP DMA on the compute ring: the builder's words against the encoding written out here from mesa's sid.h fields
+ * (PKT3(DMA_DATA 0x50, 5); CONTROL: DST_SEL 3 << 20, SRC_SEL 3 << 29, CP_SYNC bit 31; COMMAND: BYTE_COUNT), then
+ * copies of odd sizes at odd offsets, compared with the source pattern (bytes around the destination untouched). */
+static void test_dma_data(void) {
+  uint32_t w[8];
+  amd_cmdbuf b = {.w = w, .cap = 8};
+  amd_pm4_dma_data(&b, 0x1122334455ull, 0x66778899aaull, 32736);
+  const uint32_t want[7] = {0xc0055000u, 0xe0300000u, 0x778899aau, 0x66u, 0x22334455u, 0x11u, 32736};
+  CHECK(b.n == 7 && memcmp(w, want, sizeof want) == 0);
+  CHECK_EQ_INT(amd_pm4_dma_data_max_B(false), 32736);
+  CHECK_EQ_INT(amd_pm4_dma_data_max_B(true), (1u << 26) - 32);
+  env e;
+  if (!env_up(&e, NULL)) return;
+  amd_device *d = NULL;
+  CHECK_OK(amd_device_open(e.k, 0, NULL, &d));
+  amd_buf src, dst, sig;
+  if (d) {
+    CHECK_OK(amd_mem_alloc(d, 65536, AMD_MEM_VRAM_HOST, NULL, &src));
+    CHECK_OK(amd_mem_alloc(d, 65536, AMD_MEM_VRAM_HOST, NULL, &dst));
+    CHECK_OK(amd_mem_alloc(d, 4096, AMD_MEM_GTT_UNCACHED, NULL, &sig));
+    uint8_t *s8 = (uint8_t *)(uintptr_t)src.va, *d8 = (uint8_t *)(uintptr_t)dst.va;
+    for (int i = 0; i < 65536; i++) s8[i] = pattern((uint64_t)i);
+    const uint32_t sizes[] = {1, 7, 4096, 32735, 32736};
+    for (uint32_t t = 0; t < 5; t++) {
+      memset(d8, 0xcc, 65536);
+      uint32_t so = t * 3 + 1, doff = t * 5 + 2, n = sizes[t];
+      uint32_t cmd[16];
+      amd_cmdbuf c = {.w = cmd, .cap = 16};
+      amd_pm4_dma_data(&c, dst.va + doff, src.va + so, n);
+      amd_pm4_release_mem(&c, false, sig.va, t + 1, AMD_RELEASE_DATA32, true, 0);
+      CHECK_OK(PM4_SUBMIT(d, c));
+      CHECK(wait_u32((volatile uint32_t *)(uintptr_t)sig.va, t + 1, 5000));
+      int bad = 0;
+      for (uint32_t i = 0; i < 65536; i++) bad += d8[i] != (i >= doff && i < doff + n ? pattern(i - doff + so) : 0xcc);
+      CHECK_EQ_INT(bad, 0);
+    }
+    CHECK(kfd_mock_last_error(e.m) == NULL);
+    CHECK_OK(amd_mem_free(d, &src));
+    CHECK_OK(amd_mem_free(d, &dst));
+    CHECK_OK(amd_mem_free(d, &sig));
+  }
+  amd_device_close(d);
+  env_down(&e);
 }
 
 static void test_two_gpus(void) {
@@ -555,6 +606,7 @@ int main(void) {
   RUN(test_ring_wrap());
   RUN(test_page_fault_and_hang());
   RUN(test_bad_packets());
+  RUN(test_dma_data());
   RUN(test_trace());
   RUN(test_two_gpus());
   RUN(test_kfd_errors());

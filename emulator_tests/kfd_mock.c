@@ -44,6 +44,10 @@ uint64_t kfd_mock_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t kfd_mock_gpu_clock(const kfd_mock *m) {
+  return KFD_MOCK_GPU_CLOCK_START + (kfd_mock_now_ns() - m->created_ns) / 10; /* 100 MHz */
+}
+
 void kfd_mock_report(kfd_mock *m, const char *fmt, ...) {
   if (m->last_error) return; /* keep the first: later ones are usually consequences */
   va_list ap;
@@ -100,6 +104,7 @@ hcq_status kfd_mock_create(const kfd_mock_config *cfg, kfd_mock **out) {
   m->arch = a;
   m->next_handle = 1;
   m->next_queue_id = 1;
+  m->created_ns = kfd_mock_now_ns();
   const char *t = getenv("HCQ_TRACE");
   if (t && *t && strcmp(t, "0")) m->trace = stderr;
   pthread_mutexattr_t ma; /* recursive: the dispatch hook runs under the lock and may call kfd_mock_range_ok */
@@ -663,6 +668,20 @@ void kfd_mock_raise_memory_fault(kfd_mock *m, unsigned gpu, uint64_t va) {
   }
 }
 
+/* GET_CLOCK_COUNTERS (linux 6.1 kfd_chardev.c kfd_ioctl_get_clock_counters): the GPU counter, CLOCK_MONOTONIC_RAW
+ * and CLOCK_BOOTTIME in ns, system_clock_freq 1 GHz. */
+static int io_clock_counters(kfd_mock *m, struct amd_kfd_ioctl_get_clock_counters_args *a, char *detail) {
+  if (gpu_index(m, a->gpu_id) < 0) FAIL(EINVAL, "no GPU with gpu_id %u", a->gpu_id);
+  struct timespec raw, boot;
+  clock_gettime(CLOCK_MONOTONIC_RAW, &raw);
+  clock_gettime(CLOCK_BOOTTIME, &boot);
+  a->gpu_clock_counter = kfd_mock_gpu_clock(m);
+  a->cpu_clock_counter = (uint64_t)raw.tv_sec * 1000000000ull + (uint64_t)raw.tv_nsec;
+  a->system_clock_counter = (uint64_t)boot.tv_sec * 1000000000ull + (uint64_t)boot.tv_nsec;
+  a->system_clock_freq = 1000000000ull;
+  return 0;
+}
+
 static int io_wait_events(kfd_mock *m, struct amd_kfd_ioctl_wait_events_args *a, char *detail) {
   if (!a->num_events || !a->events_ptr) FAIL(EINVAL, "no events");
   struct amd_kfd_event_data *ev = (void *)(uintptr_t)a->events_ptr;
@@ -718,6 +737,7 @@ static int op_ioctl(kif_backend *b, kif_file *f, unsigned long req, void *arg, c
   case AMD_KFD_IOC_MAP_MEMORY_TO_GPU: err = io_map(m, arg, true, detail); break;
   case AMD_KFD_IOC_UNMAP_MEMORY_FROM_GPU: err = io_map(m, (void *)arg, false, detail); break;
   case AMD_KFD_IOC_CREATE_QUEUE: err = io_create_queue(m, arg, detail); break;
+  case AMD_KFD_IOC_GET_CLOCK_COUNTERS: err = io_clock_counters(m, arg, detail); break;
   case AMD_KFD_IOC_DESTROY_QUEUE: err = io_destroy_queue(m, arg, detail); break;
   case AMD_KFD_IOC_CREATE_EVENT: err = io_create_event(m, arg, detail); break;
   case AMD_KFD_IOC_DESTROY_EVENT: {
@@ -729,6 +749,12 @@ static int op_ioctl(kif_backend *b, kif_file *f, unsigned long req, void *arg, c
   case AMD_KFD_IOC_SET_EVENT: {
     kfd_mock_event *e = event_by_id(m, ((struct amd_kfd_ioctl_set_event_args *)arg)->event_id);
     if (e) e->signaled = true;
+    err = e ? 0 : (snprintf(detail, KIF_DETAIL_MAX, "no such event"), EINVAL);
+    break;
+  }
+  case AMD_KFD_IOC_RESET_EVENT: {
+    kfd_mock_event *e = event_by_id(m, ((struct amd_kfd_ioctl_reset_event_args *)arg)->event_id);
+    if (e) e->signaled = false;
     err = e ? 0 : (snprintf(detail, KIF_DETAIL_MAX, "no such event"), EINVAL);
     break;
   }

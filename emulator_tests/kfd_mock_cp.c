@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "amd/amd_pm4.h"
 #include "autogen/amd_pm4.h"
 #include "autogen/amd_regs_gfx11.h"
 #include "autogen/amd_regs_gfx9.h"
@@ -85,7 +86,6 @@ static void *gpu_mem(qexec *x, uint64_t pkt_dw, const char *what, uint64_t va, u
   return NULL;
 }
 
-static uint64_t gpu_clock(void) { return kfd_mock_now_ns() / 10; } /* 100 MHz, the reference's divider */
 
 static bool compare(uint32_t func, uint32_t v, uint32_t ref) {
   switch (func) {
@@ -196,7 +196,7 @@ static uint64_t pm4_packet(qexec *x, uint64_t avail) {
                data_sel == AMD_PM4_RELEASE_MEM_DATA_SEL_SEND_GPU_CLOCK_COUNTER) {
       uint64_t *p = gpu_mem(x, at, "RELEASE_MEM", va, 8);
       if (!p) return 0;
-      __atomic_store_n(p, data_sel == AMD_PM4_RELEASE_MEM_DATA_SEL_SEND_64_BIT_DATA ? data : gpu_clock(), __ATOMIC_RELEASE);
+      __atomic_store_n(p, data_sel == AMD_PM4_RELEASE_MEM_DATA_SEL_SEND_64_BIT_DATA ? data : kfd_mock_gpu_clock(x->m), __ATOMIC_RELEASE);
     } else if (data_sel != AMD_PM4_RELEASE_MEM_DATA_SEL_NONE) {
       return qfail(x, at, "RELEASE_MEM", "DATA_SEL %u is not emulated", data_sel), 0;
     }
@@ -235,6 +235,27 @@ static uint64_t pm4_packet(qexec *x, uint64_t avail) {
     uint32_t *p = gpu_mem(x, at, "WRITE_DATA", va, (n - 3) * 4);
     if (!p) return 0;
     for (uint64_t i = 3; i < n; i++) p[i - 3] = B(i);
+    break;
+  }
+  case AMD_PM4_DMA_DATA: {
+    NEED("DMA_DATA", AMD_PM4_DMA_DATA_DWORDS - 1);
+    uint32_t ctl = B(0), cmd = B(5);
+    uint32_t src_sel = (ctl >> AMD_PM4_DMA_DATA_SRC_SEL_SHIFT) & 3, dst_sel = (ctl >> AMD_PM4_DMA_DATA_DST_SEL_SHIFT) & 3;
+    uint64_t bytes = cmd & (AMD_PM4_DMA_DATA_CMD_SAS - 1u);
+    if ((src_sel != AMD_PM4_DMA_DATA_SRC_SEL_SRC_ADDR_L2 && src_sel != AMD_PM4_DMA_DATA_SRC_SEL_SRC_ADDR_SAS) ||
+        (dst_sel != AMD_PM4_DMA_DATA_DST_SEL_DST_ADDR_L2 && dst_sel != AMD_PM4_DMA_DATA_DST_SEL_DST_ADDR_DAS))
+      return qfail(x, at, "DMA_DATA", "SRC_SEL %u / DST_SEL %u: only memory to memory is emulated", src_sel, dst_sel), 0;
+    if (cmd & (AMD_PM4_DMA_DATA_CMD_SAS | AMD_PM4_DMA_DATA_CMD_DAS | AMD_PM4_DMA_DATA_CMD_SAIC | AMD_PM4_DMA_DATA_CMD_DAIC))
+      return qfail(x, at, "DMA_DATA", "COMMAND 0x%08x: register or non-incrementing addresses are not emulated", cmd), 0;
+    if (!is_gfx9(x->m) && bytes > AMD_PM4_DMA_DATA_GFX11_MAX_B)
+      return qfail(x, at, "DMA_DATA", "%" PRIu64 " bytes: gfx11+ copies at most %u per packet", bytes,
+                   AMD_PM4_DMA_DATA_GFX11_MAX_B), 0;
+    uint64_t src = (uint64_t)B(2) << 32 | B(1), dst = (uint64_t)B(4) << 32 | B(3);
+    if (!bytes) break; /* a zero-byte DMA only synchronises */
+    void *s = gpu_mem(x, at, "DMA_DATA (source)", src, bytes);
+    void *d = s ? gpu_mem(x, at, "DMA_DATA (destination)", dst, bytes) : NULL;
+    if (!d) return 0;
+    memmove(d, s, bytes);
     break;
   }
   case AMD_PM4_DISPATCH_DIRECT:
@@ -309,7 +330,7 @@ static uint64_t sdma_packet(qexec *x, uint64_t avail_B) {
     if (va & 7) return qfail(x, at, "SDMA TIMESTAMP", "address 0x%" PRIx64 " is not 8-byte aligned", va), 0;
     uint64_t *p = gpu_mem(x, at, "SDMA TIMESTAMP", va, 8);
     if (!p) return 0;
-    __atomic_store_n(p, gpu_clock(), __ATOMIC_RELEASE);
+    __atomic_store_n(p, kfd_mock_gpu_clock(x->m), __ATOMIC_RELEASE);
     return AMD_SDMA6_TIMESTAMP_GET_GLOBAL_DWORDS * 4;
   }
   default:

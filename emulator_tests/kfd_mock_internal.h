@@ -77,6 +77,7 @@ struct kfd_mock {
   FILE *trace; /* decoded packets go here (HCQ_TRACE=1: stderr) */
   uint64_t packets;
   uint32_t hdp_done[KFD_MOCK_MAX_GPUS]; /* NBIO HDP_FLUSH_DONE per GPU (kfd_mock_hdp.c) */
+  uint64_t created_ns; /* the GPU clock counts from here (kfd_mock_gpu_clock) */
   /* worker */
   pthread_t worker;
   bool worker_started;
@@ -88,6 +89,10 @@ struct kfd_mock {
 };
 
 uint64_t kfd_mock_now_ns(void);
+/* The 100 MHz GPU clock counter (RELEASE_MEM GPU_CLOCK_COUNTER, SDMA GET_GLOBAL, GET_CLOCK_COUNTERS). It starts at
+ * an arbitrary count, as a GPU's counts from its power-on, not from the host's clock epoch. */
+#define KFD_MOCK_GPU_CLOCK_START 4242424242ull
+uint64_t kfd_mock_gpu_clock(const kfd_mock *m);
 /* lock held: */
 kfd_mock_alloc *kfd_mock_find_alloc(kfd_mock *m, unsigned gpu, uint64_t va, uint64_t size_B);
 void kfd_mock_report(kfd_mock *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -127,6 +127,10 @@ struct hcq_device {
   uint32_t wait_timeout_ms;       /* default for synchronize: 30000 */
   struct hcq_retire_entry *retire; /* resources freed once the timeline passes their value (hcq/retire.h) */
   size_t nretire, retire_cap;
+  /* Timestamps (hcq_signal_timestamp_ns): a device whose counter is not ns of hcq_now_ns() sets these after init;
+   * ns = ticks * timestamp_ns_per_tick + timestamp_offset_ns. 0 ns per tick: the device writes ns already. */
+  uint32_t timestamp_ns_per_tick;
+  int64_t timestamp_offset_ns;
 };
 
 /* Create the core state: timeline + shadow signals (value 0), timeline_value = 1. `name` is copied. */

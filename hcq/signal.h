@@ -1,6 +1,7 @@
 /* hcq signals and the per-device timeline.
  *
- * A signal is 16 bytes of device-visible memory: u64 value at +0, u64 timestamp (ns) at +8. Devices write the value
+ * A signal is 16 bytes of device-visible memory: u64 value at +0, u64 timestamp at +8 (ns, or device ticks that
+ * hcq_signal_timestamp_ns converts with the device's rate and offset, e.g. AMD's 100 MHz GPU clock). Devices write the value
  * when a queue reaches a `signal` command; the host waits for value >= target. Slots come from 4 KiB signal pages
  * allocated through the backend (HCQ_MEM_SIGNAL), 256 slots each, recycled through a free list.
  *
@@ -41,7 +42,14 @@ void hcq_signal_destroy(hcq_signal *sig); /* NULL is fine */
 
 static inline uint64_t hcq_signal_value(const hcq_signal *sig) { return __atomic_load_n(&sig->mem->value, __ATOMIC_ACQUIRE); }
 static inline void hcq_signal_set(hcq_signal *sig, uint64_t v) { __atomic_store_n(&sig->mem->value, v, __ATOMIC_RELEASE); }
-static inline uint64_t hcq_signal_timestamp_ns(const hcq_signal *sig) { return __atomic_load_n(&sig->mem->timestamp_ns, __ATOMIC_ACQUIRE); }
+/* The timestamp at +8 in ns of hcq_now_ns(), converted with the owner's rate and offset (hcq_device); 0 while none
+ * was written. */
+static inline uint64_t hcq_signal_timestamp_ns(const hcq_signal *sig) {
+  uint64_t raw = __atomic_load_n(&sig->mem->timestamp_ns, __ATOMIC_ACQUIRE);
+  const hcq_device *d = sig->owner;
+  if (!raw || !d || !d->timestamp_ns_per_tick) return raw;
+  return raw * d->timestamp_ns_per_tick + (uint64_t)d->timestamp_offset_ns;
+}
 
 /* Wait until value >= target. Spins ~20 us, then sleeps (backend wait_sleep, else nanosleep growing to 1 ms).
  * The timeout clock restarts whenever the value changes (progress). On timeout returns HCQ_CODE_TIMEOUT naming the

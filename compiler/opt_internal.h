@@ -48,6 +48,10 @@ hcq_status cc_sched_bufs(const cc_sched *s, const uop ***out, size_t *out_count)
 /* True if `needle` occurs in the DAG under `root`. */
 bool cc_uses(const uop *root, const uop *needle);
 
+/* kblock.c: KBLOCK on reduce axis rng: *out_sink is the blocked kernel (not yet simplified), or NULL with *why
+ * saying why the opt does not apply. */
+hcq_status cc_kblock(cc_sched *s, const uop *rng, int64_t amount, const uop **out_sink, const char **why);
+
 /* group_reduce.c: error if a REDUCE over GROUP_REDUCE ranges cannot be lowered (inside a loop whose trip count
  * may differ between the threads of a workgroup). */
 hcq_status cc_group_reduce_check(uop_ctx *ctx, const uop *sink);

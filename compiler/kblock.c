@@ -30,15 +30,17 @@ static const uop *kblock_fn(void *user, uop_ctx *ctx, const uop *n, hcq_status *
   return hit ? uop_replace_src(ctx, n, src, n->nsrc) : n;
 }
 
-/* Does buf occur anywhere under root other than as the buffer of the INDEX `own`? */
-static bool other_use(uop_ctx *ctx, const uop *root, const uop *buf, const uop *own, hcq_status *st) {
+/* Is the output read: buf used by a node other than the store's INDEX, or that INDEX (hash-consed: a load of the
+ * same element is the same node) by a node other than the store? */
+static bool other_use(uop_ctx *ctx, const uop *store, const uop *root, hcq_status *st) {
   const uop **nodes;
   size_t count;
   *st = uop_toposort(ctx, root, &nodes, &count);
   if (*st) return true;
+  const uop *idx = store->src[0], *buf = idx->src[0];
   for (size_t k = 0; k < count; k++)
     for (uint32_t i = 0; i < nodes[k]->nsrc; i++)
-      if (nodes[k]->src[i] == buf && nodes[k] != own) return true;
+      if ((nodes[k]->src[i] == buf && nodes[k] != idx) || (nodes[k]->src[i] == idx && nodes[k] != store)) return true;
   return false;
 }
 
@@ -49,6 +51,14 @@ hcq_status cc_kblock(cc_sched *s, const uop *rng, int64_t amount, const uop **ou
   int64_t size = cc_axis_size(rng);
   const uop *sink = s->sink, *st = sink->nsrc == 1 ? sink->src[0] : NULL;
   const uop *red = st && st->nsrc >= 2 ? st->src[1] : NULL, *idx = st ? st->src[0] : NULL;
+  const uop **nodes;
+  size_t count;
+  HCQ_TRY(uop_toposort(ctx, sink, &nodes, &count));
+  for (size_t k = 0; k < count; k++)
+    if (nodes[k]->op == UOP_RANGE && cc_axis_type(nodes[k]) == UOP_AXIS_OUTER) {
+      *why = "the kernel is already blocked (one KBLOCK per kernel)";
+      return HCQ_OK;
+    }
   if (!s->t->has_threads) *why = "KBLOCK is for CPU targets";
   else if (cc_axis_type(rng) != UOP_AXIS_REDUCE || size < 0) *why = "KBLOCK needs a reduce axis of constant size";
   else if (amount < 1 || amount >= size || size % amount) *why = "the amount must divide the axis size and be smaller";
@@ -66,20 +76,13 @@ hcq_status cc_kblock(cc_sched *s, const uop *rng, int64_t amount, const uop **ou
     return HCQ_OK;
   }
   hcq_status e;
-  if (other_use(ctx, sink, idx->src[0], idx, &e)) {
+  if (other_use(ctx, st, sink, &e)) {
     HCQ_TRY(e);
     *why = "the kernel reads its output buffer";
     return HCQ_OK;
   }
-  const uop **nodes;
-  size_t count;
-  HCQ_TRY(uop_toposort(ctx, sink, &nodes, &count));
-  for (size_t k = 0; k < count; k++)
-    if (nodes[k]->op == UOP_RANGE && cc_axis_type(nodes[k]) == UOP_AXIS_OUTER) {
-      *why = "the kernel is already blocked (one KBLOCK per kernel)";
-      return HCQ_OK;
-    }
   int64_t id;
+  HCQ_TRY(uop_toposort(ctx, sink, &nodes, &count)); /* the walk in other_use reused the toposort's buffer */
   HCQ_TRY(cc_fresh_range_id(nodes, count, NULL, 0, &id));
   const uop *ko = uop_range(ctx, uop_index_const(ctx, size / amount), id, UOP_AXIS_OUTER);
   kblock_job j = {.rng = rng, .ki = uop_range(ctx, uop_index_const(ctx, amount), rng->arg.i, UOP_AXIS_REDUCE)};

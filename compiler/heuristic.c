@@ -2,8 +2,8 @@
  * with locals), full upcast of small masked axes, the upcast loop, reduce unroll, default upcast, locals (targets with
  * locals), THREAD last. CPU targets with cpu_tiles deviate: reduce kernels get a vectorizable register tile instead of
  * the upcast loop and unroll (column reduces: the output axis upcast by the vector width; other reduces:
- * cpu_vector_reduce), transposes a 16x4 tile instead of the
- * default upcast. Tensor cores and the matvec
+ * cpu_vector_reduce; a register-tiled reduce over a big panel: KBLOCK, compiler/kblock.c), transposes a 16x4 tile
+ * instead of the default upcast. Tensor cores and the matvec
  * special case are not implemented. An opt the checks refuse is skipped (the reference would skip or end that step
  * too). */
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* Private interface of the optimizer (opts.c: the scheduler view and apply_opt; heuristic.c: hand-coded opts).
  *
- * The scheduler view of a kernel (reference tinygrad/codegen/opt/postrange.py): its RANGEs of size > 1 (vmax > 0)
- * sorted by axis position (LOOP -1, THREAD/GLOBAL 0, WARP 1, LOCAL/GROUP_REDUCE 2, UPCAST 3, REDUCE 4, UNROLL 5), then
+ * The scheduler view of a kernel (reference tinygrad/codegen/opt/postrange.py): its RANGEs of size > 1 (vmax > 0),
+ * OUTER ones (KBLOCK) left out, sorted by axis position (LOOP -1, THREAD/GLOBAL 0, WARP 1, LOCAL/GROUP_REDUCE 2, UPCAST 3, REDUCE 4, UNROLL 5), then
  * by id. "Axis k" of an opt is rngs[k]. The view is recomputed after every opt. */
 #ifndef HCQ_COMPILER_OPT_INTERNAL_H
 #define HCQ_COMPILER_OPT_INTERNAL_H

@@ -1,6 +1,6 @@
 /* Opt application on the kernel AST (reference tinygrad/codegen/opt/postrange.py): the scheduler view (sorted axes),
  * shift_to, and apply_opt with the reference's validity checks for UPCAST, UNROLL, LOCAL, GROUP, GROUPTOP, THREAD,
- * NOLOCALS, PADTO and SWAP. Every opt keeps the kernel in AST form: STORE and REDUCE keep listing the ranges they
+ * NOLOCALS, PADTO and SWAP, and our KBLOCK (kblock.c). Every opt keeps the kernel in AST form: STORE and REDUCE keep listing the ranges they
  * close, so the reference interpreter runs the result as plain loops. */
 #include <stdarg.h>
 #include <stdio.h>

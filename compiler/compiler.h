@@ -59,7 +59,7 @@ const char *cc_host_arch(void);
 
 typedef enum cc_opt_op {
   CC_OPT_UPCAST, CC_OPT_UNROLL, CC_OPT_LOCAL, CC_OPT_GROUP, CC_OPT_GROUPTOP, CC_OPT_THREAD, CC_OPT_NOLOCALS,
-  CC_OPT_PADTO, CC_OPT_SWAP, CC_OPT_TC, CC_OPT_COUNT
+  CC_OPT_PADTO, CC_OPT_SWAP, CC_OPT_TC, CC_OPT_KBLOCK, CC_OPT_COUNT
 } cc_opt_op;
 
 typedef struct cc_opt {

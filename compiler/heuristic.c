@@ -2,8 +2,8 @@
  * with locals), full upcast of small masked axes, the upcast loop, reduce unroll, default upcast, locals (targets with
  * locals), THREAD last. CPU targets with cpu_tiles deviate: reduce kernels get a vectorizable register tile instead of
  * the upcast loop and unroll (column reduces: the output axis upcast by the vector width; other reduces:
- * cpu_vector_reduce), transposes a 16x4 tile instead of the
- * default upcast. Tensor cores and the matvec
+ * cpu_vector_reduce; a register-tiled reduce over a big panel: KBLOCK, compiler/kblock.c), transposes a 16x4 tile
+ * instead of the default upcast. Tensor cores and the matvec
  * special case are not implemented. An opt the checks refuse is skipped (the reference would skip or end that step
  * too). */
 #include <stdlib.h>
@@ -32,6 +32,14 @@
 /* ... and the input panel size above which the lane axis becomes the outer loop (about a quarter of an L3). */
 #ifndef CC_HEURISTIC_CPU_SWAP_B
 #define CC_HEURISTIC_CPU_SWAP_B ((int64_t)8 << 20)
+#endif
+/* ... or, first choice, the panel size above which the reduce axis is cache-blocked (KBLOCK: about an L2), and the
+ * largest block (the panel's k-slice, block x lanes x 4 bytes, stays in the L2 while the row tiles pass). */
+#ifndef CC_HEURISTIC_CPU_KBLOCK_B
+#define CC_HEURISTIC_CPU_KBLOCK_B ((int64_t)1 << 20)
+#endif
+#ifndef CC_HEURISTIC_CPU_KBLOCK
+#define CC_HEURISTIC_CPU_KBLOCK 128
 #endif
 
 /* Apply an opt; a refusal (HCQ_CODE_INVALID) sets *ok = false and is not an error. */
@@ -425,8 +433,17 @@ static hcq_status cpu_reduce_tile(cc_sched *s, int64_t lanes, int64_t rows, int6
   bool row_stays = size_of(s, row_axis) > rows;
   HCQ_TRY(try_opt(s, CC_OPT_UPCAST, row_axis, rows, &ok));
   *applied = true;
-  /* A panel bigger than the cache is re-read from memory for every row tile: make the lane axis the outer loop, so
-   * one lane tile's column panel stays cached while the row tiles pass. */
+  /* A panel bigger than the L2 is re-read from farther for every row tile: block the reduce axis (one k-slice of
+   * the panel stays in the L2 while every output tile passes over it, partial sums through the output); else, for
+   * a panel bigger than the cache, make the lane axis the outer loop, so one lane tile's column panel stays cached
+   * while the row tiles pass. */
+  if (panel_B > CC_HEURISTIC_CPU_KBLOCK_B && unrollable(s, un) == 1) {
+    int64_t k = size_of(s, un[0]), kc = CC_HEURISTIC_CPU_KBLOCK;
+    while (kc >= CC_HEURISTIC_CPU_KBLOCK / 4 && k % kc) kc--;
+    bool blocked = false;
+    if (kc >= CC_HEURISTIC_CPU_KBLOCK / 4 && kc < k) HCQ_TRY(try_opt(s, CC_OPT_KBLOCK, 0, kc, &blocked));
+    if (blocked) return HCQ_OK;
+  }
   if (ok && row_stays && row_axis < lane_axis && panel_B > swap_min_B)
     HCQ_TRY(try_opt(s, CC_OPT_SWAP, row_axis, lane_axis, &ok));
   return HCQ_OK;

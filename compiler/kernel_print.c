@@ -297,7 +297,7 @@ static hcq_status expand(printer *p, const uop *n) {
     return HCQ_OK;
   case F_RANGE: {
     static const char *const sfx[UOP_AXIS_COUNT] = {" global)", " warp)", " local)", " loop)", " group_reduce)",
-                                                    " reduce)", " upcast)", " unroll)", " thread)"};
+                                                    " reduce)", " upcast)", " unroll)", " thread)", " outer)"};
     snprintf(tmp, sizeof tmp, "(range %" PRId64 " ", n->arg.i);
     text_buf_puts(&p->b, tmp);
     push(&p->st, NULL, sfx[n->arg.i2]);

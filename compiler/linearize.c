@@ -39,6 +39,8 @@ typedef struct lin {
 } lin;
 
 static int range_cmp(const uop *a, const uop *b) {
+  bool oa = a->arg.i2 == UOP_AXIS_OUTER, ob = b->arg.i2 == UOP_AXIS_OUTER; /* OUTER loops nest outside the rest */
+  if (oa != ob) return oa ? -1 : 1;
   if (a->arg.i != b->arg.i) return a->arg.i < b->arg.i ? -1 : 1;
   return a->id < b->id ? -1 : a->id > b->id;
 }

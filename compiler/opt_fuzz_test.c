@@ -319,7 +319,7 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int64_t g_cases, g_applied, g_refused, g_native, g_threaded, g_native_reduce_wild;
+static int64_t g_cases, g_applied, g_refused, g_native, g_threaded, g_kblocked, g_native_reduce_wild;
 
 static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
   sbuf b = {.n = 0};
@@ -344,7 +344,7 @@ static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
   CHECK_OK(cc_sched_init(&sc, ctx, s, t));
   CHECK_OK(cc_convert_loop_to_global(&sc));
   static const cc_opt_op C_OPS[] = {CC_OPT_UPCAST, CC_OPT_UPCAST, CC_OPT_UNROLL, CC_OPT_UNROLL, CC_OPT_THREAD,
-                                    CC_OPT_PADTO};
+                                    CC_OPT_PADTO, CC_OPT_KBLOCK};
   static const cc_opt_op GPU_OPS[] = {CC_OPT_UPCAST, CC_OPT_UNROLL, CC_OPT_LOCAL, CC_OPT_GROUP, CC_OPT_GROUPTOP,
                                       CC_OPT_SWAP, CC_OPT_PADTO};
   static const int64_t AMTS[] = {0, 2, 3, 4, 5, 8, 16};
@@ -375,6 +375,7 @@ static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
     } else {
       g_applied++;
       g_threaded += o.op == CC_OPT_THREAD;
+      g_kblocked += o.op == CC_OPT_KBLOCK;
     }
   }
   size_t bad = 0;
@@ -476,11 +477,11 @@ int main(void) {
     for (int i = 0; i < 16; i++) fuzz_case(ctx, rnd(4) == 0 ? &ptx : &c, have_cc && i % 4 == 0);
     uop_ctx_destroy(ctx);
   }
-  printf("opt_fuzz: %lld kernels (%lld with full-range inputs), %lld opts applied (%lld THREAD), %lld refused, "
+  printf("opt_fuzz: %lld kernels (%lld with full-range inputs), %lld opts applied (%lld THREAD, %lld KBLOCK), %lld refused, "
          "%lld run natively (%lld float reduces also without opts on full-range values), out-of-bounds variants: "
          "%lld refused, %lld in bounds, %.1f s\n",
          (long long)g_cases, (long long)g_wild_cases, (long long)g_applied, (long long)g_threaded,
-         (long long)g_refused, (long long)g_native, (long long)g_native_reduce_wild, (long long)g_oob_refused, (long long)g_oob_allowed, now_s() - t0);
+         (long long)g_kblocked, (long long)g_refused, (long long)g_native, (long long)g_native_reduce_wild, (long long)g_oob_refused, (long long)g_oob_allowed, now_s() - t0);
   CHECK(g_cases > 0 && g_applied > 0);
   if (testing_failures) fprintf(stderr, "opt_fuzz: FAILED with seed 0x%" PRIx64 " (rerun: HCQ_FUZZ_SEED=0x%" PRIx64 ")\n",
                                 seed, seed);

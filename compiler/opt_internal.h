@@ -1,7 +1,7 @@
 /* Private interface of the optimizer (opts.c: the scheduler view and apply_opt; heuristic.c: hand-coded opts).
  *
- * The scheduler view of a kernel (reference tinygrad/codegen/opt/postrange.py): its RANGEs of size > 1 (vmax > 0)
- * sorted by axis position (LOOP -1, THREAD/GLOBAL 0, WARP 1, LOCAL/GROUP_REDUCE 2, UPCAST 3, REDUCE 4, UNROLL 5), then
+ * The scheduler view of a kernel (reference tinygrad/codegen/opt/postrange.py): its RANGEs of size > 1 (vmax > 0),
+ * OUTER ones (KBLOCK) left out, sorted by axis position (LOOP -1, THREAD/GLOBAL 0, WARP 1, LOCAL/GROUP_REDUCE 2, UPCAST 3, REDUCE 4, UNROLL 5), then
  * by id. "Axis k" of an opt is rngs[k]. The view is recomputed after every opt. */
 #ifndef HCQ_COMPILER_OPT_INTERNAL_H
 #define HCQ_COMPILER_OPT_INTERNAL_H
@@ -47,6 +47,10 @@ bool cc_divides(uop_ctx *ctx, const uop *expr, int64_t d, const uop **out);
 hcq_status cc_sched_bufs(const cc_sched *s, const uop ***out, size_t *out_count);
 /* True if `needle` occurs in the DAG under `root`. */
 bool cc_uses(const uop *root, const uop *needle);
+
+/* kblock.c: KBLOCK on reduce axis rng: *out_sink is the blocked kernel (not yet simplified), or NULL with *why
+ * saying why the opt does not apply. */
+hcq_status cc_kblock(cc_sched *s, const uop *rng, int64_t amount, const uop **out_sink, const char **why);
 
 /* group_reduce.c: error if a REDUCE over GROUP_REDUCE ranges cannot be lowered (inside a loop whose trip count
  * may differ between the threads of a workgroup). */

@@ -1,6 +1,6 @@
 /* Opt application on the kernel AST (reference tinygrad/codegen/opt/postrange.py): the scheduler view (sorted axes),
  * shift_to, and apply_opt with the reference's validity checks for UPCAST, UNROLL, LOCAL, GROUP, GROUPTOP, THREAD,
- * NOLOCALS, PADTO and SWAP. Every opt keeps the kernel in AST form: STORE and REDUCE keep listing the ranges they
+ * NOLOCALS, PADTO and SWAP, and our KBLOCK (kblock.c). Every opt keeps the kernel in AST form: STORE and REDUCE keep listing the ranges they
  * close, so the reference interpreter runs the result as plain loops. */
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,7 +18,7 @@
 static const int AXIS_POS[UOP_AXIS_COUNT] = {
     [UOP_AXIS_GLOBAL] = 0, [UOP_AXIS_WARP] = 1,   [UOP_AXIS_LOCAL] = 2,  [UOP_AXIS_LOOP] = -1,
     [UOP_AXIS_GROUP_REDUCE] = 2, [UOP_AXIS_REDUCE] = 4, [UOP_AXIS_UPCAST] = 3, [UOP_AXIS_UNROLL] = 5,
-    [UOP_AXIS_THREAD] = 0,
+    [UOP_AXIS_THREAD] = 0, [UOP_AXIS_OUTER] = -2,
 };
 
 int64_t cc_axis_size(const uop *rng) {
@@ -106,7 +106,8 @@ hcq_status cc_sched_refresh(cc_sched *s) {
       return hcq_status_make(HCQ_CODE_INVALID, "optimize: range r%lld has a bad axis type %lld", (long long)u->arg.i,
                              (long long)u->arg.i2);
     }
-    if (uop_vmax(u) > 0) r[n++] = u;
+    /* OUTER loops (KBLOCK) are out of the view: no opt may split, thread or move them */
+    if (uop_vmax(u) > 0 && cc_axis_type(u) != UOP_AXIS_OUTER) r[n++] = u;
   }
   qsort(r, n, sizeof *r, rng_cmp);
   free(s->rngs);
@@ -523,6 +524,17 @@ static hcq_status apply_swap(cc_sched *s, cc_opt o, const uop *rng) {
   return push_applied(s, o);
 }
 
+static hcq_status apply_kblock(cc_sched *s, cc_opt o, const uop *rng) {
+  const uop *blocked;
+  const char *why;
+  HCQ_TRY(cc_kblock(s, rng, o.amount, &blocked, &why));
+  if (why) return opt_error(s, o, rng, "%s (amount %lld)", why, (long long)o.amount);
+  HCQ_TRY(finish(s, blocked, &blocked));
+  s->sink = blocked;
+  HCQ_TRY(cc_sched_refresh(s));
+  return push_applied(s, o);
+}
+
 hcq_status cc_apply_opt(cc_sched *s, cc_opt o) {
   if ((unsigned)o.op >= CC_OPT_COUNT) return hcq_status_make(HCQ_CODE_INVALID, "opt: unknown op %d", (int)o.op);
   if (o.op == CC_OPT_TC) return opt_error(s, o, NULL, "tensor cores (TC) are not implemented");
@@ -540,17 +552,19 @@ hcq_status cc_apply_opt(cc_sched *s, cc_opt o) {
     bool sel = true;
     if (o.op == CC_OPT_UNROLL)
       sel = cc_axis_size(r) >= 0 && (cc_axis_type(r) == UOP_AXIS_REDUCE || cc_axis_type(r) == UOP_AXIS_GROUP_REDUCE);
-    else if (o.op == CC_OPT_GROUP || o.op == CC_OPT_GROUPTOP)
+    else if (o.op == CC_OPT_GROUP || o.op == CC_OPT_GROUPTOP || o.op == CC_OPT_KBLOCK)
       sel = cc_axis_type(r) == UOP_AXIS_REDUCE;
     if (sel && o.axis >= 0 && nsel++ == (size_t)o.axis) rng = r;
   }
   if (!rng) {
     const char *what = o.op == CC_OPT_UNROLL ? "unrollable (constant reduce) axes"
-                       : (o.op == CC_OPT_GROUP || o.op == CC_OPT_GROUPTOP) ? "reduce axes" : "axes of size > 1";
+                       : (o.op == CC_OPT_GROUP || o.op == CC_OPT_GROUPTOP || o.op == CC_OPT_KBLOCK) ? "reduce axes"
+                                                                                                     : "axes of size > 1";
     return opt_error(s, o, NULL, "axis %d does not exist: the kernel has %zu %s", o.axis, nsel, what);
   }
   if (o.op == CC_OPT_PADTO) return apply_padto(s, o, rng);
   if (o.op == CC_OPT_SWAP) return apply_swap(s, o, rng);
+  if (o.op == CC_OPT_KBLOCK) return apply_kblock(s, o, rng);
 
   uop_axis at = cc_axis_type(rng);
   if ((o.op == CC_OPT_LOCAL || o.op == CC_OPT_GROUP || o.op == CC_OPT_GROUPTOP) && !s->t->has_local)

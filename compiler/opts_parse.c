@@ -6,7 +6,7 @@
 #include "compiler/compiler.h"
 
 static const char *const OPT_NAMES[CC_OPT_COUNT] = {"UPCAST", "UNROLL", "LOCAL", "GROUP", "GROUPTOP",
-                                                     "THREAD", "NOLOCALS", "PADTO", "SWAP", "TC"};
+                                                     "THREAD", "NOLOCALS", "PADTO", "SWAP", "TC", "KBLOCK"};
 
 const char *cc_opt_name(cc_opt_op op) { return (unsigned)op < CC_OPT_COUNT ? OPT_NAMES[op] : "?"; }
 
@@ -53,7 +53,7 @@ hcq_status cc_opts_parse(const char *text, cc_opt **out_opts, size_t *out_count)
       if (strlen(OPT_NAMES[k]) == len && strncmp(OPT_NAMES[k], start, len) == 0) op = k;
     int64_t axis = 0, amount = 0;
     const char *what = NULL;
-    if (op < 0) what = "an opt name (UPCAST UNROLL LOCAL GROUP GROUPTOP THREAD NOLOCALS PADTO SWAP TC)";
+    if (op < 0) what = "an opt name (UPCAST UNROLL LOCAL GROUP GROUPTOP THREAD NOLOCALS PADTO SWAP TC KBLOCK)";
     else if (*p++ != ':') what = "':' after the opt name";
     else if (!parse_int(&p, 0, 1000, &axis)) what = "an axis number 0..1000";
     else if (*p++ != ':') what = "':' after the axis";

@@ -187,23 +187,31 @@ static void check_reduce_tile(const cc_target *t) {
   if (k && o) CHECK_OK(otu_native_same(g_ctx, k, &c2, &co, NULL, 0, 5, &bad, NULL));
   CHECK_EQ_INT((long long)bad, 0);
   free(o);
-  /* a 2048 matmul's B panel (16 MiB) exceeds the swap threshold: the lane axis becomes the outer loop */
-  char text[600];
-  snprintf(text, sizeof text,
-           "(kernel mm (let c (buf 0 float32 4194304)) (let a (buf 1 float32 4194304)) (let b (buf 2 float32 4194304))"
-           " (let r0 (range 0 2048 loop)) (let r1 (range 1 2048 loop)) (let k (range 1002 2048 reduce))"
-           " (sink (store (index c (+ (* r0 2048) r1))"
-           " (reduce add (* (load (index a (+ (* r0 2048) k))) (load (index b (+ (* k 2048) r1)))) k) r0 r1)))");
-  c2.cpu_tiles = true;
-  const uop *big = NULL, *out = NULL;
-  CHECK_OK(otu_prep(g_ctx, text, &c2, &big));
-  cc_opt *app = NULL;
-  size_t napp = 0;
-  if (big) CHECK_OK(otu_opt(g_ctx, big, &c2, NULL, &out, &app, &napp));
-  bool swapped = false;
-  for (size_t i = 0; i < napp; i++) swapped |= app[i].op == CC_OPT_SWAP && app[i].axis == 0 && app[i].amount == 1;
-  CHECK(swapped);
-  free(app);
+  /* a 2048 matmul's B panel (16 MiB) is cache-blocked along k (KBLOCK, compiler/kblock_test.c); with a prime k
+   * (2039: no block divides it) it exceeds the swap threshold instead: the lane axis becomes the outer loop */
+  for (int kk = 2048; kk >= 2039; kk -= 9) {
+    char text[600];
+    snprintf(text, sizeof text,
+             "(kernel mm (let c (buf 0 float32 4194304)) (let a (buf 1 float32 %d)) (let b (buf 2 float32 %d))"
+             " (let r0 (range 0 2048 loop)) (let r1 (range 1 2048 loop)) (let k (range 1002 %d reduce))"
+             " (sink (store (index c (+ (* r0 2048) r1))"
+             " (reduce add (* (load (index a (+ (* r0 %d) k))) (load (index b (+ (* k 2048) r1)))) k) r0 r1)))",
+             2048 * kk, 2048 * kk, kk, kk);
+    c2.cpu_tiles = true;
+    const uop *big = NULL, *out = NULL;
+    CHECK_OK(otu_prep(g_ctx, text, &c2, &big));
+    cc_opt *app = NULL;
+    size_t napp = 0;
+    if (big) CHECK_OK(otu_opt(g_ctx, big, &c2, NULL, &out, &app, &napp));
+    bool swapped = false, blocked = false;
+    for (size_t i = 0; i < napp; i++) {
+      swapped |= app[i].op == CC_OPT_SWAP && app[i].axis == 0 && app[i].amount == 1;
+      blocked |= app[i].op == CC_OPT_KBLOCK;
+    }
+    CHECK(swapped == (kk == 2039));
+    CHECK(blocked == (kk == 2048));
+    free(app);
+  }
 }
 
 /* Matmuls whose output width whole 16-lane tiles (2 per thread pair) do not cover: the lane axis is padded (PADTO)

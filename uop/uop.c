@@ -274,9 +274,9 @@ int uop_op_alu_arity(uop_op op) {
 bool uop_op_is_alu(uop_op op) { return uop_op_alu_arity(op) != 0; }
 
 static const char *const axis_names[UOP_AXIS_COUNT] = {"global", "warp", "local", "loop", "group_reduce",
-                                                       "reduce", "upcast", "unroll", "thread"};
+                                                       "reduce", "upcast", "unroll", "thread", "outer"};
 const char *uop_axis_name(uop_axis a) { return (unsigned)a < UOP_AXIS_COUNT ? axis_names[a] : "?"; }
-char uop_axis_letter(uop_axis a) { return (unsigned)a < UOP_AXIS_COUNT ? "gwlLGRurt"[a] : '?'; }
+char uop_axis_letter(uop_axis a) { return (unsigned)a < UOP_AXIS_COUNT ? "gwlLGRurto"[a] : '?'; }
 
 /* ------------------------------------------------------------------------------------------------ args */
 

@@ -99,10 +99,12 @@ bool uop_op_is_commutative(uop_op op); /* ADD MUL MAX CMPNE CMPEQ XOR OR AND */
 bool uop_op_is_alu(uop_op op);         /* unary, binary and ternary ALU ops */
 int uop_op_alu_arity(uop_op op);       /* 1, 2 or 3 for ALU ops, 0 otherwise */
 
-/* Axis types of RANGE, in reference enum order. Letters for kernel names: g w l L G R u r t. */
+/* Axis types of RANGE, in reference enum order. Letters for kernel names: g w l L G R u r t o. OUTER (ours, not the
+ * reference's): a sequential loop that a STORE closes and whose iterations pass values through that store's buffer
+ * (KBLOCK's outer reduce block): nested outside every other loop, never threaded, split or reordered. */
 typedef enum uop_axis {
   UOP_AXIS_GLOBAL, UOP_AXIS_WARP, UOP_AXIS_LOCAL, UOP_AXIS_LOOP, UOP_AXIS_GROUP_REDUCE,
-  UOP_AXIS_REDUCE, UOP_AXIS_UPCAST, UOP_AXIS_UNROLL, UOP_AXIS_THREAD, UOP_AXIS_COUNT
+  UOP_AXIS_REDUCE, UOP_AXIS_UPCAST, UOP_AXIS_UNROLL, UOP_AXIS_THREAD, UOP_AXIS_OUTER, UOP_AXIS_COUNT
 } uop_axis;
 const char *uop_axis_name(uop_axis a); /* lower case: "global" "loop" "reduce" ... */
 char uop_axis_letter(uop_axis a);

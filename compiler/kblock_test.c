@@ -1,0 +1,183 @@
+/* KBLOCK (compiler/kblock.c): blocked kernels equal the original under the reference interpreter, after expansion,
+ * and compiled and run natively once per core_id, with the output buffer filled with NaN before the run (a block
+ * that read the output before the first store, or a load hoisted out of the outer loop, shows up as NaN or as a sum
+ * counted twice); float (values that round, -0, inf), int32 (wrapping, exact) and padded odd shapes; the structure
+ * (one OUTER loop, outermost in the C source, out of the opts' view); every refusal; the heuristic's choice. */
+#include "compiler/opt_test_util.h"
+#include "base/testing.h"
+
+static uop_ctx *g_ctx;
+static cc_target g_c, g_ptx;
+
+/* c[M,N] = a[M,K] @ b[K,N] of type T */
+static char *matmul_text(const char *t, int m, int k, int n) {
+  char *s = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&s, &len);
+  if (!f) return NULL;
+  fprintf(f,
+          "(kernel mm (let c (buf 0 %s %d)) (let a (buf 1 %s %d)) (let b (buf 2 %s %d))"
+          " (let r0 (range 0 %d loop)) (let r1 (range 1 %d loop)) (let rk (range 1000 %d reduce))"
+          " (sink (store (index c (+ (* r0 %d) r1)) (reduce add (* (load (index a (+ (* r0 %d) rk)))"
+          " (load (index b (+ (* rk %d) r1)))) rk) r0 r1)))",
+          t, m * n, t, m * k, t, k * n, m, n, k, n, k, n);
+  fclose(f);
+  return s;
+}
+
+/* Inputs: multiples of 1/4 in [-2, 2] (every sum is exact, so any summation order gives the same bits and a block
+ * counted twice or lost cannot hide in a tolerance), -0, and one inf in a; the output: NaN (floats) or a marker. */
+static void refill(cc_kbuf *bufs, size_t n, uint64_t seed) {
+  for (size_t i = 0; i < n; i++) {
+    bool fl = uop_dt_is_float(bufs[i].dtype);
+    for (int64_t e = 0; e < bufs[i].nelems; e++) {
+      uint64_t x = (uint64_t)e * 0x9E3779B97F4A7C15ull + seed * 31 + i;
+      x ^= x >> 29;
+      if (fl) {
+        float v = bufs[i].slot == 0 ? NAN : e == 7 && i == 1 ? INFINITY : e % 13 == 5 ? -0.0f : (float)((int)(x % 17) - 8) / 4.0f;
+        ((float *)bufs[i].data)[e] = v;
+      } else {
+        ((int32_t *)bufs[i].data)[e] = bufs[i].slot == 0 ? 0x5a5a5a5a : (int32_t)(uint32_t)(x * 2654435761u);
+      }
+    }
+  }
+}
+
+static void equiv(const char *text, const char *opts) {
+  const uop *k = NULL, *s = NULL, *o = NULL, *e = NULL;
+  CHECK_OK(cc_kernel_parse(g_ctx, text, strlen(text), "<test>", &k));
+  if (k) CHECK_OK(otu_prep_sink(g_ctx, k, &g_c, &s));
+  if (s) CHECK_OK(otu_opt(g_ctx, s, &g_c, opts, &o, NULL, NULL));
+  if (!o) {
+    fprintf(stderr, "  (opts %s)\n", opts);
+    return;
+  }
+  CHECK_EQ_INT(otu_count(g_ctx, o, UOP_RANGE, UOP_AXIS_OUTER), 1);
+  size_t bad = SIZE_MAX;
+  CHECK_OK(otu_same(k, o, NULL, 0, 3, &bad));
+  CHECK_EQ_INT(bad, 0);
+  CHECK_OK(cc_expand(g_ctx, o, &g_c, &e));
+  if (e) {
+    CHECK_OK(otu_same(k, e, NULL, 0, 4, &bad));
+    CHECK_EQ_INT(bad, 0);
+  }
+  cc_opt *list = NULL;
+  size_t n = 0;
+  CHECK_OK(cc_opts_parse(opts, &list, &n));
+  cc_program *p = NULL;
+  CHECK_OK(otu_native_same(g_ctx, k, &g_c, &(cc_options){.opts = list, .nopts = n}, NULL, 0, 5, &bad, &p));
+  if (bad) fprintf(stderr, "native %s: %zu mismatches\n", opts, bad);
+  CHECK_EQ_INT(bad, 0);
+  const uop *outer = otu_range_of(g_ctx, o, UOP_AXIS_OUTER);
+  if (p && outer) { /* the OUTER loop is the first loop of the source */
+    char name[40];
+    snprintf(name, sizeof name, "for (int ridx%lld ", (long long)outer->arg.i);
+    CHECK(strstr(p->source, "for (") && strstr(p->source, "for (") == strstr(p->source, name));
+    cc_program_free(p);
+  }
+  free(list);
+}
+
+static void test_equivalence(void) {
+  otu_refill = refill;
+  static const struct {
+    const char *type;
+    int m, k, n;
+    const char *opts;
+  } CASES[] = {
+      {"float32", 16, 64, 32, "KBLOCK:0:16"},
+      {"float32", 32, 96, 48, "UPCAST:1:16,UPCAST:0:8,KBLOCK:0:32,THREAD:0:2"},
+      {"float32", 24, 40, 16, "KBLOCK:0:8,UPCAST:1:4,UNROLL:0:4,THREAD:0:3"},
+      {"float32", 37, 60, 29, "PADTO:1:32,PADTO:0:16,UPCAST:1:16,UPCAST:0:8,KBLOCK:0:12,THREAD:0:2"},
+      {"int32", 16, 48, 32, "UPCAST:1:16,UPCAST:0:8,KBLOCK:0:16,THREAD:0:2"},
+      {"int32", 9, 30, 7, "KBLOCK:0:15"},
+  };
+  for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
+    char *t = matmul_text(CASES[i].type, CASES[i].m, CASES[i].k, CASES[i].n);
+    if (t) equiv(t, CASES[i].opts);
+    free(t);
+  }
+  otu_refill = NULL;
+}
+
+static void expect_err(const char *text, const cc_target *t, const char *opts, const char *needle) {
+  const uop *s = NULL, *out = NULL;
+  CHECK_OK(otu_prep(g_ctx, text, t, &s));
+  if (!s) return;
+  hcq_status st = otu_opt(g_ctx, s, t, opts, &out, NULL, NULL);
+  bool ok = st && hcq_status_code(st) == HCQ_CODE_INVALID && strstr(hcq_status_message(st), needle);
+  if (!ok) fprintf(stderr, "opts %s: expected error \"%s\", got \"%s\"\n", opts, needle, st ? hcq_status_message(st) : "ok");
+  CHECK(ok);
+  hcq_status_free(st);
+}
+
+static void test_errors(void) {
+  char *mm = matmul_text("float32", 8, 64, 16);
+  if (!mm) return;
+  expect_err(mm, &g_c, "KBLOCK:0:48", "must divide");
+  expect_err(mm, &g_c, "KBLOCK:0:64", "must divide");
+  expect_err(mm, &g_c, "KBLOCK:1:16", "axis 1 does not exist: the kernel has 1 reduce axes");
+  expect_err(mm, &g_ptx, "KBLOCK:0:16", "CPU targets");
+  expect_err(mm, &g_c, "KBLOCK:0:16,KBLOCK:0:2", "already blocked");
+  /* the OUTER loop is out of the view: still three axes (r0, r1, the inner reduce) */
+  expect_err(mm, &g_c, "KBLOCK:0:16,UPCAST:3:4", "axis 3 does not exist");
+  free(mm);
+  static const char *MAXK = "(kernel mx (let o (buf 0 float32 4)) (let a (buf 1 float32 64)) (let r0 (range 0 4 loop))"
+                            " (let r (range 1000 16 reduce)) (sink (store (index o r0) (reduce max (load (index a (+ (* r0 16) r))) r) r0)))";
+  expect_err(MAXK, &g_c, "KBLOCK:0:4", "add REDUCE");
+  static const char *SCALED = "(kernel sc (let o (buf 0 float32 4)) (let a (buf 1 float32 64)) (let r0 (range 0 4 loop))"
+                              " (let r (range 1000 16 reduce))"
+                              " (sink (store (index o r0) (* (reduce add (load (index a (+ (* r0 16) r))) r) 2.0) r0)))";
+  expect_err(SCALED, &g_c, "KBLOCK:0:4", "add REDUCE");
+  static const char *READS = "(kernel rd (let o (buf 0 float32 4)) (let r0 (range 0 4 loop)) (let r (range 1000 16 reduce))"
+                             " (sink (store (index o r0) (reduce add (load (index o (+ r0 0))) r) r0)))";
+  expect_err(READS, &g_c, "KBLOCK:0:4", "reads its output");
+}
+
+/* The heuristic blocks k when the lane-indexed panel (k x lanes x 4 bytes) exceeds 1 MiB, with the largest block
+ * <= 128 dividing k (at least 32), and not otherwise. */
+static void test_heuristic(void) {
+  static const struct {
+    int m, k, n;
+    const char *kblock; /* expected "KBLOCK:0:x" or NULL */
+  } CASES[] = {
+      {2048, 2048, 2048, "KBLOCK:0:128"}, {1024, 1024, 1024, "KBLOCK:0:128"}, {1000, 1000, 1000, "KBLOCK:0:125"},
+      {4096, 256, 4096, "KBLOCK:0:128"},  {512, 512, 512, NULL},             {512, 1021, 512, NULL},
+      {64, 64, 64, NULL},
+  };
+  for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
+    char *t = matmul_text("float32", CASES[i].m, CASES[i].k, CASES[i].n);
+    const uop *s = NULL, *o = NULL;
+    if (t) CHECK_OK(otu_prep(g_ctx, t, &g_c, &s));
+    free(t);
+    cc_opt *app = NULL;
+    size_t napp = 0;
+    if (s) CHECK_OK(otu_opt(g_ctx, s, &g_c, NULL, &o, &app, &napp));
+    char got[32] = "";
+    for (size_t a = 0; a < napp; a++)
+      if (app[a].op == CC_OPT_KBLOCK) snprintf(got, sizeof got, "KBLOCK:%d:%lld", app[a].axis, (long long)app[a].amount);
+    const char *want = CASES[i].kblock ? CASES[i].kblock : "";
+    if (strcmp(got, want)) fprintf(stderr, "%dx%dx%d: want \"%s\", got \"%s\"\n", CASES[i].m, CASES[i].k, CASES[i].n, want, got);
+    CHECK_EQ_STR(got, want);
+    free(app);
+  }
+}
+
+int main(void) {
+  char dir[] = "/tmp/hcq-kblock-test-XXXXXX";
+  if (!mkdtemp(dir)) return 1;
+  setenv("XDG_CACHE_HOME", dir, 1);
+  if (!tu_have(cc_toolchain_cc())) return 77;
+  CHECK_OK(uop_ctx_create(&g_ctx));
+  CHECK_OK(cc_target_get("c", 4, &g_c));
+  g_c.vector_max = 16; /* the CPU tile's shape on every host (the heuristic reads the vector width) */
+  CHECK_OK(cc_target_get("ptx:sm_90", 0, &g_ptx));
+  test_errors();
+  test_equivalence();
+  test_heuristic();
+  uop_ctx_destroy(g_ctx);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd)) fprintf(stderr, "could not remove %s\n", dir);
+  return testing_summary("kblock");
+}

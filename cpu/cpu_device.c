@@ -26,8 +26,13 @@ struct cpu_device_program {
   cpu_program *elf; /* NULL for wrapped host functions */
   void *fn;
   char name[CPU_DEVICE_NAME_MAX];
+  uint64_t last_run_ns; /* atomic: how long its last one-thread run took (0: not known yet) */
   cpu_device_program *next;
 };
+
+/* A one-thread kernel whose last run took less than this runs on the submitting thread when the pool is idle
+ * (cpu_pool.h): the hand-off to a worker costs more than such a kernel. */
+#define CPU_RUN_HERE_MAX_NS 20000u
 
 /* One submit's work items (exec and copy contexts); freed once the pool passed the batch's completion signal. */
 typedef struct cpu_batch {
@@ -230,7 +235,7 @@ static hcq_status decode(cpu_device *dev, const uint32_t *words, size_t count, c
         if (!program_known(dev, prog))
           return hcq_status_make(HCQ_CODE_INVALID, "cpu device: EXEC at word %zu names unknown program 0x%llx", i,
                                  (unsigned long long)prog);
-        const cpu_device_program *p = (const cpu_device_program *)(uintptr_t)prog;
+        cpu_device_program *p = (cpu_device_program *)(uintptr_t)prog;
         if ((uint64_t)nbufs + nvals > CPU_KERNEL_MAX_ARGS || (nbufs + nvals > 0 && args_va == 0))
           return hcq_status_make(HCQ_CODE_INVALID,
                                  "cpu device: EXEC of %s at word %zu: %u buffers + %u values (at most %d, args %s)",
@@ -254,7 +259,10 @@ static hcq_status decode(cpu_device *dev, const uint32_t *words, size_t count, c
             memcpy(&v, ab + hcq_kernarg_val_offset_B(0, nbufs, k), 4);
             w->exec.args[nbufs + k] = (uint64_t)(int64_t)v;
           }
-          *c = (cpu_cmd){.kind = CPU_CMD_EXEC, .threads = (int)gx, .fn = cpu_device_exec_task, .ctx = w};
+          uint64_t last = __atomic_load_n(&p->last_run_ns, __ATOMIC_RELAXED);
+          w->run_ns = gx == 1 ? &p->last_run_ns : NULL;
+          *c = (cpu_cmd){.kind = CPU_CMD_EXEC, .threads = (int)gx, .fn = cpu_device_exec_task, .ctx = w,
+                         .run_here = gx == 1 && last > 0 && last < CPU_RUN_HERE_MAX_NS};
         }
         nitems++;
         ncmds++;
@@ -316,6 +324,7 @@ static hcq_status op_submit(hcq_device *hd, hcq_queue_kind kind, const uint32_t 
   hcq_status st = HCQ_OK;
   cpu_batch *b = NULL;
   size_t ncmds = 0, nitems = 0;
+  bool here = false; /* the pool left this small submit to us (cpu_pool_submit_here) */
   reclaim_batches(dev, false);
   st = decode(dev, words, count, NULL, &ncmds, &nitems);
   if (st || ncmds == 0) goto out;
@@ -338,7 +347,7 @@ static hcq_status op_submit(hcq_device *hd, hcq_queue_kind kind, const uint32_t 
     dev->cmds[at] = (cpu_cmd){.kind = CPU_CMD_SIGNAL, .addr = &dev->batches_done, .value = b->number};
     ncmds++;
   }
-  st = cpu_pool_submit(dev->pool, dev->cmds, ncmds, NULL);
+  st = cpu_pool_submit_here(dev->pool, dev->cmds, ncmds, NULL, &here);
   if (st) {
     if (nitems) dev->batch_number--;
     goto out;
@@ -352,6 +361,7 @@ static hcq_status op_submit(hcq_device *hd, hcq_queue_kind kind, const uint32_t 
 out:
   free(b);
   pthread_mutex_unlock(&dev->lock);
+  if (here) cpu_pool_run_claimed(dev->pool); /* unlocked: a kernel's fault report takes the lock */
   return st;
 }
 

@@ -26,6 +26,7 @@
 
 #include "cpu/cpu_device_internal.h"
 #include "cpu/cpu_mem.h"
+#include "cpu/cpu_sync.h"
 
 static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP};
 #define NFAULT (int)(sizeof fault_signals / sizeof fault_signals[0])
@@ -208,9 +209,14 @@ void cpu_device_exec_task(void *ctx, int core_id) {
   a->work = w;
   a->core_id = core_id;
   if (sigsetjmp(a->jump, 0) == 0) {
+    uint64_t t0 = w->run_ns ? cpu_now_ns() : 0;
     a->armed = 1;
     cpu_kernel_run(&w->exec, core_id);
     a->armed = 0;
+    if (w->run_ns) {
+      uint64_t dt = cpu_now_ns() - t0;
+      __atomic_store_n(w->run_ns, dt ? dt : 1, __ATOMIC_RELAXED);
+    }
     cpu_device_kernel_leave(w->dev);
     return;
   }

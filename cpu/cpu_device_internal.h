@@ -14,6 +14,7 @@ typedef struct cpu_work {
   cpu_device *dev;
   const char *name; /* kernel name (the program outlives its commands) */
   int nbufs;        /* EXEC: exec.args[0..nbufs) are buffer addresses */
+  uint64_t *run_ns; /* EXEC with one thread: where the run's duration is kept (the program's last_run_ns) */
   union {
     cpu_kernel_args exec;
     struct {

@@ -5,6 +5,10 @@
  *    helpers sleep on). Participants take ids by CAS on `claim`; a CAS only succeeds while the generation in
  *    `claim` is the job's, so a late helper can never run an id of the next job with the previous job's fn.
  *    `remaining` counts unfinished ids; the leader sleeps on it while `leader_joining` is set.
+ *  - `executing` (set under `lock`, cleared atomically) is the token to run commands: the leader takes it with a
+ *    command; cpu_pool_submit_here takes it for an idle pool's small submit, which the submitter then runs itself
+ *    (cpu_pool_run_claimed). While a submitter holds it the leader leaves the queue alone; the submitter wakes the
+ *    leader when it finds commands queued behind its own.
  * Every "check flag, then sleep" pairs with a seq_cst "publish, then check sleepers" on the other side. */
 #include "cpu/cpu_pool.h"
 
@@ -27,6 +31,8 @@ struct cpu_pool {
   size_t q_count;          /* atomic mirror of count */
   uint32_t q_futex;
   int leader_sleeping;
+  int executing;           /* atomic, taken under lock: a thread is running commands (see the top) */
+  size_t claimed;          /* guarded by lock: queued commands a submitter runs itself (cpu_pool_run_claimed) */
   int stopping;            /* atomic: set by destroy */
   hcq_status error;        /* guarded by lock */
 
@@ -152,8 +158,13 @@ static bool next_cmd(cpu_pool *p, cpu_cmd *out, uint64_t *out_seq) {
   uint64_t start = cpu_now_ns();
   for (;;) {
     uint32_t f = LOAD_SC(&p->q_futex);
-    if (LOAD(&p->q_count) > 0) {
+    if (LOAD(&p->q_count) > 0 && !LOAD(&p->executing)) {
       pthread_mutex_lock(&p->lock);
+      if (LOAD(&p->executing)) { /* a submitter runs its own commands first */
+        pthread_mutex_unlock(&p->lock);
+        continue;
+      }
+      STORE(&p->executing, 1);
       *out = p->ring[p->head];
       p->head = (p->head + 1) & (p->cap - 1);
       p->count--;
@@ -169,7 +180,8 @@ static bool next_cmd(cpu_pool *p, cpu_cmd *out, uint64_t *out_seq) {
       continue;
     }
     STORE_SC(&p->leader_sleeping, 1);
-    if (LOAD_SC(&p->q_count) == 0 && !LOAD_SC(&p->stopping)) cpu_futex_wait(&p->q_futex, f, 0);
+    if ((LOAD_SC(&p->q_count) == 0 || LOAD_SC(&p->executing)) && !LOAD_SC(&p->stopping))
+      cpu_futex_wait(&p->q_futex, f, 0);
     STORE_SC(&p->leader_sleeping, 0);
     start = cpu_now_ns();
   }
@@ -182,6 +194,7 @@ static void *leader_main(void *arg) {
   while (next_cmd(p, &c, &seq)) {
     run_cmd(p, &c, seq);
     cpu_signal_set(&p->done_seq, seq);
+    STORE_SC(&p->executing, 0);
   }
   STORE_SC(&p->helpers_stop, 1);
   __atomic_add_fetch(&p->gen, 1, __ATOMIC_SEQ_CST);
@@ -258,7 +271,33 @@ void cpu_pool_destroy(cpu_pool *p) {
 
 int cpu_pool_threads(const cpu_pool *p) { return p ? p->nthreads : 0; }
 
-hcq_status cpu_pool_submit(cpu_pool *p, const cpu_cmd *cmds, size_t n, uint64_t *out_seq) {
+/* Run the commands cpu_pool_submit_here claimed, on this thread (the caller holds `executing`); then hand over to
+ * the leader if commands were queued behind them. */
+void cpu_pool_run_claimed(cpu_pool *p) {
+  for (;;) {
+    pthread_mutex_lock(&p->lock);
+    if (!p->claimed) {
+      pthread_mutex_unlock(&p->lock);
+      break;
+    }
+    cpu_cmd c = p->ring[p->head];
+    p->head = (p->head + 1) & (p->cap - 1);
+    p->count--;
+    p->claimed--;
+    uint64_t seq = p->submitted - p->count;
+    __atomic_store_n(&p->q_count, p->count, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&p->lock);
+    run_cmd(p, &c, seq);
+    cpu_signal_set(&p->done_seq, seq);
+  }
+  STORE_SC(&p->executing, 0);
+  if (LOAD_SC(&p->q_count) > 0) {
+    __atomic_add_fetch(&p->q_futex, 1, __ATOMIC_SEQ_CST);
+    if (LOAD_SC(&p->leader_sleeping)) cpu_futex_wake(&p->q_futex, 1);
+  }
+}
+
+static hcq_status submit(cpu_pool *p, const cpu_cmd *cmds, size_t n, uint64_t *out_seq, bool *out_claimed) {
   if (!p || (!cmds && n)) return hcq_status_make(HCQ_CODE_INVALID, "cpu_pool_submit: NULL argument");
   for (size_t i = 0; i < n; i++) {
     const cpu_cmd *c = &cmds[i];
@@ -266,7 +305,15 @@ hcq_status cpu_pool_submit(cpu_pool *p, const cpu_cmd *cmds, size_t n, uint64_t 
         (c->kind != CPU_CMD_EXEC && (!c->addr || (uintptr_t)c->addr % 8)) || (unsigned)c->kind > CPU_CMD_TIMESTAMP)
       return hcq_status_make(HCQ_CODE_INVALID, "cpu_pool_submit: command %zu (kind %d) is malformed", i, (int)c->kind);
   }
+  bool small = out_claimed && n > 0;
+  for (size_t i = 0; i < n && small; i++) {
+    const cpu_cmd *c = &cmds[i];
+    small = c->kind == CPU_CMD_EXEC ? c->threads == 1 && c->run_here
+                                    : c->kind != CPU_CMD_WAIT || cpu_signal_load(c->addr) >= c->value;
+  }
   pthread_mutex_lock(&p->lock);
+  bool claim = small && p->count == 0 && !LOAD(&p->executing) && !LOAD(&p->stopping);
+  if (claim) STORE_SC(&p->executing, 1), p->claimed = n;
   if (p->count + n > p->cap) {
     size_t cap = p->cap;
     while (cap < p->count + n) cap *= 2;
@@ -287,10 +334,22 @@ hcq_status cpu_pool_submit(cpu_pool *p, const cpu_cmd *cmds, size_t n, uint64_t 
   uint64_t seq = p->submitted;
   __atomic_store_n(&p->q_count, p->count, __ATOMIC_SEQ_CST);
   pthread_mutex_unlock(&p->lock);
+  if (out_claimed) *out_claimed = claim;
+  if (out_seq) *out_seq = seq;
+  if (claim) return HCQ_OK; /* the leader leaves them to the submitter (`executing`): no wake-up */
   __atomic_add_fetch(&p->q_futex, 1, __ATOMIC_SEQ_CST);
   if (LOAD_SC(&p->leader_sleeping)) cpu_futex_wake(&p->q_futex, 1);
-  if (out_seq) *out_seq = seq;
   return HCQ_OK;
+}
+
+hcq_status cpu_pool_submit(cpu_pool *p, const cpu_cmd *cmds, size_t n, uint64_t *out_seq) {
+  return submit(p, cmds, n, out_seq, NULL);
+}
+
+hcq_status cpu_pool_submit_here(cpu_pool *p, const cpu_cmd *cmds, size_t n, uint64_t *out_seq, bool *out_claimed) {
+  if (out_claimed) *out_claimed = false;
+  if (!out_claimed) return hcq_status_make(HCQ_CODE_INVALID, "cpu_pool_submit_here: out_claimed is NULL");
+  return submit(p, cmds, n, out_seq, out_claimed);
 }
 
 hcq_status cpu_pool_wait(cpu_pool *p, uint64_t seq, uint64_t timeout_ms) {

@@ -8,10 +8,18 @@
  * command's sequence number.
  *
  * A queue backend hands the pool work by filling cpu_cmd items (copied at submit); the memory an EXEC's ctx
- * points to (e.g. cpu_kernel_args in a kernargs buffer) must stay valid until the command completed. */
+ * points to (e.g. cpu_kernel_args in a kernargs buffer) must stay valid until the command completed.
+ *
+ * Small submits can run on the submitting thread (cpu_pool_submit_here): when the pool is idle (queue empty, no
+ * command running) and every command of a submit is a SIGNAL, a TIMESTAMP, a WAIT already satisfied or a
+ * one-thread EXEC marked `run_here`, the submit claims them and the submitter runs them with cpu_pool_run_claimed,
+ * in order, once it holds no lock the commands may need. That saves the hand-off to the leader (a wake-up, or on
+ * an oversubscribed machine a context switch) that dominates an empty launch. The submitter marks only EXECs it
+ * knows to be short; commands submitted meanwhile queue behind them. */
 #ifndef HCQ_CPU_POOL_H
 #define HCQ_CPU_POOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,6 +44,7 @@ typedef struct cpu_cmd {
   uint64_t *addr;    /* SIGNAL, WAIT, TIMESTAMP */
   uint64_t value;    /* SIGNAL, WAIT */
   uint64_t timeout_ms; /* WAIT */
+  int run_here;      /* EXEC with threads == 1: short enough to run on the submitting thread when the pool is idle */
 } cpu_cmd;
 
 /* The most worker threads a pool takes (from the argument or $HCQ_CPU_THREADS); `hcq --threads` uses the same. */
@@ -50,6 +59,10 @@ int cpu_pool_threads(const cpu_pool *pool);
 /* Append commands (copied) to the queue; *out_seq (optional) receives the sequence number of the last one.
  * Sequence numbers start at 1 and count commands. Safe to call from several threads. */
 hcq_status cpu_pool_submit(cpu_pool *pool, const cpu_cmd *cmds, size_t n, uint64_t *out_seq);
+/* The same, but a small submit to an idle pool is claimed for the caller (*out_claimed true): the caller must then
+ * call cpu_pool_run_claimed, which runs those commands on its thread before any later command runs. */
+hcq_status cpu_pool_submit_here(cpu_pool *pool, const cpu_cmd *cmds, size_t n, uint64_t *out_seq, bool *out_claimed);
+void cpu_pool_run_claimed(cpu_pool *pool);
 /* Wait until every command up to `seq` has completed; HCQ_CODE_TIMEOUT after timeout_ms. */
 hcq_status cpu_pool_wait(cpu_pool *pool, uint64_t seq, uint64_t timeout_ms);
 /* The first error a command produced since the last call (e.g. a WAIT that timed out), or OK. Caller frees. */

@@ -137,6 +137,14 @@ int nv_mock_ptx_launch(void *ctx, nv_mock *m, const nv_mock_launch *l, char *det
   return code;
 }
 
+static nv_mock_ptx *env_runner;
+static nv_mock *env_mock;
+
+nv_mock_ptx *nv_mock_env_runner(nv_mock **out_mock) {
+  if (out_mock) *out_mock = env_mock;
+  return env_runner;
+}
+
 hcq_status nv_mock_env_install(kif *k) {
   static nv_mock *m;
   static nv_mock_ptx *r;
@@ -159,5 +167,6 @@ hcq_status nv_mock_env_install(kif *k) {
     return st;
   }
   nv_mock_set_launch_hook(m, nv_mock_ptx_launch, r);
+  env_runner = r, env_mock = m;
   return HCQ_OK;
 }

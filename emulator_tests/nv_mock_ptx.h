@@ -23,5 +23,7 @@ void nv_mock_ptx_set_budget(nv_mock_ptx *r, uint64_t max_warp_instructions);
 /* HCQ_MOCK=nv (emulator_tests/mock_env.c): a Hopper mock ($HCQ_MOCK_NV_VERSION picks the driver branch,
  * $HCQ_MOCK_NV_ARCH=hopper|ada|blackwell the GPU) with this runner, attached to k for the rest of the process. */
 hcq_status nv_mock_env_install(kif *k);
+/* The mock and runner nv_mock_env_install attached (NULL: none), for speed figures (hcq bench --dev nv). */
+nv_mock_ptx *nv_mock_env_runner(nv_mock **out_mock);
 
 #endif

@@ -93,6 +93,23 @@ hcq_status hcq_program_check(const hcq_program *p);
 /* Evaluate an infix expression (grammar at the top) with names[i] = values[i]. Errors name the position. */
 hcq_status hcq_expr_eval(const char *expr, const char *const *names, const int64_t *values, size_t n, int64_t *out);
 
+/* The same evaluator in two steps, for launchers that evaluate one expression many times: compile the text once
+ * against the variable names (postfix code; variables become indices into names), then run it per launch with
+ * values[i] for names[i] and no text work. At most HCQ_EXPR_CODE_MAX operations (one per token at most, so any
+ * launch-size field fits). hcq_expr_run takes only code that hcq_expr_compile produced; its one error is a division
+ * by zero. */
+#define HCQ_EXPR_CODE_MAX 128
+#define HCQ_EXPR_CODE_MAX_TEXT "128"
+typedef struct hcq_expr_code {
+  uint32_t n, nvars;
+  uint8_t op[HCQ_EXPR_CODE_MAX];
+  int64_t arg[HCQ_EXPR_CODE_MAX]; /* a constant or a variable index */
+} hcq_expr_code;
+hcq_status hcq_expr_compile(const char *expr, const char *const *names, size_t n, hcq_expr_code *out);
+hcq_status hcq_expr_run(const hcq_expr_code *c, const int64_t *values, int64_t *out);
+/* No variables: the value is the same on every run. */
+bool hcq_expr_is_const(const hcq_expr_code *c);
+
 /* Resolve the kernel's variables from `vars` by name into values[nvars] (program order). Errors: a missing
  * variable (HCQ_CODE_NOT_FOUND, naming it and its range), a value outside the declared range or not an int32
  * (HCQ_CODE_INVALID). Names in `vars` the kernel does not have are ignored. */

@@ -90,7 +90,8 @@ hcq_status hcq_queue_lookup_vars(hcq_queue *q, const uop_var_val *vals, size_t n
   for (size_t v = 0; v < q->nvars; v++) {
     hcq_qvar *qv = &q->vars[v];
     const uop_var_val *found = NULL;
-    if (qv->hint < n && vals[qv->hint].name && strcmp(vals[qv->hint].name, qv->name) == 0) {
+    if (qv->hint < n && vals[qv->hint].name &&
+        (vals[qv->hint].name == qv->name || strcmp(vals[qv->hint].name, qv->name) == 0)) {
       found = &vals[qv->hint];
     } else {
       for (size_t i = 0; i < n; i++)

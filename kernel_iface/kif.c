@@ -43,6 +43,12 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+void kif_account_slow_mmio_(kif_call *c) {
+  __atomic_fetch_add(&c->k->slow_mmio_ns, now_ns() - c->t0_ns, __ATOMIC_RELAXED);
+}
+
+uint64_t kif_slow_mmio_ns(kif *k) { return k ? __atomic_load_n(&k->slow_mmio_ns, __ATOMIC_RELAXED) : 0; }
+
 bool kif_is_mock_(kif_backend *b) { return b != kif_real_backend(); }
 
 static hcq_code code_for_errno(int err) {

@@ -81,6 +81,9 @@ hcq_status kif_munmap(kif *k, void *addr, size_t size_B);
  * With no mock mappings and tracing off this is a plain store plus two relaxed loads. */
 hcq_status kif_mmio_write32(kif *k, volatile void *addr, uint32_t value);
 hcq_status kif_mmio_write64(kif *k, volatile void *addr, uint64_t value);
+/* Wall time (ns, all threads) spent in MMIO stores that took the slow path (a mock's hook, tracing, faults) since
+ * the context was created: what a benchmark subtracts to leave the driver's own cost (a real doorbell is a store). */
+uint64_t kif_slow_mmio_ns(kif *k);
 
 /* ---- paths (sysfs and friends) ---------------------------------------------------------------------------- */
 

@@ -54,6 +54,7 @@ struct kif {
   bool fixed_durations;
   uint64_t seq;
   int slow_mmio; /* atomic: mock mappings, tracing or fault rules exist */
+  uint64_t slow_mmio_ns; /* atomic: time spent in slow-path MMIO stores (kif_slow_mmio_ns) */
 };
 
 typedef struct kif_call {
@@ -72,6 +73,8 @@ void kif_lock_(kif *k);
 void kif_unlock_(kif *k);
 bool kif_grow_(void **array, size_t *cap, size_t need, size_t elem_B);
 void kif_update_slow_mmio_locked_(kif *k);
+/* Add the time since c->t0_ns to k->slow_mmio_ns. */
+void kif_account_slow_mmio_(kif_call *c);
 bool kif_is_mock_(kif_backend *b);
 
 void kif_call_begin_(kif_call *c, kif *k, kif_op op, kif_backend *backend);

@@ -310,11 +310,6 @@ static hcq_status mmio_write_slow(kif *k, volatile void *addr, uint64_t value, u
   kif_call c;
   kif_call_begin_(&c, k, KIF_OP_MMIO_WRITE, of ? of->backend : NULL);
   c.op_text = width_B == 4 ? "mmio32" : "mmio64";
-  if (of)
-    snprintf(c.subject, sizeof c.subject, "%s+0x%llx value=0x%llx", of->path, (unsigned long long)offset,
-             (unsigned long long)value);
-  else
-    snprintf(c.subject, sizeof c.subject, "addr=%p value=0x%llx", (void *)addr, (unsigned long long)value);
   int err = kif_call_fault_(&c, of ? of->path : NULL, false, 0);
   if (!err) {
     if (width_B == 4) *(volatile uint32_t *)addr = (uint32_t)value;
@@ -322,8 +317,18 @@ static hcq_status mmio_write_slow(kif *k, volatile void *addr, uint64_t value, u
     kif_backend *b = c.backend;
     if (of && b->vtable->mmio_write) err = b->vtable->mmio_write(b, &of->file, offset, value, width_B, c.detail);
   }
+  /* the subject only for a trace line or an error: doorbells ring on every launch */
+  if (c.trace || err) {
+    if (of)
+      snprintf(c.subject, sizeof c.subject, "%s+0x%llx value=0x%llx", of->path, (unsigned long long)offset,
+               (unsigned long long)value);
+    else
+      snprintf(c.subject, sizeof c.subject, "addr=%p value=0x%llx", (void *)addr, (unsigned long long)value);
+  }
   kif_of_put_(k, of);
-  return kif_call_end_(&c, err, NULL, NULL);
+  hcq_status st = kif_call_end_(&c, err, NULL, NULL);
+  kif_account_slow_mmio_(&c);
+  return st;
 }
 
 hcq_status kif_mmio_write32(kif *k, volatile void *addr, uint32_t value) {

@@ -20,6 +20,7 @@
 #include "tools/beam_cli.h"
 #include "tools/cli_args.h"
 #include "tools/bench_base.h"
+#include "tools/bench_dev.h"
 #include "hcq/rt_krun.h"
 #include "tools/bench_machine.h"
 #include "tools/bench_simd.h"
@@ -740,7 +741,8 @@ int hcq_verb_bench(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      printf("usage: hcq bench [--dev cpu] [--json] [--quick] [--threads N] [--only NAME,...] [--repeat N]\n"
+      printf("usage: hcq bench [--dev cpu|amd:N|nv:N] [--json] [--quick] [--threads N] [--only NAME,...] [--repeat N]\n"
+             "  --dev amd:N / nv:N: launch_cpu launch_latency graph_replay add matmul mock_exec (tools/bench_dev.c)\n"
              "  results: add saxpy sum softmax matmul_512 matmul_1024 matmul_2048 matmul_1000 matmul_4096x256x4096\n"
              "           matmul_batched_64 transpose launch graph_replay\n"
              "           compile_pipeline compile_external (each verified; baselines measured in the same run)\n"
@@ -778,7 +780,8 @@ int hcq_verb_bench(int argc, char **argv) {
     }
   }
   if (strcmp(devname, "cpu") != 0 && strcmp(devname, "CPU") != 0 && strcmp(devname, "CPU:0") != 0) {
-    fprintf(stderr, "hcq bench: unknown device '%s' (available: cpu)\n", devname);
+    if (!strncasecmp(devname, "amd", 3) || !strncasecmp(devname, "nv", 2)) return hcq_bench_dev(devname, b.json, b.quick, only);
+    fprintf(stderr, "hcq bench: unknown device '%s' (available: cpu, amd:N, nv:N)\n", devname);
     return 2;
   }
   if (!beam_cli_width("hcq bench", beam_flag, &b.beam)) return 2;

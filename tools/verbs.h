@@ -18,7 +18,7 @@ int hcq_verb_version(int argc, char **argv);
 
 /* One line per verb; keep sorted by name. */
 #define HCQ_VERB_LIST \
-  {"bench", "benchmark suite on a device: hcq bench [--dev cpu] [--json] [--quick]", hcq_verb_bench}, \
+  {"bench", "benchmark suite on a device: hcq bench [--dev cpu|amd:N|nv:N] [--json] [--quick]", hcq_verb_bench}, \
   {"compile", "compile a kernel: hcq compile --target c [--opts O | --noopt] [--dump-passes] FILE.uop [-o OUT]", \
    hcq_verb_compile}, \
   {"devices", "list the devices: hcq devices [--json]", hcq_verb_devices}, \

@@ -265,6 +265,12 @@ static hcq_status threads(cc_sched *s) {
       HCQ_TRY(try_opt(s, CC_OPT_THREAD, ax[i], t, &ok));
       if (ok) return HCQ_OK;
     }
+    /* no output loop to split (a full reduce such as sum): a cross-thread reduce over the outermost reduce axis */
+    for (size_t i = 0, nr = n ? 0 : axes_of(s, AX(REDUCE), true, ax); i < nr; i++) {
+      bool ok;
+      HCQ_TRY(try_opt(s, CC_OPT_THREAD, ax[i], t, &ok));
+      if (ok) return HCQ_OK;
+    }
   }
   return HCQ_OK;
 }

@@ -56,6 +56,8 @@ typedef struct rc {
   uint32_t vtypes[32]; /* vector typedefs used: scalar | count << 8 | unaligned << 24 */
   int nvtypes;
   const uop *const *list; /* the program, for range names */
+  const char *nthreads;   /* the size of SPECIAL gidx0 (the kernel's thread count), NULL before it */
+  int nbarriers;
   hcq_status st;
 } rc;
 
@@ -600,7 +602,7 @@ static void render_node(rc *r, const uop *n, size_t k) {
   uintptr_t *u = base_ptrmap_find(&r->uses, n);
   size_t uses = u ? *u : 0;
   if (op == UOP_STORE && nt_store_hold(r, n)) return;
-  if (r->nnt && (op == UOP_STORE || op == UOP_RANGE || op == UOP_ENDRANGE)) nt_flush(r);
+  if (r->nnt && (op == UOP_STORE || op == UOP_RANGE || op == UOP_ENDRANGE || op == UOP_BARRIER)) nt_flush(r);
   switch (op) {
     case UOP_DEFINE_GLOBAL: case UOP_DEFINE_VAR: return; /* parameters, named up front */
     case UOP_SPECIAL:
@@ -610,7 +612,15 @@ static void render_node(rc *r, const uop *n, size_t k) {
       }
       line(r, "int %s = core_id; /* %s */", n->arg.str, get(r, n->src[0]));
       set(r, n, n->arg.str);
+      r->nthreads = get(r, n->src[0]);
       return;
+    case UOP_DEFINE_LOCAL: { /* cross-thread reduce scratch (group_reduce.c): one slot per thread, in the object */
+      const char *name = fmt(r, "temp%lld", (long long)n->arg.i);
+      line(r, "static %s %s[%lld] __attribute__((aligned(64)));", ctype(r, uop_dt_base_of(n->dtype)), name,
+           (long long)(n->dtype.size > 0 ? n->dtype.size : 1));
+      set(r, n, name);
+      return;
+    }
     case UOP_DEFINE_REG: {
       const char *name = fmt(r, "acc%lld", (long long)n->arg.i);
       line(r, "%s %s[%lld];", ctype(r, uop_dt_base_of(n->dtype)), name, (long long)(n->dtype.size > 0 ? n->dtype.size : 1));
@@ -659,7 +669,22 @@ static void render_node(rc *r, const uop *n, size_t k) {
       else line(r, "*%s = %s;", p, get(r, n->src[1]));
       return;
     }
-    case UOP_BARRIER: return; /* one thread per core_id: nothing to wait for */
+    case UOP_BARRIER:
+      /* A cross-thread reduce (group_reduce.c): every thread counts its arrival (acq_rel: its partials are seen by
+       * whoever counts after it); all but the last return, the last resets the count for the next launch (the
+       * pool's join orders that before it) and combines. Nobody waits, so any number of workers runs any number
+       * of core_ids. The atomic is inline on every host (the pragma below turns off gcc's out-of-line aarch64 atomics:
+       * a freestanding kernel has no libgcc helpers to call). */
+      if (!r->nthreads) return; /* one thread: nothing to wait for */
+      if (r->depth || r->nbarriers++) {
+        r->st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "render c: a cross-thread BARRIER %s",
+                                r->depth ? "inside a loop" : "after another one");
+        return;
+      }
+      line(r, "static unsigned hcq_arrived;");
+      line(r, "if (__atomic_add_fetch(&hcq_arrived, 1u, __ATOMIC_ACQ_REL) != (unsigned)(%s)) return;", r->nthreads);
+      line(r, "__atomic_store_n(&hcq_arrived, 0u, __ATOMIC_RELAXED);");
+      return;
     case UOP_GEP: /* lane access: v[i] */
       if (n->arg.kind != UOP_ARG_INTS || n->arg.n != 1 || n->dtype.count != 1) {
         r->st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "render c: GEP of more than one lane");
@@ -741,6 +766,11 @@ hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *l
   bool var = false;
   for (size_t k = 0; k < count && !var; k++) var = list[k]->op == UOP_DEFINE_VAR;
   if (var) fputs("#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC optimize(\"vect-cost-model=cheap\")\n#endif\n", f);
+  bool barrier = false;
+  for (size_t k = 0; k < count && !barrier; k++) barrier = list[k]->op == UOP_BARRIER;
+  if (barrier)
+    fputs("#if defined(__aarch64__) && defined(__GNUC__) && !defined(__clang__)\n"
+          "#pragma GCC target(\"no-outline-atomics\")\n#endif\n", f);
   fprintf(f, "void %s(", name);
   for (size_t k = 0; k < count && !r.st; k++) {
     const uop *n = list[k];

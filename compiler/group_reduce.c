@@ -374,6 +374,12 @@ static hcq_status group_pass(cc_pass_ctx *pc, const uop *sink, bool cpu, const u
   }
   if (!first) {
     *out_sink = sink;
+    /* CPU, after the expander: a cross-thread reduce's lanes (UPCAST) each got a BARRIER; they become one */
+    if (!cpu && pc->target->has_threads) {
+      hcq_status st = merge_barriers(pc->ctx, &j.keep, sink, out_sink);
+      base_ptrmap_free(&j.keep);
+      return st;
+    }
     return HCQ_OK;
   }
   if (j.cpu && !pc->target->has_threads)

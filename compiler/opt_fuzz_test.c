@@ -319,8 +319,12 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int64_t g_cases, g_applied, g_refused, g_native, g_threaded, g_native_reduce_wild;
+static int64_t g_cases, g_applied, g_refused, g_native, g_threaded, g_thread_reduce, g_native_thread_reduce, g_native_reduce_wild;
 
+static bool g_have_cc;
+
+/* native: compile and run the c-target kernel natively (also done for every cross-thread reduce when a C compiler
+ * is there) */
 static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
   sbuf b = {.n = 0};
   kspec k;
@@ -349,11 +353,16 @@ static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
                                       CC_OPT_SWAP, CC_OPT_PADTO};
   static const int64_t AMTS[] = {0, 2, 3, 4, 5, 8, 16};
   int nopt = 1 + (int)rnd(5);
+  bool thread_reduce = false;
   for (int i = 0; i < nopt; i++) {
     cc_opt o;
     o.op = t->kind == CC_TARGET_C ? C_OPS[rnd(sizeof C_OPS / sizeof C_OPS[0])]
                                   : GPU_OPS[rnd(sizeof GPU_OPS / sizeof GPU_OPS[0])];
     o.axis = (int)rnd((uint32_t)sc.nrngs + 1);
+    /* THREAD on a reduce axis (a cross-thread reduce) where the kernel has one: half the time */
+    if (o.op == CC_OPT_THREAD && rnd(2))
+      for (size_t a = 0; a < sc.nrngs; a++)
+        if (cc_axis_type(sc.rngs[a]) == UOP_AXIS_REDUCE) o.axis = (int)a;
     o.amount = o.op == CC_OPT_SWAP ? (int64_t)rnd((uint32_t)sc.nrngs + 1) : AMTS[rnd(sizeof AMTS / sizeof AMTS[0])];
     if (o.op == CC_OPT_PADTO) o.amount = 2 + rnd(7);
     /* mostly a divisor of the axis size, so that most opts apply */
@@ -363,6 +372,7 @@ static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
       while (size % d) d--;
       o.amount = d > 32 ? 0 : d;
     }
+    bool on_reduce = (size_t)o.axis < sc.nrngs && cc_axis_type(sc.rngs[o.axis]) == UOP_AXIS_REDUCE;
     const uop *before = sc.sink;
     size_t nbefore = sc.napplied;
     st = cc_apply_opt(&sc, o);
@@ -375,6 +385,8 @@ static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
     } else {
       g_applied++;
       g_threaded += o.op == CC_OPT_THREAD;
+      g_thread_reduce += o.op == CC_OPT_THREAD && on_reduce;
+      thread_reduce |= o.op == CC_OPT_THREAD && on_reduce;
     }
   }
   size_t bad = 0;
@@ -402,7 +414,7 @@ static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
     hcq_status_free(st);
     bad += bad2;
   }
-  if (!fail && native && t->kind == CC_TARGET_C) {
+  if (!fail && (native || (thread_reduce && g_have_cc)) && t->kind == CC_TARGET_C) {
     cc_options o = {.opts = sc.applied, .nopts = sc.napplied};
     if (!sc.napplied) o.noopt = true;
     size_t bad3 = 0;
@@ -413,6 +425,7 @@ static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
     hcq_status_free(st);
     bad += bad3;
     g_native++;
+    g_native_thread_reduce += thread_reduce;
     if (bad3) { /* tell optimizer bugs from pipeline bugs */
       size_t bad4 = 0;
       cc_options no = {.noopt = true};
@@ -460,7 +473,7 @@ int main(void) {
   char dir[] = "/tmp/hcq-optfuzz-XXXXXX";
   if (!mkdtemp(dir)) return 1;
   setenv("XDG_CACHE_HOME", dir, 1);
-  bool have_cc = tu_have(cc_toolchain_cc());
+  bool have_cc = g_have_cc = tu_have(cc_toolchain_cc());
   double budget = 3.0;
   const char *env = getenv("HCQ_FUZZ_SECONDS");
   if (env && atof(env) > 0) budget = atof(env);
@@ -476,12 +489,15 @@ int main(void) {
     for (int i = 0; i < 16; i++) fuzz_case(ctx, rnd(4) == 0 ? &ptx : &c, have_cc && i % 4 == 0);
     uop_ctx_destroy(ctx);
   }
-  printf("opt_fuzz: %lld kernels (%lld with full-range inputs), %lld opts applied (%lld THREAD), %lld refused, "
+  printf("opt_fuzz: %lld kernels (%lld with full-range inputs), %lld opts applied (%lld THREAD, %lld on a reduce axis: "
+         "%lld of those kernels run natively), %lld refused, "
          "%lld run natively (%lld float reduces also without opts on full-range values), out-of-bounds variants: "
          "%lld refused, %lld in bounds, %.1f s\n",
          (long long)g_cases, (long long)g_wild_cases, (long long)g_applied, (long long)g_threaded,
+         (long long)g_thread_reduce, (long long)g_native_thread_reduce,
          (long long)g_refused, (long long)g_native, (long long)g_native_reduce_wild, (long long)g_oob_refused, (long long)g_oob_allowed, now_s() - t0);
   CHECK(g_cases > 0 && g_applied > 0);
+  CHECK(g_thread_reduce > 0); /* the cross-thread reduce is exercised (the seed is fixed by default) */
   if (testing_failures) fprintf(stderr, "opt_fuzz: FAILED with seed 0x%" PRIx64 " (rerun: HCQ_FUZZ_SEED=0x%" PRIx64 ")\n",
                                 seed, seed);
   char cmd[128];

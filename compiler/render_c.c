@@ -751,8 +751,9 @@ static void render_node(rc *r, const uop *n, size_t k) {
                                 r->depth ? "inside a loop" : "after another one");
         return;
       }
-      line(r, "static unsigned hcq_arrived;");
-      line(r, "if (__atomic_add_fetch(&hcq_arrived, 1u, __ATOMIC_ACQ_REL) != (unsigned)(%s)) return;", r->nthreads);
+      line(r, "{ unsigned hcq_n_ = __atomic_add_fetch(&hcq_arrived, 1u, __ATOMIC_ACQ_REL);");
+      line(r, "  if (hcq_n_ != (unsigned)(%s)) { if (hcq_n_ > (unsigned)(%s)) __builtin_trap(); return; } }", r->nthreads,
+           r->nthreads);
       line(r, "__atomic_store_n(&hcq_arrived, 0u, __ATOMIC_RELAXED);");
       return;
     case UOP_GEP: /* lane access: v[i] */
@@ -851,9 +852,10 @@ hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *l
   if (var) fputs("#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC optimize(\"vect-cost-model=cheap\")\n#endif\n", f);
   bool barrier = false;
   for (size_t k = 0; k < count && !barrier; k++) barrier = list[k]->op == UOP_BARRIER;
-  if (barrier)
+  if (barrier) /* the arrival count: the CPU device finds it by name (cpu_device.c) and poisons it after a fault */
     fputs("#if defined(__aarch64__) && defined(__GNUC__) && !defined(__clang__)\n"
-          "#pragma GCC target(\"no-outline-atomics\")\n#endif\n", f);
+          "#pragma GCC target(\"no-outline-atomics\")\n#endif\n"
+          "__attribute__((visibility(\"hidden\"))) unsigned hcq_arrived;\n", f);
   fprintf(f, "void %s(", name);
   for (size_t k = 0; k < count && !r.st; k++) {
     const uop *n = list[k];

@@ -2,7 +2,9 @@
  * CPU device, whose pool runs the core_ids on real worker threads: sums, int32 sums (exact in any order, so a lost or
  * doubled partial shows bit for bit), max and products, with UPCAST lanes and UNROLL vector accumulators, for thread
  * counts below, equal to and above the pool's workers, each launched several times in a row (the arrival count must
- * be back at 0 for the next launch). The reference interpreter is the judge. Then the refusals: a kernel that is
+ * be back at 0 for the next launch). The reference interpreter is the judge. A launch in which one thread faults
+ * (the others arrived) must leave no silent wrong answer behind: later launches of that loaded kernel fail with a
+ * message saying to load it again, and a fresh load computes the right sum. Then the refusals: a kernel that is
  * more than the one reduce, a size the count does not divide, a target without the combine. */
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +86,62 @@ static void test_runs(void) {
   cpu_device_destroy(dev);
 }
 
+/* A gather sum, THREAD:0:2: thread 1 reads indices far outside x (a fault) while thread 0 arrives. */
+#define GATHER                                                                                                       \
+  "(kernel g (let o (buf 0 float32 1)) (let x (buf 1 float32 4096)) (let ix (buf 2 int32 4096))"                    \
+  " (let r (range 1000 4096 reduce))"                                                                               \
+  " (sink (store (index o 0) (reduce add (load (index x (cast index (load (index ix r))))) r))))"
+
+/* Load GATHER, set x[i] = (i % 8) * scale and the indices (wild: the second half points 2^28 floats away), run
+ * once; returns the status. */
+static hcq_status gather_run(krun *k, cpu_device *dev, bool load, bool wild, float scale, float *out) {
+  if (load) {
+    cc_opt *ov = NULL;
+    size_t nov = 0;
+    CHECK_OK(cc_opts_parse("THREAD:0:2", &ov, &nov));
+    cc_options o = {.opts = ov, .nopts = nov};
+    hcq_status st = krun_compile_text(k, GATHER, &o, 2);
+    free(ov);
+    if (!st) st = krun_setup(k, dev);
+    if (st) return st;
+  }
+  cc_kbuf *x = krun_buf(k, 1), *ix = krun_buf(k, 2);
+  for (int i = 0; i < 4096; i++) {
+    ((float *)x->data)[i] = (float)(i % 8) * scale;
+    ((int32_t *)ix->data)[i] = wild && i >= 2048 ? (1 << 28) : (i * 7) % 4096;
+  }
+  ((float *)krun_buf(k, 0)->data)[0] = -1;
+  hcq_status st = krun_exec(k, 30000, NULL);
+  *out = ((float *)krun_buf(k, 0)->data)[0];
+  return st;
+}
+
+static void test_fault(void) {
+  cpu_device *dev = NULL;
+  CHECK_OK(cpu_device_create(2, &dev));
+  if (!dev) return;
+  krun k = {0};
+  float got = 0;
+  CHECK_OK(gather_run(&k, dev, true, false, 1, &got));
+  CHECK(got == 4096.0f * 3.5f); /* (i*7) % 4096 runs over every index once: 512 times 0..7 */
+  hcq_status st = gather_run(&k, dev, false, true, 1, &got);
+  CHECK(st && hcq_status_code(st) == HCQ_CODE_KERNEL_FAULT && strstr(hcq_status_message(st), "load the kernel again"));
+  if (st) fprintf(stderr, "  (expected) %s\n", hcq_status_message(st));
+  hcq_status_free(st);
+  /* the same loaded kernel again, good indices, new values: an error, never a sum of one fresh and one stale
+   * partial */
+  st = gather_run(&k, dev, false, false, 2, &got);
+  if (!st) fprintf(stderr, "  after a fault: ran and wrote %g (the sum is %g)\n", got, 4096.0 * 7);
+  CHECK(st && strstr(hcq_status_message(st), "load the kernel again"));
+  hcq_status_free(st);
+  krun_free(&k);
+  krun k2 = {0};
+  CHECK_OK(gather_run(&k2, dev, true, false, 2, &got));
+  CHECK(got == 4096.0f * 7);
+  krun_free(&k2);
+  cpu_device_destroy(dev);
+}
+
 /* opts on `text` for `target` must be refused (HCQ_CODE_INVALID) with a message holding `needle`. */
 static void expect_refused(const char *target, const char *text, const char *opts, const char *needle) {
   uop_ctx *ctx = NULL;
@@ -121,6 +179,7 @@ static void test_refused(void) {
 
 int main(void) {
   test_runs();
+  test_fault();
   test_refused();
   return testing_summary("cpu_thread_reduce");
 }

@@ -359,10 +359,11 @@ static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
     o.op = t->kind == CC_TARGET_C ? C_OPS[rnd(sizeof C_OPS / sizeof C_OPS[0])]
                                   : GPU_OPS[rnd(sizeof GPU_OPS / sizeof GPU_OPS[0])];
     o.axis = (int)rnd((uint32_t)sc.nrngs + 1);
-    /* THREAD on a reduce axis (a cross-thread reduce) where the kernel has one: half the time */
-    if (o.op == CC_OPT_THREAD && rnd(2))
+    /* THREAD on a reduce axis (a cross-thread reduce) where the kernel has one, by a count the size allows */
+    bool red_thread = false;
+    if (o.op == CC_OPT_THREAD && rnd(4))
       for (size_t a = 0; a < sc.nrngs; a++)
-        if (cc_axis_type(sc.rngs[a]) == UOP_AXIS_REDUCE) o.axis = (int)a;
+        if (cc_axis_type(sc.rngs[a]) == UOP_AXIS_REDUCE) o.axis = (int)a, red_thread = true;
     o.amount = o.op == CC_OPT_SWAP ? (int64_t)rnd((uint32_t)sc.nrngs + 1) : AMTS[rnd(sizeof AMTS / sizeof AMTS[0])];
     if (o.op == CC_OPT_PADTO) o.amount = 2 + rnd(7);
     /* mostly a divisor of the axis size, so that most opts apply */
@@ -371,6 +372,11 @@ static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
       int64_t d = 2 + rnd((uint32_t)size - 1);
       while (size % d) d--;
       o.amount = d > 32 ? 0 : d;
+    }
+    if (red_thread && size > 1 && rnd(4)) {
+      int64_t d = 2 + rnd((uint32_t)(size < t->global_max[0] ? size : t->global_max[0]) - 1);
+      while (size % d) d--;
+      o.amount = d;
     }
     bool on_reduce = (size_t)o.axis < sc.nrngs && cc_axis_type(sc.rngs[o.axis]) == UOP_AXIS_REDUCE;
     const uop *before = sc.sink;
@@ -482,7 +488,8 @@ int main(void) {
   c.no_fp_contract = true; /* native runs compare bit-exactly with the interpreter (no fused a*b+c) */
   CHECK_OK(cc_target_get("ptx:sm_90", 0, &ptx));
   double t0 = now_s();
-  while (now_s() - t0 < budget && testing_failures < 5) {
+  /* past the budget, a few more batches until a cross-thread reduce was applied (slow hosts: sanitizers, qemu) */
+  while ((now_s() - t0 < budget || (g_thread_reduce == 0 && g_cases < 2000)) && testing_failures < 5) {
     uop_ctx *ctx = NULL;
     CHECK_OK(uop_ctx_create(&ctx));
     if (!ctx) break;

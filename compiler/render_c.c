@@ -743,8 +743,9 @@ static void render_node(rc *r, const uop *n, size_t k) {
       /* A cross-thread reduce (group_reduce.c): every thread counts its arrival (acq_rel: its partials are seen by
        * whoever counts after it); all but the last return, the last resets the count for the next launch (the
        * pool's join orders that before it) and combines. Nobody waits, so any number of workers runs any number
-       * of core_ids. The atomic is inline on every host (the pragma below turns off gcc's out-of-line aarch64 atomics:
-       * a freestanding kernel has no libgcc helpers to call). */
+       * of core_ids. The atomic is inline on every host (pragmas around the function turn off gcc's and clang's
+       * out-of-line aarch64 atomics: a freestanding kernel has no libgcc helpers to call). A count above the
+       * thread count was poisoned after a fault (cpu_device_fault.c): trap rather than combine stale partials. */
       if (!r->nthreads) return; /* one thread: nothing to wait for */
       if (r->depth || r->nbarriers++) {
         r->st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "render c: a cross-thread BARRIER %s",
@@ -852,8 +853,12 @@ hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *l
   if (var) fputs("#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC optimize(\"vect-cost-model=cheap\")\n#endif\n", f);
   bool barrier = false;
   for (size_t k = 0; k < count && !barrier; k++) barrier = list[k]->op == UOP_BARRIER;
-  if (barrier) /* the arrival count: the CPU device finds it by name (cpu_device.c) and poisons it after a fault */
-    fputs("#if defined(__aarch64__) && defined(__GNUC__) && !defined(__clang__)\n"
+  /* the arrival count: the CPU device finds it by name (cpu_device.c) and poisons it after a fault */
+  static const char *const ATOMICS_POP = "#if defined(__aarch64__) && defined(__clang__)\n#pragma clang attribute pop\n#endif\n";
+  if (barrier)
+    fputs("#if defined(__aarch64__) && defined(__clang__)\n"
+          "#pragma clang attribute push (__attribute__((target(\"no-outline-atomics\"))), apply_to = function)\n"
+          "#elif defined(__aarch64__) && defined(__GNUC__)\n"
           "#pragma GCC target(\"no-outline-atomics\")\n#endif\n"
           "__attribute__((visibility(\"hidden\"))) unsigned hcq_arrived;\n", f);
   fprintf(f, "void %s(", name);
@@ -901,6 +906,7 @@ hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *l
   if (hf) fclose(hf);
   fputs(body ? body : "", f);
   fputs("}\n", f);
+  if (barrier) fputs(ATOMICS_POP, f);
   fclose(f);
   free(body);
   if (head && head_len && !r.st) { /* prepend the typedefs */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "compiler/interp.h"
+#include "compiler/cc_test_util.h"
 #include "compiler/kernel_text.h"
 #include "compiler/opt.h"
 #include "base/testing.h"
@@ -142,6 +143,58 @@ static void test_fault(void) {
   cpu_device_destroy(dev);
 }
 
+/* The arrival count's atomic must be inline on aarch64 (gcc and clang default to calls into libgcc's out-of-line
+ * helpers there, which a freestanding kernel cannot resolve): the c:aarch64 source, compiled by the cross compilers
+ * that are installed, references no undefined symbol. */
+static void test_aarch64_atomics(void) {
+  if (!tu_have("aarch64-linux-gnu-nm")) {
+    fprintf(stderr, "cpu_thread_reduce: aarch64-linux-gnu-nm not installed (binutils-aarch64-linux-gnu): skipped\n");
+    return;
+  }
+  static const char *const CCS[] = {"aarch64-linux-gnu-gcc", "clang-19 --target=aarch64-linux-gnu"};
+  uop_ctx *ctx = NULL;
+  CHECK_OK(uop_ctx_create(&ctx));
+  const uop *kern = NULL;
+  cc_target t;
+  cc_program *p = NULL;
+  cc_opt *ov = NULL;
+  size_t nov = 0;
+  static const char *SUM = "(kernel s (let o (buf 0 float32 1)) (let x (buf 1 float32 4096)) "
+                           "(let r (range 1000 4096 reduce)) (sink (store (index o 0) (reduce add (load (index x r)) r))))";
+  CHECK_OK(cc_target_get("c:aarch64", 2, &t));
+  if (ctx) CHECK_OK(cc_kernel_parse(ctx, SUM, strlen(SUM), "<t>", &kern));
+  CHECK_OK(cc_opts_parse("UNROLL:0:4,THREAD:0:2", &ov, &nov));
+  cc_options o = {.opts = ov, .nopts = nov};
+  if (kern) CHECK_OK(cc_compile_source(ctx, kern, &t, &o, &p));
+  char dir[] = "/tmp/hcq-thread-reduce-XXXXXX";
+  if (p && mkdtemp(dir)) {
+    char path[64], cmd[512];
+    snprintf(path, sizeof path, "%s/k.c", dir);
+    FILE *f = fopen(path, "w");
+    if (f) fputs(p->source, f);
+    if (f) fclose(f);
+    for (size_t i = 0; i < sizeof CCS / sizeof CCS[0]; i++) {
+      char tool[64];
+      snprintf(tool, sizeof tool, "%.*s", (int)strcspn(CCS[i], " "), CCS[i]);
+      if (!tu_have(tool)) continue;
+      snprintf(cmd, sizeof cmd, "%s -c -O2 -fPIC -ffreestanding -nostdlib %s/k.c -o %s/k.o && aarch64-linux-gnu-nm -u %s/k.o",
+               CCS[i], dir, dir, dir);
+      FILE *pp = popen(cmd, "r");
+      char out[256] = "";
+      size_t n = pp ? fread(out, 1, sizeof out - 1, pp) : 0;
+      out[n] = 0;
+      int rc = pp ? pclose(pp) : -1;
+      if (rc != 0 || n) fprintf(stderr, "  %s: exit %d, undefined symbols: %s\n", CCS[i], rc, out);
+      CHECK(rc == 0 && n == 0);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd)) fprintf(stderr, "could not remove %s\n", dir);
+  }
+  cc_program_free(p);
+  free(ov);
+  uop_ctx_destroy(ctx);
+}
+
 /* opts on `text` for `target` must be refused (HCQ_CODE_INVALID) with a message holding `needle`. */
 static void expect_refused(const char *target, const char *text, const char *opts, const char *needle) {
   uop_ctx *ctx = NULL;
@@ -180,6 +233,7 @@ static void test_refused(void) {
 int main(void) {
   test_runs();
   test_fault();
+  test_aarch64_atomics();
   test_refused();
   return testing_summary("cpu_thread_reduce");
 }

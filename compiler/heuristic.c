@@ -1,6 +1,7 @@
 /* The hand-coded heuristic (reference tinygrad/codegen/opt/heuristic.py), in the reference's order: GROUPTOP (targets
  * with locals), full upcast of small masked axes, the upcast loop, reduce unroll, default upcast, locals (targets with
- * locals), THREAD last. CPU targets with cpu_tiles deviate: reduce kernels get a vectorizable register tile instead of
+ * locals), THREAD last (an output loop axis; in a kernel without one that is one reduce, such as a sum, the reduce
+ * axis: a cross-thread reduce, group_reduce.c). CPU targets with cpu_tiles deviate: reduce kernels get a vectorizable register tile instead of
  * the upcast loop and unroll (column reduces: the output axis upcast by the vector width; other reduces:
  * cpu_vector_reduce), transposes a 16x4 tile instead of the
  * default upcast. Tensor cores and the matvec

@@ -58,7 +58,7 @@ typedef struct rc {
   const uop *const *list; /* the program, for range names */
   const char *nthreads;   /* the size of SPECIAL gidx0 (the kernel's thread count), NULL before it */
   struct { const uop *src[4]; const char *name; } tr4[16]; /* 4x4 transposes emitted in the current scope */
-  int ntr4;
+  int ntr4, ntr4_names;    /* entries; names handed out (a group transposed again gets a new name) */
   bool shuffled;          /* HCQ_SHUFFLE used: define it in the head */
   int nbarriers;
   hcq_status st;
@@ -624,7 +624,7 @@ static const char *tr4_lane(rc *r, const uop *const *a, int lane) {
     if (r->ntr4 == 16) r->ntr4 = 0; /* a full table starts over: later groups transpose again */
     i = r->ntr4++;
     memcpy(r->tr4[i].src, a, sizeof r->tr4[i].src);
-    const char *nm = r->tr4[i].name = fmt(r, "tr%u", a[0]->id), *ty = ctype(r, a[0]->dtype);
+    const char *nm = r->tr4[i].name = fmt(r, "tr%d", r->ntr4_names++), *ty = ctype(r, a[0]->dtype);
     r->shuffled = true;
     fprintf(r->body, "#if HCQ_SHUFFLE\n");
     line(r, "%s %s_ab0 = __builtin_shufflevector(%s, %s, 0, 4, 1, 5), %s_ab2 = __builtin_shufflevector(%s, %s, 2, 6, 3, 7);",

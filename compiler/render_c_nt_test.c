@@ -154,6 +154,20 @@ static void check_transpose_shapes(const cc_target *t, bool x86) {
       }
     }
   }
+  /* 4-lane vectors only: a 32x16 tile needs 32 transposes in one scope (more than the renderer's table holds) */
+  cc_target v4 = *t;
+  v4.vector_max = 4;
+  const uop *k = parse(TRANSPOSE_64);
+  cc_opt *ov = NULL;
+  size_t nov = 0, bad = SIZE_MAX;
+  CHECK_OK(cc_opts_parse("UPCAST:0:16,UPCAST:1:16,UPCAST:0:2", &ov, &nov));
+  cc_options o = {.opts = ov, .nopts = nov};
+  cc_program *p = NULL;
+  if (k) CHECK_OK(otu_native_same(g_ctx, k, &v4, &o, NULL, 0, 9, &bad, &p));
+  CHECK_EQ_INT((long long)bad, 0);
+  CHECK(!p || strstr(p->source, "tr31_ab0") != NULL);
+  cc_program_free(p);
+  free(ov);
 }
 
 /* The 64-byte non-temporal row store must fall back (to 16-byte ones, then plain stores) when the output is not

@@ -30,6 +30,8 @@ hcq_status cc_pass_merge_ranges(cc_pass_ctx *pc, const uop *sink, const uop **ou
 hcq_status cc_pass_reduce(cc_pass_ctx *pc, const uop *sink, const uop **out_sink);
 /* group_reduce.c: REDUCEs over GROUP_REDUCE ranges -> shared-memory partials + BARRIER + a second reduce. */
 hcq_status cc_pass_group_reduce(cc_pass_ctx *pc, const uop *sink, const uop **out_sink);
+/* CPU: a REDUCE over the THREAD range -> per-thread partials in scratch + BARRIER + combine (before the expander) */
+hcq_status cc_pass_thread_reduce(cc_pass_ctx *pc, const uop *sink, const uop **out_sink);
 hcq_status cc_pass_gpudims(cc_pass_ctx *pc, const uop *sink, const uop **out_sink);
 hcq_status cc_pass_lower_index(cc_pass_ctx *pc, const uop *sink, const uop **out_sink);
 hcq_status cc_pass_decompose(cc_pass_ctx *pc, const uop *sink, const uop **out_sink);

@@ -20,7 +20,13 @@
  * range, e.g. a grouped reduce nested in another reduce) the loop's trip count must be the same in every thread
  * (its end depends on no range or thread id; otherwise the kernel is refused), and the partial's STORE also waits
  * at a second BARRIER(partial) (an extra source after its ranges), so that no thread overwrites the buffer while
- * another still reads the previous iteration's partials. */
+ * another still reads the previous iteration's partials.
+ *
+ * CPU targets (c): a REDUCE that lists the THREAD range (THREAD on a reduce axis) is lowered the same way with the
+ * THREAD range as g: each core_id stores its partial into a scratch array (DEFINE_LOCAL, a static array in the
+ * kernel object), and render_c.c renders the BARRIER as an atomic arrival count past which only the last thread to
+ * arrive goes on, so it alone combines the partials (in thread order: the result does not depend on timing) and
+ * writes; stores are not gated. The REDUCE must not sit inside another range (the others would not wait for it). */
 #include <stdlib.h>
 
 #include "compiler/cc_internal.h"
@@ -67,8 +73,8 @@ static hcq_status uniform_end(uop_ctx *ctx, const uop *r, bool *out) {
  * inside x closes. The local-like ones (sorted by id) go to loc[], their count to *nloc; *in_loop tells whether a
  * loop range (LOOP, REDUCE) is open, which must have the same trip count in every thread. UPCAST/UNROLL ranges are
  * allowed only before the expander (allow_unexpanded). */
-static hcq_status outer_ranges(uop_ctx *ctx, const uop *red, bool allow_unexpanded, const uop **loc, int *nloc,
-                               bool *in_loop) {
+static hcq_status outer_ranges(uop_ctx *ctx, const uop *red, bool allow_unexpanded, bool upcast_dims,
+                               const uop **loc, int *nloc, bool *in_loop) {
   *nloc = 0;
   *in_loop = false;
   const uop **nodes;
@@ -87,6 +93,14 @@ static hcq_status outer_ranges(uop_ctx *ctx, const uop *red, bool allow_unexpand
     if (n->op != UOP_RANGE || listed(red, 1, n) || base_ptrmap_find(&closed, n)) continue;
     uop_axis at = (uop_axis)n->arg.i2;
     if (at == UOP_AXIS_GLOBAL || at == UOP_AXIS_THREAD) continue;
+    if (upcast_dims && at == UOP_AXIS_UPCAST) { /* CPU, before the expander: each lane needs its own slots */
+      if (*nloc == MAX_GROUP_DIMS) {
+        st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "group reduce: more than %d local dims", MAX_GROUP_DIMS);
+        break;
+      }
+      loc[(*nloc)++] = n;
+      continue;
+    }
     if (allow_unexpanded && (at == UOP_AXIS_UPCAST || at == UOP_AXIS_UNROLL)) continue;
     if (at == UOP_AXIS_LOOP || at == UOP_AXIS_REDUCE) {
       bool uniform;
@@ -128,13 +142,14 @@ hcq_status cc_group_reduce_check(uop_ctx *ctx, const uop *sink) {
     const uop *loc[MAX_GROUP_DIMS];
     int nloc;
     bool in_loop;
-    HCQ_TRY(outer_ranges(ctx, n, true, loc, &nloc, &in_loop));
+    HCQ_TRY(outer_ranges(ctx, n, true, false, loc, &nloc, &in_loop));
   }
   return HCQ_OK;
 }
 
 typedef struct group_job {
   const cc_target *t;
+  bool cpu;                /* CPU cross-thread reduce: THREAD ranges are the group, no store gate (see below) */
   const uop *const *nodes; /* the kernel's nodes, for fresh range ids */
   size_t count;
   int64_t *new_ids;        /* range ids handed out so far */
@@ -157,11 +172,17 @@ static const uop *linear_index(uop_ctx *ctx, const uop *const *dims, const int64
   return idx ? idx : uop_index_const(ctx, 0);
 }
 
+/* The ranges a lowered REDUCE spreads over threads: GROUP_REDUCE ranges, or THREAD ranges in a CPU job. */
+static bool is_group_of(const group_job *j, const uop *n) {
+  return j->cpu ? n->op == UOP_RANGE && n->arg.i2 == UOP_AXIS_THREAD : is_group(n);
+}
+
 static const uop *lower_reduce(group_job *j, uop_ctx *ctx, const uop *n, hcq_status *st) {
   const uop *g[MAX_GROUP_DIMS], *dims[2 * MAX_GROUP_DIMS];
   int64_t sizes[2 * MAX_GROUP_DIMS];
   int ng = 0, nloc = 0;
-  if (n->dtype.count != 1 || n->src[0]->dtype.count != 1) { /* one shared slot per thread holds one scalar */
+  /* one shared slot per thread holds one scalar; on CPU the partial may reduce a vector (per-lane accumulators) */
+  if (n->dtype.count != 1 || (!j->cpu && n->src[0]->dtype.count != 1)) {
     *st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "group reduce: a vector REDUCE (%u lanes) over GROUP_REDUCE ranges",
                           (unsigned)n->src[0]->dtype.count);
     return NULL;
@@ -171,7 +192,7 @@ static const uop *lower_reduce(group_job *j, uop_ctx *ctx, const uop *n, hcq_sta
   uint32_t nrest = 0;
   rest[nrest++] = n->src[0];
   for (uint32_t i = 1; i < n->nsrc; i++) {
-    if (!is_group(n->src[i])) {
+    if (!is_group_of(j, n->src[i])) {
       rest[nrest++] = n->src[i];
     } else if (ng == MAX_GROUP_DIMS) {
       *st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "group reduce: more than %d GROUP_REDUCE ranges", MAX_GROUP_DIMS);
@@ -182,7 +203,10 @@ static const uop *lower_reduce(group_job *j, uop_ctx *ctx, const uop *n, hcq_sta
     }
   }
   bool in_loop;
-  *st = outer_ranges(ctx, n, false, dims, &nloc, &in_loop);
+  *st = outer_ranges(ctx, n, j->cpu, j->cpu, dims, &nloc, &in_loop);
+  if (!*st && j->cpu && in_loop) /* only the last thread goes on past the barrier: it must be the only one */
+    *st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "cross-thread reduce: the REDUCE over THREAD range r%lld sits inside "
+                          "another range", (long long)g[0]->arg.i);
   if (*st) {
     free(rest);
     return NULL;
@@ -209,7 +233,8 @@ static const uop *lower_reduce(group_job *j, uop_ctx *ctx, const uop *n, hcq_sta
     return NULL;
   }
   j->shared_B += bytes;
-  const uop *partial = nrest == 1 ? n->src[0] : uop_new(ctx, UOP_REDUCE, n->dtype, rest, nrest, n->arg);
+  bool keep_reduce = nrest > 1 || n->src[0]->dtype.count != 1; /* a vector source still needs its horizontal reduce */
+  const uop *partial = !keep_reduce ? n->src[0] : uop_new(ctx, UOP_REDUCE, n->dtype, rest, nrest, n->arg);
   free(rest);
   const uop *buf = uop_new(ctx, UOP_DEFINE_LOCAL, uop_dt_ptr(n->dtype, UOP_AS_LOCAL, total), NULL, 0,
                            uop_arg_int(j->nlocal++));
@@ -218,11 +243,13 @@ static const uop *lower_reduce(group_job *j, uop_ctx *ctx, const uop *n, hcq_sta
    * thread has then finished the previous iteration's reads of the buffer. */
   const uop *wsrc[2] = {buf, linear_index(ctx, dims, sizes, nd)};
   const uop *widx = uop_new(ctx, UOP_INDEX_OP, buf->dtype, wsrc, 2, uop_arg_none());
-  const uop *ssrc[3 + MAX_GROUP_DIMS] = {widx, partial};
-  for (int i = 0; i < ng; i++) ssrc[2 + i] = g[i];
+  const uop *ssrc[3 + 2 * MAX_GROUP_DIMS] = {widx, partial};
+  uint32_t nss = 2;
+  for (int i = 0; i < ng; i++) ssrc[nss++] = g[i];
+  for (int i = 0; j->cpu && i < nloc; i++) ssrc[nss++] = dims[i]; /* CPU: the UPCAST lanes, expanded later */
   const uop *pre = in_loop ? uop_new(ctx, UOP_BARRIER, uop_dt(UOP_VOID), &partial, 1, uop_arg_none()) : NULL;
-  if (pre) ssrc[2 + ng] = pre;
-  const uop *store = uop_new(ctx, UOP_STORE, uop_dt(UOP_VOID), ssrc, 2 + (uint32_t)ng + (pre != NULL), uop_arg_none());
+  if (pre) ssrc[nss++] = pre;
+  const uop *store = uop_new(ctx, UOP_STORE, uop_dt(UOP_VOID), ssrc, nss, uop_arg_none());
   const uop *bar = uop_new(ctx, UOP_BARRIER, uop_dt(UOP_VOID), &store, 1, uop_arg_none());
   /* barriers inside loops stay apart from the others (merging them would pull other work into the loop) */
   if (in_loop && (!pre || !base_ptrmap_put(&j->keep, pre, 1) || !bar || !base_ptrmap_put(&j->keep, bar, 1))) return NULL;
@@ -273,10 +300,10 @@ static const uop *gate_store(group_job *j, uop_ctx *ctx, const uop *n) {
 
 static const uop *group_fn(void *user, uop_ctx *ctx, const uop *n, hcq_status *st) {
   group_job *j = user;
-  if (n->op == UOP_STORE && n->nsrc >= 2) return gate_store(j, ctx, n);
+  if (n->op == UOP_STORE && n->nsrc >= 2) return j->cpu ? n : gate_store(j, ctx, n);
   if (n->op != UOP_REDUCE) return n;
   for (uint32_t i = 1; i < n->nsrc; i++)
-    if (is_group(n->src[i])) return lower_reduce(j, ctx, n, st);
+    if (is_group_of(j, n->src[i])) return lower_reduce(j, ctx, n, st);
   return n;
 }
 
@@ -323,14 +350,20 @@ static hcq_status merge_barriers(uop_ctx *ctx, const base_ptrmap *keep, const uo
   }
 }
 
-hcq_status cc_pass_group_reduce(cc_pass_ctx *pc, const uop *sink, const uop **out_sink) {
+static hcq_status group_pass(cc_pass_ctx *pc, const uop *sink, bool cpu, const uop **out_sink) {
   *out_sink = NULL;
   const uop **nodes;
   size_t count;
   HCQ_TRY(uop_toposort(pc->ctx, sink, &nodes, &count));
-  group_job j = {.t = pc->target, .nodes = nodes, .count = count};
+  group_job j = {.t = pc->target, .cpu = cpu, .nodes = nodes, .count = count};
   const uop *first = NULL;
-  for (size_t k = 0; k < count; k++) {
+  for (size_t k = 0; k < count && cpu; k++) { /* CPU: REDUCEs that list the THREAD range */
+    const uop *n = nodes[k];
+    if (n->op == UOP_DEFINE_LOCAL && n->arg.i >= j.nlocal) j.nlocal = n->arg.i + 1;
+    for (uint32_t i = 1; n->op == UOP_REDUCE && i < n->nsrc; i++)
+      if (is_group_of(&j, n->src[i])) first = n->src[i];
+  }
+  for (size_t k = 0; k < count && !cpu; k++) {
     const uop *n = nodes[k];
     if (n->op == UOP_DEFINE_LOCAL && n->arg.i >= j.nlocal) j.nlocal = n->arg.i + 1; /* keep ids unique */
     if (n->op != UOP_RANGE) continue;
@@ -341,13 +374,22 @@ hcq_status cc_pass_group_reduce(cc_pass_ctx *pc, const uop *sink, const uop **ou
   }
   if (!first) {
     *out_sink = sink;
+    /* CPU, after the expander: a cross-thread reduce's lanes (UPCAST) each got a BARRIER; they become one */
+    if (!cpu && pc->target->has_threads) {
+      hcq_status st = merge_barriers(pc->ctx, &j.keep, sink, out_sink);
+      base_ptrmap_free(&j.keep);
+      return st;
+    }
     return HCQ_OK;
   }
-  if (!pc->target->has_local || !pc->target->has_shared)
+  if (j.cpu && !pc->target->has_threads)
+    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "cross-thread reduce: target %s has no threads (THREAD range r%lld)",
+                           pc->target->name, (long long)first->arg.i);
+  if (!j.cpu && (!pc->target->has_local || !pc->target->has_shared))
     return hcq_status_make(HCQ_CODE_UNSUPPORTED, "group reduce: target %s has no local dims or shared memory "
                            "(GROUP_REDUCE range r%lld)", pc->target->name, (long long)first->arg.i);
   const uop *lowered;
-  if (!j.gate) return hcq_status_make(HCQ_CODE_NOMEM, "group reduce: out of memory");
+  if (!j.cpu && !j.gate) return hcq_status_make(HCQ_CODE_NOMEM, "group reduce: out of memory");
   hcq_status st = cc_rebuild(pc->ctx, sink, group_fn, &j, &lowered);
   if (!st) st = merge_barriers(pc->ctx, &j.keep, lowered, &lowered);
   base_ptrmap_free(&j.keep);
@@ -356,4 +398,12 @@ hcq_status cc_pass_group_reduce(cc_pass_ctx *pc, const uop *sink, const uop **ou
   const uop_pm *pm = uop_symbolic_pm();
   if (!pm) return hcq_status_make(HCQ_CODE_INTERNAL, "group reduce: the symbolic rule set failed to build");
   return uop_graph_rewrite(pc->ctx, lowered, pm, UOP_REWRITE_SOURCES_FIRST, NULL, out_sink);
+}
+
+hcq_status cc_pass_group_reduce(cc_pass_ctx *pc, const uop *sink, const uop **out_sink) {
+  return group_pass(pc, sink, false, out_sink);
+}
+
+hcq_status cc_pass_thread_reduce(cc_pass_ctx *pc, const uop *sink, const uop **out_sink) {
+  return group_pass(pc, sink, true, out_sink);
 }

@@ -1,6 +1,7 @@
 /* The hand-coded heuristic (reference tinygrad/codegen/opt/heuristic.py), in the reference's order: GROUPTOP (targets
  * with locals), full upcast of small masked axes, the upcast loop, reduce unroll, default upcast, locals (targets with
- * locals), THREAD last. CPU targets with cpu_tiles deviate: reduce kernels get a vectorizable register tile instead of
+ * locals), THREAD last (an output loop axis; in a kernel without one that is one reduce, such as a sum, the reduce
+ * axis: a cross-thread reduce, group_reduce.c). CPU targets with cpu_tiles deviate: reduce kernels get a vectorizable register tile instead of
  * the upcast loop and unroll (column reduces: the output axis upcast by the vector width; other reduces:
  * cpu_vector_reduce; a register-tiled reduce over a big panel: KBLOCK, compiler/kblock.c), transposes a 16x4 tile
  * instead of the default upcast. Tensor cores and the matvec
@@ -269,6 +270,12 @@ static hcq_status threads(cc_sched *s) {
     for (size_t i = 0; i < n; i++) {
       const uop *q;
       if (cc_axis_size(s->rngs[ax[i]]) >= 0 && !cc_divides(s->ctx, s->rngs[ax[i]]->src[0], t, &q)) continue;
+      bool ok;
+      HCQ_TRY(try_opt(s, CC_OPT_THREAD, ax[i], t, &ok));
+      if (ok) return HCQ_OK;
+    }
+    /* no output loop to split (a full reduce such as sum): a cross-thread reduce over the outermost reduce axis */
+    for (size_t i = 0, nr = n ? 0 : axes_of(s, AX(REDUCE), true, ax); i < nr; i++) {
       bool ok;
       HCQ_TRY(try_opt(s, CC_OPT_THREAD, ax[i], t, &ok));
       if (ok) return HCQ_OK;

@@ -319,8 +319,13 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int64_t g_cases, g_applied, g_refused, g_native, g_threaded, g_kblocked, g_native_reduce_wild;
+static int64_t g_cases, g_applied, g_refused, g_native, g_threaded, g_kblocked, g_thread_reduce, g_native_thread_reduce,
+    g_native_reduce_wild;
 
+static bool g_have_cc;
+
+/* native: compile and run the c-target kernel natively (also done for every cross-thread reduce when a C compiler
+ * is there) */
 static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
   sbuf b = {.n = 0};
   kspec k;
@@ -349,11 +354,17 @@ static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
                                       CC_OPT_SWAP, CC_OPT_PADTO};
   static const int64_t AMTS[] = {0, 2, 3, 4, 5, 8, 16};
   int nopt = 1 + (int)rnd(5);
+  bool thread_reduce = false;
   for (int i = 0; i < nopt; i++) {
     cc_opt o;
     o.op = t->kind == CC_TARGET_C ? C_OPS[rnd(sizeof C_OPS / sizeof C_OPS[0])]
                                   : GPU_OPS[rnd(sizeof GPU_OPS / sizeof GPU_OPS[0])];
     o.axis = (int)rnd((uint32_t)sc.nrngs + 1);
+    /* THREAD on a reduce axis (a cross-thread reduce) where the kernel has one, by a count the size allows */
+    bool red_thread = false;
+    if (o.op == CC_OPT_THREAD && rnd(4))
+      for (size_t a = 0; a < sc.nrngs; a++)
+        if (cc_axis_type(sc.rngs[a]) == UOP_AXIS_REDUCE) o.axis = (int)a, red_thread = true;
     o.amount = o.op == CC_OPT_SWAP ? (int64_t)rnd((uint32_t)sc.nrngs + 1) : AMTS[rnd(sizeof AMTS / sizeof AMTS[0])];
     if (o.op == CC_OPT_PADTO) o.amount = 2 + rnd(7);
     /* mostly a divisor of the axis size, so that most opts apply */
@@ -363,6 +374,12 @@ static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
       while (size % d) d--;
       o.amount = d > 32 ? 0 : d;
     }
+    if (red_thread && size > 1 && rnd(4)) {
+      int64_t d = 2 + rnd((uint32_t)(size < t->global_max[0] ? size : t->global_max[0]) - 1);
+      while (size % d) d--;
+      o.amount = d;
+    }
+    bool on_reduce = (size_t)o.axis < sc.nrngs && cc_axis_type(sc.rngs[o.axis]) == UOP_AXIS_REDUCE;
     const uop *before = sc.sink;
     size_t nbefore = sc.napplied;
     st = cc_apply_opt(&sc, o);
@@ -376,6 +393,8 @@ static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
       g_applied++;
       g_threaded += o.op == CC_OPT_THREAD;
       g_kblocked += o.op == CC_OPT_KBLOCK;
+      g_thread_reduce += o.op == CC_OPT_THREAD && on_reduce;
+      thread_reduce |= o.op == CC_OPT_THREAD && on_reduce;
     }
   }
   size_t bad = 0;
@@ -403,7 +422,7 @@ static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
     hcq_status_free(st);
     bad += bad2;
   }
-  if (!fail && native && t->kind == CC_TARGET_C) {
+  if (!fail && (native || (thread_reduce && g_have_cc)) && t->kind == CC_TARGET_C) {
     cc_options o = {.opts = sc.applied, .nopts = sc.napplied};
     if (!sc.napplied) o.noopt = true;
     size_t bad3 = 0;
@@ -414,6 +433,7 @@ static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
     hcq_status_free(st);
     bad += bad3;
     g_native++;
+    g_native_thread_reduce += thread_reduce;
     if (bad3) { /* tell optimizer bugs from pipeline bugs */
       size_t bad4 = 0;
       cc_options no = {.noopt = true};
@@ -461,7 +481,7 @@ int main(void) {
   char dir[] = "/tmp/hcq-optfuzz-XXXXXX";
   if (!mkdtemp(dir)) return 1;
   setenv("XDG_CACHE_HOME", dir, 1);
-  bool have_cc = tu_have(cc_toolchain_cc());
+  bool have_cc = g_have_cc = tu_have(cc_toolchain_cc());
   double budget = 3.0;
   const char *env = getenv("HCQ_FUZZ_SECONDS");
   if (env && atof(env) > 0) budget = atof(env);
@@ -470,19 +490,23 @@ int main(void) {
   c.no_fp_contract = true; /* native runs compare bit-exactly with the interpreter (no fused a*b+c) */
   CHECK_OK(cc_target_get("ptx:sm_90", 0, &ptx));
   double t0 = now_s();
-  while (now_s() - t0 < budget && testing_failures < 5) {
+  /* past the budget, a few more batches until a cross-thread reduce was applied (slow hosts: sanitizers, qemu) */
+  while ((now_s() - t0 < budget || (g_thread_reduce == 0 && g_cases < 2000)) && testing_failures < 5) {
     uop_ctx *ctx = NULL;
     CHECK_OK(uop_ctx_create(&ctx));
     if (!ctx) break;
     for (int i = 0; i < 16; i++) fuzz_case(ctx, rnd(4) == 0 ? &ptx : &c, have_cc && i % 4 == 0);
     uop_ctx_destroy(ctx);
   }
-  printf("opt_fuzz: %lld kernels (%lld with full-range inputs), %lld opts applied (%lld THREAD, %lld KBLOCK), %lld refused, "
+  printf("opt_fuzz: %lld kernels (%lld with full-range inputs), %lld opts applied (%lld THREAD, %lld on a reduce axis: "
+         "%lld of those kernels run natively; %lld KBLOCK), %lld refused, "
          "%lld run natively (%lld float reduces also without opts on full-range values), out-of-bounds variants: "
          "%lld refused, %lld in bounds, %.1f s\n",
          (long long)g_cases, (long long)g_wild_cases, (long long)g_applied, (long long)g_threaded,
-         (long long)g_kblocked, (long long)g_refused, (long long)g_native, (long long)g_native_reduce_wild, (long long)g_oob_refused, (long long)g_oob_allowed, now_s() - t0);
+         (long long)g_thread_reduce, (long long)g_native_thread_reduce, (long long)g_kblocked,
+         (long long)g_refused, (long long)g_native, (long long)g_native_reduce_wild, (long long)g_oob_refused, (long long)g_oob_allowed, now_s() - t0);
   CHECK(g_cases > 0 && g_applied > 0);
+  CHECK(g_thread_reduce > 0); /* the cross-thread reduce is exercised (the seed is fixed by default) */
   if (testing_failures) fprintf(stderr, "opt_fuzz: FAILED with seed 0x%" PRIx64 " (rerun: HCQ_FUZZ_SEED=0x%" PRIx64 ")\n",
                                 seed, seed);
   char cmd[128];

@@ -461,6 +461,35 @@ static const uop *first_reduce(const cc_sched *s) {
 
 #define AX(t) (1u << UOP_AXIS_##t)
 
+/* THREAD on a REDUCE axis (a cross-thread reduce, lowered by group_reduce.c: per-thread partials, then the last
+ * thread to arrive combines them). The kernel must be one reduce: every range other than UPCAST/UNROLL is listed by
+ * the one REDUCE that lists rng, so nothing but the combine and the stores follows the point where a single thread
+ * goes on; the size must be constant and divisible (no gated chunks inside a reduce). */
+static hcq_status thread_reduce_check(const cc_sched *s, cc_opt o, const uop *rng, int64_t amt) {
+  if (s->t->kind != CC_TARGET_C)
+    return opt_error(s, o, rng, "THREAD on a reduce axis needs the c target (its cross-thread combine)");
+  if (cc_axis_size(rng) < 0 || cc_axis_size(rng) % amt)
+    return opt_error(s, o, rng, "THREAD on a reduce axis needs a constant size divisible by the amount");
+  const uop **nodes;
+  size_t count;
+  HCQ_TRY(uop_toposort(s->ctx, s->sink, &nodes, &count));
+  const uop *red = NULL;
+  for (size_t k = 0; k < count; k++) {
+    const uop *n = nodes[k];
+    if (n->op != UOP_REDUCE || !lists(n, rng)) continue;
+    if (red) return opt_error(s, o, rng, "THREAD on a reduce axis that two REDUCEs list");
+    red = n;
+  }
+  for (size_t k = 0; k < count && red; k++) {
+    const uop *n = nodes[k];
+    if (n->op != UOP_RANGE || lists(red, n) || (AX(UPCAST) | AX(UNROLL)) & (1u << cc_axis_type(n))) continue;
+    return opt_error(s, o, rng, "THREAD on a reduce axis needs a kernel that is one reduce (r%lld, %s, is outside it)",
+                     (long long)n->arg.i, uop_axis_name(cc_axis_type(n)));
+  }
+  if (!red) return opt_error(s, o, rng, "no REDUCE lists this axis");
+  return HCQ_OK;
+}
+
 static hcq_status apply_padto(cc_sched *s, cc_opt o, const uop *rng) {
   uop_ctx *ctx = s->ctx;
   int64_t size = cc_axis_size(rng);
@@ -628,10 +657,15 @@ hcq_status cc_apply_opt(cc_sched *s, cc_opt o) {
       for (size_t k = 0; k < count; k++)
         if (nodes[k]->op == UOP_RANGE && cc_axis_type(nodes[k]) == UOP_AXIS_THREAD)
           return opt_error(s, o, rng, "already threaded (r%lld)", (long long)nodes[k]->arg.i);
-      if (!cc_globalizable(s, rng))
-        return opt_error(s, o, rng, "THREAD needs a LOOP axis that every output STORE closes (not a reduce axis)");
       new_at = UOP_AXIS_THREAD;
       top = true;
+      if (at == UOP_AXIS_REDUCE) {
+        HCQ_TRY(thread_reduce_check(s, o, rng, amt));
+        break;
+      }
+      if (!cc_globalizable(s, rng))
+        return opt_error(s, o, rng, "THREAD needs a LOOP axis that every output STORE closes, or the reduce axis of "
+                         "a kernel that is one reduce");
       const uop *q;
       if (cc_axis_size(rng) < 0 && !cc_divides(s->ctx, rng->src[0], amt, &q)) {
         HCQ_TRY(thread_gated(s, rng, amt));

@@ -223,7 +223,7 @@ static void test_errors(void) {
   expect_err(mmtext, &g_c, "LOCAL:0:4", "no local dims");
   expect_err(mmtext, &g_c, "GROUP:0:4", "no local dims");
   expect_err(mmtext, &g_c, "GROUPTOP:0:16", "no local dims");
-  expect_err(mmtext, &g_c, "THREAD:2:2", "THREAD needs a LOOP axis");
+  expect_err(mmtext, &g_c, "THREAD:2:2", "THREAD on a reduce axis needs a kernel that is one reduce");
   expect_err(mmtext, &g_c8, "THREAD:0:16", "too many threads");
   expect_err(mmtext, &g_c, "THREAD:0:2,THREAD:0:2", "already threaded");
   expect_err(mmtext, &g_ptx, "THREAD:0:2", "does not support threads");

@@ -106,6 +106,7 @@ static const cc_pass PASSES[] = {
     {"merge ranges", cc_pass_merge_ranges},        /* 3.7: adjacent ranges -> one, if no div/mod is added */
     {"optimize", pass_optimize},                   /* 3.8: opts / heuristic (slot) */
     {"postopt symbolic", cc_pass_symbolic},        /* 3.9 */
+    {"thread reduce", cc_pass_thread_reduce},      /* CPU: REDUCE over THREAD -> partials + BARRIER + combine */
     {"expand", pass_expand},                       /* 3.10: expander (slot) */
     {"group reduce", cc_pass_group_reduce},        /* 3.10-11: GROUP_REDUCE -> shared memory + BARRIER */
     {"remove reduce", cc_pass_reduce},             /* 3.12: REDUCE -> DEFINE_REG accumulators */

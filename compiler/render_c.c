@@ -56,6 +56,11 @@ typedef struct rc {
   uint32_t vtypes[32]; /* vector typedefs used: scalar | count << 8 | unaligned << 24 */
   int nvtypes;
   const uop *const *list; /* the program, for range names */
+  const char *nthreads;   /* the size of SPECIAL gidx0 (the kernel's thread count), NULL before it */
+  struct { const uop *src[4]; const char *name; } tr4[16]; /* 4x4 transposes emitted in the current scope */
+  int ntr4, ntr4_names;    /* entries; names handed out (a group transposed again gets a new name) */
+  bool shuffled;          /* HCQ_SHUFFLE used: define it in the head */
+  int nbarriers;
   hcq_status st;
 } rc;
 
@@ -524,7 +529,20 @@ static const char *NT_PREAMBLE =
     "#endif\n"
     "#define HCQ_NT4(p, a, b, c, d) do { float *hcq_p_ = (p); \\\n"
     "    if (((__UINTPTR_TYPE__)hcq_p_ & 15) == 0) HCQ_NT_V4(hcq_p_, ((hcq_nt_f4){(a), (b), (c), (d)})); \\\n"
-    "    else { hcq_p_[0] = (a); hcq_p_[1] = (b); hcq_p_[2] = (c); hcq_p_[3] = (d); } } while (0)\n";
+    "    else { hcq_p_[0] = (a); hcq_p_[1] = (b); hcq_p_[2] = (c); hcq_p_[3] = (d); } } while (0)\n"
+    "/* a 64-byte aligned vector of 16 floats as one whole-line store (AVX-512; a transposed tile's rows) */\n"
+    "#if defined(__AVX512F__)\n"
+    "typedef float hcq_nt_f16 __attribute__((vector_size(64)));\n"
+    "#define HCQ_NT_HAS16 1\n"
+    "#if defined(__clang__)\n"
+    "#define HCQ_NT_V16(p, v) __builtin_nontemporal_store((v), (hcq_nt_f16 *)(p))\n"
+    "#else\n"
+    "#define HCQ_NT_V16(p, v) __builtin_ia32_movntps512((p), (v))\n"
+    "#endif\n"
+    "#else\n"
+    "#define HCQ_NT_HAS16 0\n"
+    "#define HCQ_NT_V16(p, v) ((void)0)\n"
+    "#endif\n";
 
 static bool nt_same_run(const nt_store *a, const nt_store *b, int64_t step) {
   return !b->done && b->f32 && a->buf == b->buf && a->base == b->base && b->off == a->off + step;
@@ -577,9 +595,11 @@ static bool nt_store_hold(rc *r, const uop *n) {
     nt_flush(r);
     const char *v = get(r, n->src[1]), *ptr = get(r, idx);
     line(r, "{ %s hcq_v_ = %s;", vec_ctype(r, vdt, false), v);
+    if (vdt.count == 16) /* one whole 64-byte line where it is aligned */
+      line(r, "  if (HCQ_NT_HAS16 && ((__UINTPTR_TYPE__)(%s) & 63) == 0) HCQ_NT_V16((%s), hcq_v_); else {", ptr, ptr);
     for (int i = 0; i < vdt.count; i += 4)
       line(r, "  HCQ_NT4((%s)+%d, hcq_v_[%d], hcq_v_[%d], hcq_v_[%d], hcq_v_[%d]);", ptr, i, i, i + 1, i + 2, i + 3);
-    line(r, "}");
+    line(r, vdt.count == 16 ? "} }" : "}");
     r->nt_used = true;
     return true;
   }
@@ -595,12 +615,64 @@ static bool nt_store_hold(rc *r, const uop *n) {
   return true;
 }
 
+/* Lane `lane` of the 4-lane vectors a[0..3] as one 4-lane vector, through a 4x4 transpose of the four emitted once
+ * per scope (8 shuffles give all four lanes' vectors: NAME_0..NAME_3). */
+static const char *tr4_lane(rc *r, const uop *const *a, int lane) {
+  int i = 0;
+  while (i < r->ntr4 && memcmp(r->tr4[i].src, a, sizeof r->tr4[i].src)) i++;
+  if (i == r->ntr4) {
+    if (r->ntr4 == 16) r->ntr4 = 0; /* a full table starts over: later groups transpose again */
+    i = r->ntr4++;
+    memcpy(r->tr4[i].src, a, sizeof r->tr4[i].src);
+    const char *nm = r->tr4[i].name = fmt(r, "tr%d", r->ntr4_names++), *ty = ctype(r, a[0]->dtype);
+    r->shuffled = true;
+    fprintf(r->body, "#if HCQ_SHUFFLE\n");
+    line(r, "%s %s_ab0 = __builtin_shufflevector(%s, %s, 0, 4, 1, 5), %s_ab2 = __builtin_shufflevector(%s, %s, 2, 6, 3, 7);",
+         ty, nm, get(r, a[0]), get(r, a[1]), nm, get(r, a[0]), get(r, a[1]));
+    line(r, "%s %s_cd0 = __builtin_shufflevector(%s, %s, 0, 4, 1, 5), %s_cd2 = __builtin_shufflevector(%s, %s, 2, 6, 3, 7);",
+         ty, nm, get(r, a[2]), get(r, a[3]), nm, get(r, a[2]), get(r, a[3]));
+    for (int l = 0; l < 4; l++)
+      line(r, "%s %s_%d = __builtin_shufflevector(%s_%s, %s_%s, %s);", ty, nm, l, nm, l < 2 ? "ab0" : "ab2", nm,
+           l < 2 ? "cd0" : "cd2", l % 2 ? "2, 3, 6, 7" : "0, 1, 4, 5");
+    fprintf(r->body, "#endif\n");
+  }
+  return fmt(r, "%s_%d", r->tr4[i].name, lane);
+}
+
+/* A VECTORIZE of lane k of 4, 8 or 16 four-lane vectors (a transposed tile, vectorize.c): gcc builds it lane by
+ * lane (dozens of inserts); 4x4 transposes (shared by the other lanes' vectors) and concatenations are a few
+ * shuffles each. Returns the expression, or NULL when n is not of that form. */
+static const char *transpose_vectorize(rc *r, const uop *n) {
+  uint32_t cnt = n->nsrc;
+  if ((cnt != 4 && cnt != 8 && cnt != 16) || n->dtype.count != (int)cnt || uop_dt_itemsize_B(uop_dt_scalar_of(n->dtype)) != 4)
+    return NULL;
+  const uop *v[16];
+  int64_t lane = -1;
+  for (uint32_t i = 0; i < cnt; i++) {
+    const uop *g = n->src[i];
+    if (g->op != UOP_GEP || g->arg.kind != UOP_ARG_INTS || g->arg.n != 1 || g->src[0]->dtype.count != 4 ||
+        !uop_dt_eq(uop_dt_scalar_of(g->src[0]->dtype), uop_dt_scalar_of(n->dtype)) ||
+        (lane >= 0 && g->arg.ints[0] != lane))
+      return NULL;
+    lane = g->arg.ints[0];
+    v[i] = g->src[0];
+  }
+  const char *part[4];
+  for (uint32_t g = 0; g < cnt / 4; g++) part[g] = tr4_lane(r, v + 4 * g, (int)lane);
+  if (cnt == 4) return part[0];
+  const char *c8 = "0, 1, 2, 3, 4, 5, 6, 7";
+  if (cnt == 8) return fmt(r, "__builtin_shufflevector(%s, %s, %s)", part[0], part[1], c8);
+  return fmt(r, "__builtin_shufflevector(__builtin_shufflevector(%s, %s, %s), __builtin_shufflevector(%s, %s, %s), "
+             "%s, 8, 9, 10, 11, 12, 13, 14, 15)", part[0], part[1], c8, part[2], part[3], c8, c8);
+}
+
 static void render_node(rc *r, const uop *n, size_t k) {
   uop_op op = (uop_op)n->op;
   uintptr_t *u = base_ptrmap_find(&r->uses, n);
   size_t uses = u ? *u : 0;
   if (op == UOP_STORE && nt_store_hold(r, n)) return;
-  if (r->nnt && (op == UOP_STORE || op == UOP_RANGE || op == UOP_ENDRANGE)) nt_flush(r);
+  if (r->nnt && (op == UOP_STORE || op == UOP_RANGE || op == UOP_ENDRANGE || op == UOP_BARRIER)) nt_flush(r);
+  if (op == UOP_RANGE || op == UOP_ENDRANGE) r->ntr4 = 0; /* transposes are visible in their own scope only */
   switch (op) {
     case UOP_DEFINE_GLOBAL: case UOP_DEFINE_VAR: return; /* parameters, named up front */
     case UOP_SPECIAL:
@@ -610,7 +682,15 @@ static void render_node(rc *r, const uop *n, size_t k) {
       }
       line(r, "int %s = core_id; /* %s */", n->arg.str, get(r, n->src[0]));
       set(r, n, n->arg.str);
+      r->nthreads = get(r, n->src[0]);
       return;
+    case UOP_DEFINE_LOCAL: { /* cross-thread reduce scratch (group_reduce.c): one slot per thread, in the object */
+      const char *name = fmt(r, "temp%lld", (long long)n->arg.i);
+      line(r, "static %s %s[%lld] __attribute__((aligned(64)));", ctype(r, uop_dt_base_of(n->dtype)), name,
+           (long long)(n->dtype.size > 0 ? n->dtype.size : 1));
+      set(r, n, name);
+      return;
+    }
     case UOP_DEFINE_REG: {
       const char *name = fmt(r, "acc%lld", (long long)n->arg.i);
       line(r, "%s %s[%lld];", ctype(r, uop_dt_base_of(n->dtype)), name, (long long)(n->dtype.size > 0 ? n->dtype.size : 1));
@@ -659,7 +739,24 @@ static void render_node(rc *r, const uop *n, size_t k) {
       else line(r, "*%s = %s;", p, get(r, n->src[1]));
       return;
     }
-    case UOP_BARRIER: return; /* one thread per core_id: nothing to wait for */
+    case UOP_BARRIER:
+      /* A cross-thread reduce (group_reduce.c): every thread counts its arrival (acq_rel: its partials are seen by
+       * whoever counts after it); all but the last return, the last resets the count for the next launch (the
+       * pool's join orders that before it) and combines. Nobody waits, so any number of workers runs any number
+       * of core_ids. The atomic is inline on every host (pragmas around the function turn off gcc's and clang's
+       * out-of-line aarch64 atomics: a freestanding kernel has no libgcc helpers to call). A count above the
+       * thread count was poisoned after a fault (cpu_device_fault.c): trap rather than combine stale partials. */
+      if (!r->nthreads) return; /* one thread: nothing to wait for */
+      if (r->depth || r->nbarriers++) {
+        r->st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "render c: a cross-thread BARRIER %s",
+                                r->depth ? "inside a loop" : "after another one");
+        return;
+      }
+      line(r, "{ unsigned hcq_n_ = __atomic_add_fetch(&hcq_arrived, 1u, __ATOMIC_ACQ_REL);");
+      line(r, "  if (hcq_n_ != (unsigned)(%s)) { if (hcq_n_ > (unsigned)(%s)) __builtin_trap(); return; } }", r->nthreads,
+           r->nthreads);
+      line(r, "__atomic_store_n(&hcq_arrived, 0u, __ATOMIC_RELAXED);");
+      return;
     case UOP_GEP: /* lane access: v[i] */
       if (n->arg.kind != UOP_ARG_INTS || n->arg.n != 1 || n->dtype.count != 1) {
         r->st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "render c: GEP of more than one lane");
@@ -681,6 +778,19 @@ static void render_node(rc *r, const uop *n, size_t k) {
         strcpy(p, "})");
       }
       const char *ex = own(r, e);
+      bool prev_ok = !r->st;
+      const char *tr = ex ? transpose_vectorize(r, n) : NULL;
+      if (tr && prev_ok && !r->st) { /* shuffles where the compiler has them (gcc >= 12, clang), else the lanes */
+        const char *name = fmt(r, "vec%zu", k);
+        r->shuffled = true;
+        fprintf(r->body, "#if HCQ_SHUFFLE\n");
+        line(r, "%s %s = %s;", ctype(r, n->dtype), name, tr);
+        fprintf(r->body, "#else\n");
+        line(r, "%s %s = %s;", ctype(r, n->dtype), name, ex);
+        fprintf(r->body, "#endif\n");
+        set(r, n, name);
+        return;
+      }
       if (uses == 1 || !ex) {
         set(r, n, ex);
         return;
@@ -741,6 +851,16 @@ hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *l
   bool var = false;
   for (size_t k = 0; k < count && !var; k++) var = list[k]->op == UOP_DEFINE_VAR;
   if (var) fputs("#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC optimize(\"vect-cost-model=cheap\")\n#endif\n", f);
+  bool barrier = false;
+  for (size_t k = 0; k < count && !barrier; k++) barrier = list[k]->op == UOP_BARRIER;
+  /* the arrival count: the CPU device finds it by name (cpu_device.c) and poisons it after a fault */
+  static const char *const ATOMICS_POP = "#if defined(__aarch64__) && defined(__clang__)\n#pragma clang attribute pop\n#endif\n";
+  if (barrier)
+    fputs("#if defined(__aarch64__) && defined(__clang__)\n"
+          "#pragma clang attribute push (__attribute__((target(\"no-outline-atomics\"))), apply_to = function)\n"
+          "#elif defined(__aarch64__) && defined(__GNUC__)\n"
+          "#pragma GCC target(\"no-outline-atomics\")\n#endif\n"
+          "__attribute__((visibility(\"hidden\"))) unsigned hcq_arrived;\n", f);
   fprintf(f, "void %s(", name);
   for (size_t k = 0; k < count && !r.st; k++) {
     const uop *n = list[k];
@@ -780,9 +900,13 @@ hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *l
       fprintf(hf, "typedef %s %s __attribute__((aligned(%d),vector_size(%d)));\n", scalar_ctype(&r, dt),
               vec_ctype(&r, dt, unaligned), align, bytes);
   }
+  if (hf && r.shuffled)
+    fputs("#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)\n#define HCQ_SHUFFLE 1\n#else\n"
+          "#define HCQ_SHUFFLE 0\n#endif\n", hf);
   if (hf) fclose(hf);
   fputs(body ? body : "", f);
   fputs("}\n", f);
+  if (barrier) fputs(ATOMICS_POP, f);
   fclose(f);
   free(body);
   if (head && head_len && !r.st) { /* prepend the typedefs */

@@ -113,6 +113,106 @@ static void check_misaligned(const cc_target *t) {
   cc_program_free(p);
 }
 
+#define TRANSPOSE_I32                                                                                                \
+  "(kernel transpose (let out (buf 0 int32 4096)) (let x (buf 1 int32 4096))"                                        \
+  " (let r0 (range 0 64 loop)) (let r1 (range 1 64 loop))"                                                           \
+  " (sink (store (index out (+ (* r1 64) r0)) (load (index x (+ (* r0 64) r1))) r0 r1)))"
+
+/* Transposed tiles: vectorize.c builds each output row's vector from lane k of 4, 8 or 16 loaded 4-lane vectors;
+ * render_c.c emits them as 4x4 transposes plus concatenations (gcc >= 12, clang), and a 16-lane row as one 64-byte
+ * non-temporal store where aligned (AVX-512). Every tile shape must compute what the interpreter computes, with
+ * non-temporal stores and without; int32 (not vectorized) and 8-lane loads (no 4-lane sources) keep the lanes. */
+static void check_transpose_shapes(const cc_target *t, bool x86) {
+  static const char *SHAPES[] = {"UPCAST:0:16,UPCAST:1:4,THREAD:0:2", "UPCAST:0:4,UPCAST:1:4",
+                                 "UPCAST:0:8,UPCAST:1:4", "UPCAST:1:4,UPCAST:0:16", "UPCAST:0:16,UPCAST:1:8"};
+  const char *texts[2] = {TRANSPOSE_64, TRANSPOSE_I32};
+  cc_target nt = *t;
+  nt.nt_store_min_B = 4096;
+  for (int ti = 0; ti < (x86 ? 2 : 1); ti++) {
+    const cc_target *tg = ti ? &nt : t;
+    for (int x = 0; x < 2; x++) {
+      const uop *k = parse(texts[x]);
+      for (size_t i = 0; k && i < (x ? 1 : sizeof SHAPES / sizeof SHAPES[0]); i++) {
+        cc_opt *ov = NULL;
+        size_t nov = 0, bad = SIZE_MAX;
+        CHECK_OK(cc_opts_parse(SHAPES[i], &ov, &nov));
+        cc_options o = {.opts = ov, .nopts = nov};
+        cc_program *p = NULL;
+        CHECK_OK(otu_native_same(g_ctx, k, tg, &o, NULL, 0, 9, &bad, &p));
+        bool lanes = x || strstr(SHAPES[i], "UPCAST:1:8") || tg->vector_max < 4;
+        bool shuf = !p || lanes || strstr(p->source, "__builtin_shufflevector") != NULL;
+        bool nt16 = !p || lanes || !ti || tg->vector_max < 16 || !strstr(SHAPES[i], "UPCAST:0:16") ||
+                    strstr(p->source, "HCQ_NT_V16((") != NULL;
+        if (bad || !shuf || !nt16)
+          fprintf(stderr, "  transpose %s %s (HCQ_CC=%s, nt %d): %zu bad, shuffles %d, 64-byte nt %d\n", x ? "int32" : "float32",
+                  SHAPES[i], getenv("HCQ_CC"), ti, bad, shuf, nt16);
+        CHECK_EQ_INT((long long)bad, 0);
+        CHECK(shuf);
+        CHECK(nt16);
+        cc_program_free(p);
+        free(ov);
+      }
+    }
+  }
+  /* 4-lane vectors only: a 32x16 tile needs 32 transposes in one scope (more than the renderer's table holds) */
+  cc_target v4 = *t;
+  v4.vector_max = 4;
+  const uop *k = parse(TRANSPOSE_64);
+  cc_opt *ov = NULL;
+  size_t nov = 0, bad = SIZE_MAX;
+  CHECK_OK(cc_opts_parse("UPCAST:0:16,UPCAST:1:16,UPCAST:0:2", &ov, &nov));
+  cc_options o = {.opts = ov, .nopts = nov};
+  cc_program *p = NULL;
+  if (k) CHECK_OK(otu_native_same(g_ctx, k, &v4, &o, NULL, 0, 9, &bad, &p));
+  CHECK_EQ_INT((long long)bad, 0);
+  CHECK(!p || strstr(p->source, "tr31_ab0") != NULL);
+  cc_program_free(p);
+  free(ov);
+}
+
+/* The 64-byte non-temporal row store must fall back (to 16-byte ones, then plain stores) when the output is not
+ * 64-byte aligned. */
+static void check_misaligned_transpose(const cc_target *t) {
+  const uop *k = parse(TRANSPOSE_64);
+  if (!k) return;
+  cc_opt *ov = NULL;
+  size_t nov = 0;
+  CHECK_OK(cc_opts_parse("UPCAST:0:16,UPCAST:1:4", &ov, &nov));
+  cc_options o = {.opts = ov, .nopts = nov};
+  cc_program *p = NULL;
+  tu_kernel tk = {0};
+  hcq_status st = cc_compile_source(g_ctx, k, t, &o, &p);
+  if (!st) st = cc_compile_binary(t, p);
+  if (!st) st = tu_load(p->binary, p->binary_size_B, p->symbol, &tk);
+  CHECK_OK(st);
+  free(ov);
+  if (st || !p) {
+    cc_program_free(p);
+    return;
+  }
+  enum { N = 4096 };
+  float *out = aligned_alloc(64, (N + 16) * 4), *in = aligned_alloc(64, (N + 16) * 4);
+  if (!out || !in) CHECK(false);
+  static const int SHIFTS[] = {0, 1, 4, 8, 12};
+  for (size_t s = 0; out && in && s < sizeof SHIFTS / sizeof SHIFTS[0]; s++) {
+    int shift = SHIFTS[s];
+    for (int i = 0; i < N + 16; i++) in[i] = (float)i * 0.25f, out[i] = -1;
+    tu_call(&tk, (uintptr_t[]){(uintptr_t)(out + shift), (uintptr_t)(in + shift), 0}, 3);
+    size_t bad = 0;
+    for (int i = 0; i < N + 16; i++) {
+      int j = i - shift;
+      float want = j >= 0 && j < N ? in[shift + (j % 64) * 64 + j / 64] : -1;
+      bad += out[i] != want;
+    }
+    if (bad) fprintf(stderr, "  transpose, output misaligned by %d floats: %zu bad elements\n", shift, bad);
+    CHECK_EQ_INT((long long)bad, 0);
+  }
+  free(out);
+  free(in);
+  tu_unload(&tk);
+  cc_program_free(p);
+}
+
 /* A transpose gets both axes upcast on CPU targets (16 along the store's contiguous axis, 4 along the load's); a
  * plain elementwise kernel keeps the default upcast. */
 static void check_transpose_tile(const cc_target *t) {
@@ -292,7 +392,9 @@ static void run_all(const cc_target *t) {
     cc_target loose = nt;
     loose.buf_align_B = 4;
     check_misaligned(&loose);
+    check_misaligned_transpose(&loose);
   }
+  check_transpose_shapes(t, x86);
   /* the default threshold: none of these small kernels qualify */
   check("add 4096, default threshold", ADD_4096, t, false, false);
   check_transpose_tile(t);

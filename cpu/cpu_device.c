@@ -25,6 +25,7 @@ struct cpu_device_program {
   cpu_device *dev;
   cpu_program *elf; /* NULL for wrapped host functions */
   void *fn;
+  unsigned *arrived; /* a cross-thread reduce's arrival count (render_c.c), or NULL */
   char name[CPU_DEVICE_NAME_MAX];
   uint64_t last_run_ns; /* atomic: how long its last one-thread run took (0: not known yet) */
   cpu_device_program *next;
@@ -251,6 +252,7 @@ static hcq_status decode(cpu_device *dev, const uint32_t *words, size_t count, c
           w->name = p->name;
           w->nbufs = (int)nbufs;
           w->exec.fn = p->fn;
+          w->arrived = p->arrived;
           w->exec.nargs = (int)(nbufs + nvals);
           const uint8_t *ab = (const uint8_t *)(uintptr_t)args_va;
           for (uint32_t k = 0; k < nbufs; k++) memcpy(&w->exec.args[k], ab + hcq_kernarg_buf_offset_B(0, k), 8);
@@ -511,11 +513,14 @@ hcq_status cpu_device_load_symbol(cpu_device *dev, const void *elf, size_t size_
   void *fn = NULL;
   hcq_status st = cpu_program_load(elf, size_B, &prog);
   if (!st) st = cpu_program_symbol(prog, symbol, &fn);
+  void *arrived = NULL;
+  if (!st) hcq_status_free(cpu_program_symbol(prog, "hcq_arrived", &arrived)); /* absent: no cross-thread reduce */
   if (!st) st = add_program(dev, prog, fn, name, out_prog);
   if (st) {
     cpu_program_destroy(prog);
     return hcq_status_annotate(st, "loading kernel %s", name);
   }
+  (*out_prog)->arrived = arrived;
   return HCQ_OK;
 }
 

@@ -228,6 +228,14 @@ void cpu_device_exec_task(void *ctx, int core_id) {
   bool data = a->sig == SIGSEGV || a->sig == SIGBUS;
   if (data) describe(fw, a->addr, where, sizeof where);
   else where[0] = 0;
+  /* A cross-thread reduce counts arrivals in the kernel object; a thread that faulted never arrives, so the count
+   * would be off for every later launch (an early, partial combine). Poisoned instead: later arrivals trap. */
+  if (fw->arrived) {
+    bool again = __atomic_exchange_n(fw->arrived, CPU_ARRIVED_POISON, __ATOMIC_RELAXED) >= CPU_ARRIVED_POISON;
+    snprintf(where + strlen(where), sizeof where - strlen(where), "%s",
+             again ? "; its cross-thread reduce is unusable after an earlier fault: load the kernel again"
+                   : "; its cross-thread reduce cannot run again: load the kernel again");
+  }
   cpu_device_record_error(fw->dev, hcq_status_make(HCQ_CODE_KERNEL_FAULT, "kernel %s faulted (%s) at %s%p, core_id %d%s",
                                                    fw->name, sig_name(a->sig), data ? "" : "instruction ", a->addr,
                                                    a->core_id, where));

@@ -10,11 +10,16 @@
 #define CPU_DEVICE_NAME_MAX 64
 
 /* The context of one EXEC or COPY command, alive until the pool finished it. */
+/* The value a faulted kernel's cross-thread reduce arrival count is set to: above any thread count, so every later
+ * arrival traps (render_c.c) instead of combining partials of two launches. */
+#define CPU_ARRIVED_POISON 0x80000000u
+
 typedef struct cpu_work {
   cpu_device *dev;
   const char *name; /* kernel name (the program outlives its commands) */
   int nbufs;        /* EXEC: exec.args[0..nbufs) are buffer addresses */
   uint64_t *run_ns; /* EXEC with one thread: where the run's duration is kept (the program's last_run_ns) */
+  unsigned *arrived; /* EXEC: the kernel's cross-thread reduce arrival count, or NULL (cpu_device_fault.c) */
   union {
     cpu_kernel_args exec;
     struct {

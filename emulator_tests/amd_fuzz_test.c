@@ -18,10 +18,10 @@ static double now_s(void) {
 static long g_run, g_refused, g_stopped;
 
 static void fuzz_case(hcq_rt_device **dev, const cc_target *t) {
-  sbuf b = {0};
+  fuzz_text b = {0};
   kspec k;
   gen(&b, &k);
-  bool noopt = rnd(2);
+  bool noopt = fuzz_rnd(2);
   uop_ctx *ctx = NULL;
   CHECK_OK(uop_ctx_create(&ctx));
   const uop *sink = NULL;
@@ -56,7 +56,7 @@ int main(void) {
     fprintf(stderr, "SKIP: clang-19 or ld.lld-19 missing\n");
     return 77;
   }
-  g_rng = fuzz_seed("amd_fuzz", 0xa3d11);
+  fuzz_rng = fuzz_seed("amd_fuzz", 0xa3d11);
   double budget = fuzz_seconds(3.0, NULL), t0 = now_s();
   cc_target t;
   CHECK_OK(cc_target_get("amdgpu:gfx1100", 0, &t));

@@ -9,33 +9,10 @@
  * (decompositions of a few ulp) use benign values and a tolerance.
  * Seed: HCQ_FUZZ_SEED (default fixed, printed); budget: HCQ_FUZZ_SECONDS (default 3). */
 #include <float.h>
-#include <stdarg.h>
 
 #include "compiler/examples_test_util.h"
 #include "emulator_tests/ptx_test_util.h"
 #include "base/fuzz.h"
-
-static uint64_t g_rng;
-static uint32_t rnd(uint32_t n) {
-  g_rng ^= g_rng << 13;
-  g_rng ^= g_rng >> 7;
-  g_rng ^= g_rng << 17;
-  return (uint32_t)(g_rng % n);
-}
-
-typedef struct sbuf {
-  char s[16384];
-  size_t n;
-} sbuf;
-
-__attribute__((format(printf, 2, 3))) static void sb(sbuf *b, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int k = vsnprintf(b->s + b->n, sizeof b->s - b->n, fmt, ap);
-  va_end(ap);
-  if (k > 0) b->n += (size_t)k;
-  if (b->n >= sizeof b->s) b->n = sizeof b->s - 1;
-}
 
 static const char *const DTYPES[] = {"float16", "bfloat16", "float32", "float64", "int8",   "uint8",
                                      "int16",   "int32",    "uint32",  "int64",   "uint16", "bool"};
@@ -50,169 +27,169 @@ typedef struct kspec {
   bool transcendental;
 } kspec;
 
-static void index_expr(sbuf *b, const kspec *k, bool with_red) {
+static void index_expr(fuzz_text *b, const kspec *k, bool with_red) {
   int n = k->nloop + (with_red ? k->nred : 0);
   if (n == 0) {
-    sb(b, "0");
+    fuzz_put(b, "0");
     return;
   }
-  for (int i = 0; i < n - 1; i++) sb(b, "(+ ");
+  for (int i = 0; i < n - 1; i++) fuzz_put(b, "(+ ");
   for (int i = 0; i < n; i++) {
     int64_t stride = 1;
     for (int j = i + 1; j < n; j++) stride *= k->size[j];
-    if (stride == 1) sb(b, "r%d", i);
-    else sb(b, "(* r%d %lld)", i, (long long)stride);
-    sb(b, i > 0 ? ") " : " ");
+    if (stride == 1) fuzz_put(b, "r%d", i);
+    else fuzz_put(b, "(* r%d %lld)", i, (long long)stride);
+    fuzz_put(b, i > 0 ? ") " : " ");
   }
 }
 
-static void konst(sbuf *b, const kspec *k, int dt) {
+static void konst(fuzz_text *b, const kspec *k, int dt) {
   if (is_float(dt)) {
     static const char *const WILD[] = {"-0.0", "inf", "-inf", "nan", "65504.0", "1e-7", "3e38", "0.1"};
-    const char *w = WILD[rnd(8)];
+    const char *w = WILD[fuzz_rnd(8)];
     if (dt == 0 && !strcmp(w, "3e38")) w = "65504.0"; /* beyond float16: the parser refuses it */
-    if (k->wild && rnd(3) == 0) sb(b, "(const %s %s)", w, DTYPES[dt]);
-    else sb(b, "(const %.3f %s)", (double)((int)rnd(17) - 8) / 4.0, DTYPES[dt]);
+    if (k->wild && fuzz_rnd(3) == 0) fuzz_put(b, "(const %s %s)", w, DTYPES[dt]);
+    else fuzz_put(b, "(const %.3f %s)", (double)((int)fuzz_rnd(17) - 8) / 4.0, DTYPES[dt]);
   } else if (dt == 11) {
-    sb(b, "(const %s bool)", rnd(2) ? "true" : "false");
+    fuzz_put(b, "(const %s bool)", fuzz_rnd(2) ? "true" : "false");
   } else {
     static const char *const WILD[] = {"-1", "127", "-128", "255", "32767", "2147483647", "-2147483648"};
-    if (k->wild && rnd(3) == 0) {
-      const char *w = WILD[rnd(7)];
+    if (k->wild && fuzz_rnd(3) == 0) {
+      const char *w = WILD[fuzz_rnd(7)];
       long long v = atoll(w);
       int bits = dt == 4 || dt == 5 ? 8 : dt == 6 || dt == 10 ? 16 : dt == 9 ? 64 : 32;
       bool uns = dt == 5 || dt == 8 || dt == 10;
       long long lo = uns ? 0 : bits == 64 ? INT64_MIN : -(1LL << (bits - 1));
       long long hi = bits == 64 ? INT64_MAX : uns ? (1LL << bits) - 1 : (1LL << (bits - 1)) - 1;
       if (v < lo || v > hi) v = 3;
-      sb(b, "(const %lld %s)", v, DTYPES[dt]);
+      fuzz_put(b, "(const %lld %s)", v, DTYPES[dt]);
     } else {
-      sb(b, "(const %d %s)", (int)rnd(9) - (dt == 5 || dt == 8 || dt == 10 ? 0 : 4), DTYPES[dt]);
+      fuzz_put(b, "(const %d %s)", (int)fuzz_rnd(9) - (dt == 5 || dt == 8 || dt == 10 ? 0 : 4), DTYPES[dt]);
     }
   }
 }
 
-static void load(sbuf *b, const kspec *k, int buf, bool in_red) {
-  int d = k->nloop > 0 ? (int)rnd((uint32_t)k->nloop) : -1;
-  bool gated = d >= 0 && k->size[d] > 1 && rnd(5) == 0;
-  sb(b, "(load (index in%d ", buf);
+static void load(fuzz_text *b, const kspec *k, int buf, bool in_red) {
+  int d = k->nloop > 0 ? (int)fuzz_rnd((uint32_t)k->nloop) : -1;
+  bool gated = d >= 0 && k->size[d] > 1 && fuzz_rnd(5) == 0;
+  fuzz_put(b, "(load (index in%d ", buf);
   index_expr(b, k, in_red);
   if (gated) {
-    sb(b, " (< r%d %lld))", d, (long long)(1 + rnd((uint32_t)k->size[d] - 1)));
-    sb(b, " ");
+    fuzz_put(b, " (< r%d %lld))", d, (long long)(1 + fuzz_rnd((uint32_t)k->size[d] - 1)));
+    fuzz_put(b, " ");
     konst(b, k, buf == 3 ? k->other : k->dt);
-    sb(b, ")");
+    fuzz_put(b, ")");
   } else {
-    sb(b, "))");
+    fuzz_put(b, "))");
   }
 }
 
 /* A value of the kernel's dtype. */
-static void expr(sbuf *b, kspec *k, int depth, bool in_red) {
+static void expr(fuzz_text *b, kspec *k, int depth, bool in_red) {
   int dt = k->dt;
   bool fl = is_float(dt);
-  uint32_t c = depth <= 0 ? rnd(3) : rnd(16);
+  uint32_t c = depth <= 0 ? fuzz_rnd(3) : fuzz_rnd(16);
   switch (c) {
-    case 0: case 1: load(b, k, (int)rnd(3), in_red); return;
+    case 0: case 1: load(b, k, (int)fuzz_rnd(3), in_red); return;
     case 2: konst(b, k, dt); return;
     case 3: /* through the other dtype: a load of buffer 3 cast to ours, or our value cast there and back */
-      if (rnd(2)) {
-        sb(b, "(cast %s ", DTYPES[dt]);
+      if (fuzz_rnd(2)) {
+        fuzz_put(b, "(cast %s ", DTYPES[dt]);
         load(b, k, 3, in_red);
-        sb(b, ")");
+        fuzz_put(b, ")");
       } else {
-        sb(b, "(cast %s (cast %s ", DTYPES[dt], DTYPES[k->other]);
+        fuzz_put(b, "(cast %s (cast %s ", DTYPES[dt], DTYPES[k->other]);
         expr(b, k, depth - 1, in_red);
-        sb(b, "))");
+        fuzz_put(b, "))");
       }
       return;
-    case 4: sb(b, "(neg "); expr(b, k, depth - 1, in_red); sb(b, ")"); return;
+    case 4: fuzz_put(b, "(neg "); expr(b, k, depth - 1, in_red); fuzz_put(b, ")"); return;
     case 5: case 6: {
       /* one time in four both operands are the same expression: (!= x x) must stay true for a NaN x (the symbolic
        * pass once folded it to false for floats too) */
       static const char *const CMP[] = {"<", "!=", "=="};
-      sbuf *l = malloc(sizeof *l), *r = malloc(sizeof *r);
+      fuzz_text *l = malloc(sizeof *l), *r = malloc(sizeof *r);
       l->n = r->n = 0;
       expr(l, k, depth - 1, in_red);
-      if (rnd(4) == 0) *r = *l;
+      if (fuzz_rnd(4) == 0) *r = *l;
       else expr(r, k, depth - 1, in_red);
-      sb(b, "(where (%s %s %s) ", CMP[rnd(3)], l->s, r->s);
+      fuzz_put(b, "(where (%s %s %s) ", CMP[fuzz_rnd(3)], l->s, r->s);
       free(l);
       free(r);
       break;
     }
     case 7:
-      sb(b, "(mulacc ");
+      fuzz_put(b, "(mulacc ");
       expr(b, k, depth - 1, in_red);
-      sb(b, " ");
+      fuzz_put(b, " ");
       break;
     case 8:
       if (fl) {
         static const char *const UN[] = {"recip", "sqrt", "trunc", "exp2", "log2", "sin"};
-        int u = (int)rnd(k->wild ? 3 : 6);
+        int u = (int)fuzz_rnd(k->wild ? 3 : 6);
         if (u >= 3) k->transcendental = true;
-        sb(b, "(%s ", UN[u]);
+        fuzz_put(b, "(%s ", UN[u]);
         expr(b, k, depth - 1, in_red);
-        sb(b, ")");
+        fuzz_put(b, ")");
       } else { /* a divisor in 1..8 */
-        sb(b, "(%s ", rnd(2) ? "//" : "%");
+        fuzz_put(b, "(%s ", fuzz_rnd(2) ? "//" : "%");
         expr(b, k, depth - 1, in_red);
-        sb(b, " (+ (& ");
+        fuzz_put(b, " (+ (& ");
         expr(b, k, depth - 1, in_red);
-        sb(b, " (const 7 %s)) (const 1 %s)))", DTYPES[dt], DTYPES[dt]);
+        fuzz_put(b, " (const 7 %s)) (const 1 %s)))", DTYPES[dt], DTYPES[dt]);
       }
       return;
     default: {
       static const char *const FOPS[] = {"+", "-", "*", "max", "/", "+", "*"};
       static const char *const IOPS[] = {"+", "-", "*", "max", "&", "|", "^", "<<", ">>"};
-      sb(b, "(%s ", fl ? FOPS[rnd(7)] : IOPS[rnd(9)]);
+      fuzz_put(b, "(%s ", fl ? FOPS[fuzz_rnd(7)] : IOPS[fuzz_rnd(9)]);
       break;
     }
   }
   expr(b, k, depth - 1, in_red);
-  sb(b, " ");
+  fuzz_put(b, " ");
   expr(b, k, depth - 1, in_red);
-  sb(b, ")");
+  fuzz_put(b, ")");
 }
 
 static const int64_t SIZES[] = {1, 2, 3, 4, 5, 7, 8, 16, 24, 32, 33, 64, 100};
 
-static void gen(sbuf *b, kspec *k) {
+static void gen(fuzz_text *b, kspec *k) {
   memset(k, 0, sizeof *k);
-  k->dt = (int)rnd(NDT);
-  k->other = (int)rnd(NDT + 1);
-  k->nloop = 1 + (int)rnd(2);
-  k->nred = rnd(3) == 0 && k->dt != 0 && k->dt != 1 ? 1 : 0; /* no float16/bfloat16 sums: f16 rounding per step */
+  k->dt = (int)fuzz_rnd(NDT);
+  k->other = (int)fuzz_rnd(NDT + 1);
+  k->nloop = 1 + (int)fuzz_rnd(2);
+  k->nred = fuzz_rnd(3) == 0 && k->dt != 0 && k->dt != 1 ? 1 : 0; /* no float16/bfloat16 sums: f16 rounding per step */
   int64_t total = 1;
   for (int i = 0; i < k->nloop + k->nred; i++) {
-    k->size[i] = SIZES[rnd(sizeof SIZES / sizeof SIZES[0])];
+    k->size[i] = SIZES[fuzz_rnd(sizeof SIZES / sizeof SIZES[0])];
     if (total * k->size[i] > 8192) k->size[i] = 2;
     total *= k->size[i];
   }
-  k->wild = !k->nred && rnd(2);
+  k->wild = !k->nred && fuzz_rnd(2);
   int64_t out_n = 1, in_n = total;
   for (int i = 0; i < k->nloop; i++) out_n *= k->size[i];
-  sb(b, "(kernel fz (let out (buf 0 %s %lld)) ", DTYPES[k->dt], (long long)out_n);
-  for (int j = 0; j < 3; j++) sb(b, "(let in%d (buf %d %s %lld)) ", j, j + 1, DTYPES[k->dt], (long long)in_n);
-  sb(b, "(let in3 (buf 4 %s %lld)) ", DTYPES[k->other], (long long)in_n);
+  fuzz_put(b, "(kernel fz (let out (buf 0 %s %lld)) ", DTYPES[k->dt], (long long)out_n);
+  for (int j = 0; j < 3; j++) fuzz_put(b, "(let in%d (buf %d %s %lld)) ", j, j + 1, DTYPES[k->dt], (long long)in_n);
+  fuzz_put(b, "(let in3 (buf 4 %s %lld)) ", DTYPES[k->other], (long long)in_n);
   for (int i = 0; i < k->nloop + k->nred; i++)
-    sb(b, "(let r%d (range %d %lld %s)) ", i, i < k->nloop ? i : 1000 + i, (long long)k->size[i],
+    fuzz_put(b, "(let r%d (range %d %lld %s)) ", i, i < k->nloop ? i : 1000 + i, (long long)k->size[i],
        i < k->nloop ? "loop" : "reduce");
-  sb(b, "(sink (store (index out ");
+  fuzz_put(b, "(sink (store (index out ");
   index_expr(b, k, false);
-  int gd = (int)rnd((uint32_t)k->nloop);
-  if (k->size[gd] > 1 && rnd(4) == 0) sb(b, " (< r%d %lld)", gd, (long long)(1 + rnd((uint32_t)k->size[gd] - 1)));
-  sb(b, ") ");
+  int gd = (int)fuzz_rnd((uint32_t)k->nloop);
+  if (k->size[gd] > 1 && fuzz_rnd(4) == 0) fuzz_put(b, " (< r%d %lld)", gd, (long long)(1 + fuzz_rnd((uint32_t)k->size[gd] - 1)));
+  fuzz_put(b, ") ");
   if (k->nred) {
-    bool mx = rnd(3) == 0;
-    sb(b, "(reduce %s ", mx ? "max" : "add");
+    bool mx = fuzz_rnd(3) == 0;
+    fuzz_put(b, "(reduce %s ", mx ? "max" : "add");
     expr(b, k, 2, true);
-    sb(b, " r%d)", k->nloop);
+    fuzz_put(b, " r%d)", k->nloop);
   } else {
     expr(b, k, 3, false);
   }
-  for (int i = 0; i < k->nloop; i++) sb(b, " r%d", i);
-  sb(b, ")))");
+  for (int i = 0; i < k->nloop; i++) fuzz_put(b, " r%d", i);
+  fuzz_put(b, ")))");
 }
 
 /* Values over the whole dtype: for floats NaN, +-inf, +-0, subnormals, huge and any bit pattern; for integers the
@@ -222,8 +199,8 @@ static void wild_fill(cc_kbuf *bufs, size_t n) {
     uint8_t *p = bufs[i].data;
     size_t isz = bufs[i].size_B / (size_t)(bufs[i].nelems ? bufs[i].nelems : 1);
     for (int64_t e = 0; e < bufs[i].nelems; e++) {
-      uint64_t bits = ((uint64_t)rnd(UINT32_MAX) << 32) | rnd(UINT32_MAX);
-      uint32_t cls = rnd(8);
+      uint64_t bits = ((uint64_t)fuzz_rnd(UINT32_MAX) << 32) | fuzz_rnd(UINT32_MAX);
+      uint32_t cls = fuzz_rnd(8);
       if (cls == 0) bits = 0;                                     /* +0 / 0 */
       else if (cls == 1) bits = (uint64_t)1 << (isz * 8 - 1);    /* -0 / INT_MIN */
       else if (cls == 2) bits = ~(uint64_t)0 >> (65 - isz * 8);  /* NaN-ish / INT_MAX */
@@ -262,7 +239,7 @@ static size_t compare(const cc_kbuf *ref, const cc_kbuf *got, size_t n, bool exa
 static int64_t g_cases, g_runs, g_wild, g_opted, g_thread_ins;
 
 static void fuzz_case(const cc_target *t) {
-  static sbuf b;
+  static fuzz_text b;
   b.n = 0;
   kspec k;
   gen(&b, &k);
@@ -281,14 +258,14 @@ static void fuzz_case(const cc_target *t) {
     goto done;
   }
   /* opts: explicit ones (when they apply), the heuristic, or none */
-  uint32_t mode = rnd(3);
+  uint32_t mode = fuzz_rnd(3);
   if (mode == 0) {
     static const char *const OPS[] = {"LOCAL", "UPCAST", "UNROLL", "GROUP", "GROUPTOP", "LOCAL"};
     static const int AMT[] = {2, 4, 8, 16, 32, 3};
     size_t n = 0;
-    for (int i = 0, m = 1 + (int)rnd(3); i < m; i++)
-      n += (size_t)snprintf(opts + n, sizeof opts - n, "%s%s:%d:%d", i ? "," : "", OPS[rnd(6)], (int)rnd(3),
-                            AMT[rnd(6)]);
+    for (int i = 0, m = 1 + (int)fuzz_rnd(3); i < m; i++)
+      n += (size_t)snprintf(opts + n, sizeof opts - n, "%s%s:%d:%d", i ? "," : "", OPS[fuzz_rnd(6)], (int)fuzz_rnd(3),
+                            AMT[fuzz_rnd(6)]);
     cc_opt *o = NULL;
     size_t no = 0;
     CHECK_OK(cc_opts_parse(opts, &o, &no));
@@ -322,9 +299,9 @@ static void fuzz_case(const cc_target *t) {
   }
   bool wild = k.wild && !k.transcendental;
   if (wild) {
-    uint64_t save = g_rng;
+    uint64_t save = fuzz_rng;
     wild_fill(ref, nref);
-    g_rng = save;
+    fuzz_rng = save;
     wild_fill(got, ngot);
     g_wild++;
   }
@@ -366,12 +343,12 @@ done:
 }
 
 int main(void) {
-  g_rng = fuzz_seed("ptx_fuzz", 0x50f1a5c0ffee1234ull);
+  fuzz_rng = fuzz_seed("ptx_fuzz", 0x50f1a5c0ffee1234ull);
   double budget = fuzz_seconds(3.0, NULL), t0 = fuzz_now_s();
   cc_target t90, t80;
   CHECK_OK(cc_target_get("ptx:sm_90", 0, &t90));
   CHECK_OK(cc_target_get("ptx:sm_80", 0, &t80));
-  while (fuzz_now_s() - t0 < budget && testing_failures < 5) fuzz_case(rnd(2) ? &t90 : &t80);
+  while (fuzz_now_s() - t0 < budget && testing_failures < 5) fuzz_case(fuzz_rnd(2) ? &t90 : &t80);
   printf("ptx_fuzz: %lld kernels, %lld run (%lld with full-range inputs, %lld with explicit opts), %.1fM "
          "thread-instructions, %.1f s\n",
          (long long)g_cases, (long long)g_runs, (long long)g_wild, (long long)g_opted, (double)g_thread_ins / 1e6,

@@ -23,7 +23,7 @@ static double now_s(void) {
 static long g_cases, g_run, g_decoded, g_refused;
 
 static void fuzz_case(const cc_target *t, bool check_decode) {
-  sbuf b = {0};
+  fuzz_text b = {0};
   kspec k;
   gen(&b, &k);
   uop_ctx *ctx = NULL;
@@ -32,7 +32,7 @@ static void fuzz_case(const cc_target *t, bool check_decode) {
   cc_program *p = NULL;
   cc_kbuf *ref = NULL, *got = NULL;
   size_t nref = 0, ngot = 0;
-  bool noopt = rnd(2);
+  bool noopt = fuzz_rnd(2);
   hcq_status st = cc_kernel_parse(ctx, b.s, b.n, "<fuzz>", &sink);
   if (!st) st = cc_compile_source(ctx, sink, t, &(cc_options){.noopt = noopt}, &p);
   if (st) { /* the validator refuses some random kernels (e.g. a provable out-of-bounds gate): not our subject */
@@ -86,7 +86,7 @@ int main(void) {
     fprintf(stderr, "SKIP: clang-19, ld.lld-19 or llvm-objdump-19 missing\n");
     return 77;
   }
-  g_rng = fuzz_seed("rdna3_fuzz", 0x5eed3);
+  fuzz_rng = fuzz_seed("rdna3_fuzz", 0x5eed3);
   double budget = fuzz_seconds(3.0, NULL), t0 = now_s();
   cc_target t;
   CHECK_OK(cc_target_get("amdgpu:gfx1100", 0, &t));

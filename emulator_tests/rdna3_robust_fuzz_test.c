@@ -10,13 +10,7 @@
 #include "emulator_tests/rdna3_test_util.h"
 #include "base/fuzz.h"
 
-static uint64_t g_rng;
-static uint32_t rnd32(void) {
-  g_rng ^= g_rng << 13;
-  g_rng ^= g_rng >> 7;
-  g_rng ^= g_rng << 17;
-  return (uint32_t)(g_rng >> 16);
-}
+static uint32_t rnd32(void) { return (uint32_t)(fuzz_next() >> 16); }
 
 static double now_s(void) {
   struct timespec ts;
@@ -34,7 +28,7 @@ int main(void) {
     fprintf(stderr, "SKIP: clang-19 or ld.lld-19 missing\n");
     return 77;
   }
-  g_rng = fuzz_seed("rdna3_robust_fuzz", 0xb0b5);
+  fuzz_rng = fuzz_seed("rdna3_robust_fuzz", 0xb0b5);
   double budget = fuzz_seconds(3.0, NULL), t0 = now_s();
   cc_target t;
   CHECK_OK(cc_target_get("amdgpu:gfx1100", 0, &t));

@@ -22,6 +22,7 @@
 #include "compiler/opt_test_util.h"
 #include "base/testing.h"
 #include "base/fuzz.h"
+#include "compiler/kernel_gen_test_util.h"
 
 #define MAXD 4
 typedef struct kspec {
@@ -38,32 +39,16 @@ typedef struct kspec {
 
 static const char *T(const kspec *k) { return k->is_float ? "float32" : "int32"; }
 
-/* row-major index over the chosen dims, constant strides from the max sizes */
-static void index_expr(fuzz_text *b, const kspec *k, const int *dims, int n) {
-  if (n == 0) {
-    fuzz_put(b, "0");
-    return;
-  }
-  for (int i = 0; i < n - 1; i++) fuzz_put(b, "(+ ");
-  for (int i = 0; i < n; i++) {
-    int64_t stride = 1;
-    for (int j = i + 1; j < n; j++) stride *= k->size[dims[j]];
-    fuzz_put(b, stride == 1 ? "r%d" : "(* r%d %lld)", dims[i], (long long)stride);
-    if (i > 0) fuzz_put(b, ")");
-    fuzz_put(b, " ");
-  }
-}
-
 static void load_expr(fuzz_text *b, const kspec *k, int buf) {
   bool gated = fuzz_rnd(4) == 0;
   int d = k->in_dims[buf][0];
   if (gated && k->nin_dims[buf] > 0 && k->size[d] > 1 && !(d == 0 && k->symbolic)) {
     fuzz_put(b, "(load (index in%d ", buf);
-    index_expr(b, k, k->in_dims[buf], k->nin_dims[buf]);
+    kg_put_index(b, k->size, k->in_dims[buf], k->nin_dims[buf]);
     fuzz_put(b, " (< r%d %lld)) %s)", d, (long long)(1 + fuzz_rnd((uint32_t)k->size[d] - 1)), k->is_float ? "0.5" : "(const 3 int32)");
   } else {
     fuzz_put(b, "(load (index in%d ", buf);
-    index_expr(b, k, k->in_dims[buf], k->nin_dims[buf]);
+    kg_put_index(b, k->size, k->in_dims[buf], k->nin_dims[buf]);
     fuzz_put(b, "))");
   }
 }
@@ -181,7 +166,7 @@ static void gen_kernel(fuzz_text *b, kspec *k) {
   fuzz_put(b, "(sink (store (index out ");
   int od[MAXD];
   for (int i = 0; i < k->nout; i++) od[i] = i;
-  index_expr(b, k, od, k->nout);
+  kg_put_index(b, k->size, od, k->nout);
   int gd = k->nout ? (int)fuzz_rnd((uint32_t)k->nout) : 0;
   bool gate = k->nout && k->size[gd] > 1 && !(gd == 0 && k->symbolic) && fuzz_rnd(4) == 0;
   if (gate) fuzz_put(b, " (< r%d %lld)", gd, (long long)(1 + fuzz_rnd((uint32_t)k->size[gd] - 1)));

@@ -11,6 +11,7 @@
 #include "compiler/toolchain.h"
 #include "emulator_tests/nv_test_util.h"
 #include "base/fuzz.h"
+#include "compiler/kernel_gen_test_util.h"
 
 typedef struct kshape {
   int nloop, nred, nin;
@@ -18,24 +19,12 @@ typedef struct kshape {
   bool fl;
 } kshape;
 
-/* r0 * (size1 * ...) + r1 * ... over the first n dims */
-static void index_of(fuzz_text *b, const kshape *k, int n) {
-  for (int i = 0; i < n - 1; i++) fuzz_put(b, "(+ ");
-  for (int i = 0; i < n; i++) {
-    int64_t stride = 1;
-    for (int j = i + 1; j < n; j++) stride *= k->size[j];
-    if (stride == 1) fuzz_put(b, "r%d", i);
-    else fuzz_put(b, "(* r%d %lld)", i, (long long)stride);
-    fuzz_put(b, i > 0 ? ") " : " ");
-  }
-}
-
 static void value(fuzz_text *b, const kshape *k, int depth) {
   const char *dt = k->fl ? "float32" : "int32";
   uint32_t c = depth <= 0 ? fuzz_rnd(3) : fuzz_rnd(8);
   if (c <= 1) {
     fuzz_put(b, "(load (index in%d ", (int)fuzz_rnd((uint32_t)k->nin));
-    index_of(b, k, k->nloop + k->nred);
+    kg_put_index(b, k->size, NULL, k->nloop + k->nred);
     fuzz_put(b, "))");
   } else if (c == 2) {
     /* one format per dtype (the arguments once shared a format picked at run time); the draws stay in the order
@@ -71,7 +60,7 @@ static void value_all(fuzz_text *b, const kshape *k, int depth) {
   value(b, k, depth);
   for (int j = 0; j < k->nin; j++) {
     fuzz_put(b, " (load (index in%d ", j);
-    index_of(b, k, k->nloop + k->nred);
+    kg_put_index(b, k->size, NULL, k->nloop + k->nred);
     fuzz_put(b, ")))");
   }
 }
@@ -104,7 +93,7 @@ static void gen(fuzz_text *b, kshape *k, bool *var) {
              i < k->nloop ? "loop" : "reduce");
   }
   fuzz_put(b, "(sink (store (index out ");
-  index_of(b, k, k->nloop);
+  kg_put_index(b, k->size, NULL, k->nloop);
   fuzz_put(b, ") ");
   if (k->nred) {
     fuzz_put(b, "(reduce %s ", fuzz_rnd(3) == 0 ? "max" : "add");

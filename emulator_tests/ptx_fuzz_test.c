@@ -13,6 +13,7 @@
 #include "compiler/examples_test_util.h"
 #include "emulator_tests/ptx_test_util.h"
 #include "base/fuzz.h"
+#include "compiler/kernel_gen_test_util.h"
 
 static const char *const DTYPES[] = {"float16", "bfloat16", "float32", "float64", "int8",   "uint8",
                                      "int16",   "int32",    "uint32",  "int64",   "uint16", "bool"};
@@ -26,22 +27,6 @@ typedef struct kspec {
   bool wild;              /* full-range inputs, bit-exact comparison */
   bool transcendental;
 } kspec;
-
-static void index_expr(fuzz_text *b, const kspec *k, bool with_red) {
-  int n = k->nloop + (with_red ? k->nred : 0);
-  if (n == 0) {
-    fuzz_put(b, "0");
-    return;
-  }
-  for (int i = 0; i < n - 1; i++) fuzz_put(b, "(+ ");
-  for (int i = 0; i < n; i++) {
-    int64_t stride = 1;
-    for (int j = i + 1; j < n; j++) stride *= k->size[j];
-    if (stride == 1) fuzz_put(b, "r%d", i);
-    else fuzz_put(b, "(* r%d %lld)", i, (long long)stride);
-    fuzz_put(b, i > 0 ? ") " : " ");
-  }
-}
 
 static void konst(fuzz_text *b, const kspec *k, int dt) {
   if (is_float(dt)) {
@@ -73,7 +58,7 @@ static void load(fuzz_text *b, const kspec *k, int buf, bool in_red) {
   int d = k->nloop > 0 ? (int)fuzz_rnd((uint32_t)k->nloop) : -1;
   bool gated = d >= 0 && k->size[d] > 1 && fuzz_rnd(5) == 0;
   fuzz_put(b, "(load (index in%d ", buf);
-  index_expr(b, k, in_red);
+  kg_put_index(b, k->size, NULL, k->nloop + (in_red ? k->nred : 0));
   if (gated) {
     fuzz_put(b, " (< r%d %lld))", d, (long long)(1 + fuzz_rnd((uint32_t)k->size[d] - 1)));
     fuzz_put(b, " ");
@@ -176,7 +161,7 @@ static void gen(fuzz_text *b, kspec *k) {
     fuzz_put(b, "(let r%d (range %d %lld %s)) ", i, i < k->nloop ? i : 1000 + i, (long long)k->size[i],
        i < k->nloop ? "loop" : "reduce");
   fuzz_put(b, "(sink (store (index out ");
-  index_expr(b, k, false);
+  kg_put_index(b, k->size, NULL, k->nloop);
   int gd = (int)fuzz_rnd((uint32_t)k->nloop);
   if (k->size[gd] > 1 && fuzz_rnd(4) == 0) fuzz_put(b, " (< r%d %lld)", gd, (long long)(1 + fuzz_rnd((uint32_t)k->size[gd] - 1)));
   fuzz_put(b, ") ");

@@ -3,17 +3,9 @@
  * hcq_rt_launch (PM4 into the ring, the mock's command processor, the RDNA3 interpreter on the mock's checked
  * memory) and compared with the reference interpreter (compiler/examples_test_util.h's rule). Seed: HCQ_FUZZ_SEED
  * (fixed default); budget: HCQ_FUZZ_SECONDS (default 3). */
-#include <time.h>
-
 #include "emulator_tests/amd_rt_test_util.h"
 #include "base/fuzz.h"
 #include "emulator_tests/rdna3_kernel_gen.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static long g_run, g_refused, g_stopped;
 
@@ -57,7 +49,7 @@ int main(void) {
     return 77;
   }
   fuzz_rng = fuzz_seed("amd_fuzz", 0xa3d11);
-  double budget = fuzz_seconds(3.0, NULL), t0 = now_s();
+  double budget = fuzz_seconds(3.0, NULL), t0 = fuzz_now_s();
   cc_target t;
   CHECK_OK(cc_target_get("amdgpu:gfx1100", 0, &t));
   CHECK_OK(amd_mock_install(kif_default()));
@@ -66,9 +58,9 @@ int main(void) {
   amd_mock_exec_set_budget(x, (uint64_t)1 << 24);
   hcq_rt_device *dev;
   CHECK_OK(hcq_rt_open("amd:0", &dev));
-  for (int i = 0; (i < 4 || now_s() - t0 < budget) && !testing_failures; i++) fuzz_case(&dev, &t);
+  for (int i = 0; (i < 4 || fuzz_now_s() - t0 < budget) && !testing_failures; i++) fuzz_case(&dev, &t);
   printf("amd_fuzz: %ld kernels matched the reference on amd:0 (mock), %ld refused by the validator or the runtime, %ld stopped by "
-         "the budget, in %.1f s\n", g_run, g_refused, g_stopped, now_s() - t0);
+         "the budget, in %.1f s\n", g_run, g_refused, g_stopped, fuzz_now_s() - t0);
   hcq_rt_close(dev);
   amd_mock_uninstall();
   return testing_summary("amd_fuzz");

@@ -6,19 +6,11 @@
  * reference interpreter (compiler/interp.c) by the examples' rule (compiler/examples_test_util.h). The first 8
  * kernels of a run and every 8th after are also disassembled with llvm-objdump-19 and compared instruction by instruction with the
  * decoder. Seed: HCQ_FUZZ_SEED (fixed default); budget: HCQ_FUZZ_SECONDS (default 3). */
-#include <time.h>
-
 #include "compiler/examples_test_util.h"
 #include "emulator_tests/rdna3_test_util.h"
 #include "base/fuzz.h"
 
 #include "emulator_tests/rdna3_kernel_gen.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static long g_cases, g_run, g_decoded, g_refused;
 
@@ -87,11 +79,11 @@ int main(void) {
     return 77;
   }
   fuzz_rng = fuzz_seed("rdna3_fuzz", 0x5eed3);
-  double budget = fuzz_seconds(3.0, NULL), t0 = now_s();
+  double budget = fuzz_seconds(3.0, NULL), t0 = fuzz_now_s();
   cc_target t;
   CHECK_OK(cc_target_get("amdgpu:gfx1100", 0, &t));
-  for (int i = 0; (i < 4 || now_s() - t0 < budget) && !testing_failures; i++) fuzz_case(&t, i < 8 || i % 8 == 0);
+  for (int i = 0; (i < 4 || fuzz_now_s() - t0 < budget) && !testing_failures; i++) fuzz_case(&t, i < 8 || i % 8 == 0);
   printf("rdna3_fuzz: %ld kernels compiled (%ld refused by the validator), %ld run and matched the reference, %ld "
-         "instructions checked against llvm-objdump-19, in %.1f s\n", g_cases, g_refused, g_run, g_decoded, now_s() - t0);
+         "instructions checked against llvm-objdump-19, in %.1f s\n", g_cases, g_refused, g_run, g_decoded, fuzz_now_s() - t0);
   return testing_summary("rdna3_fuzz");
 }

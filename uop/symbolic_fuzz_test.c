@@ -235,12 +235,6 @@ static const uop *gen(uop_ctx *ctx, uop_scalar s, int depth) {
 
 /* ------------------------------------------------------------------------------------------------ driver */
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void show(const char *what, const uop *n) {
   char *s = NULL;
   hcq_status st = uop_print(n, &s);
@@ -286,14 +280,12 @@ int main(void) {
   if (!fuzz_rng) fuzz_rng = 1;
   uint64_t seed0 = fuzz_rng;
   printf("symbolic_fuzz: rng state 0x%llx (HCQ_FUZZ_SEED=%s)\n", (unsigned long long)seed0, seed_env ? seed_env : "");
-  double budget_s = 3.0;
-  const char *env = getenv("HCQ_FUZZ_SECONDS");
-  if (env && atof(env) > 0) budget_s = atof(env);
-  double t0 = now_s();
+  double budget_s = fuzz_seconds(3.0, NULL);
+  double t0 = fuzz_now_s();
   long exprs = 0, assigns = 0, changed = 0, failures = 0;
   int64_t vals[NVARS + 1];
   /* Run for the time budget, but never fewer than MIN_EXPRS expressions (slow hosts such as qemu-user). */
-  while ((now_s() - t0 < budget_s || exprs < MIN_EXPRS) && failures < 5) {
+  while ((fuzz_now_s() - t0 < budget_s || exprs < MIN_EXPRS) && failures < 5) {
     uop_ctx *ctx;
     CHECK_OK(uop_ctx_create(&ctx));
     if (!ctx) break;
@@ -359,7 +351,7 @@ int main(void) {
     uop_ctx_destroy(ctx);
   }
   printf("symbolic_fuzz: %ld expressions (%ld changed by simplify), %ld assignments checked in %.1f s\n", exprs,
-         changed, assigns, now_s() - t0);
+         changed, assigns, fuzz_now_s() - t0);
   CHECK(failures == 0);
   CHECK(exprs >= MIN_EXPRS);
   if (testing_failures || failures)

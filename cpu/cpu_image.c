@@ -1,5 +1,6 @@
-/* cpu_image: reading kernel images and evaluating their launch expressions. Freestanding-friendly: no allocation,
- * no stdio; only memcpy/memcmp/memset/strlen and hcq_status_make. */
+/* cpu_image: reading kernel images, the spec text's one reader and one writer (both of hcq_program), and their
+ * launch expressions. Freestanding-friendly: no allocation, no stdio; only mem and str functions and
+ * hcq_status_make. */
 #include "cpu/cpu_image.h"
 
 #include "hcq/program.h"
@@ -122,7 +123,7 @@ static hcq_status spec_error(const line_reader *r, const char *what) {
 
 /* The image's target: "c:" + its arch. */
 const char *cpu_image_arch(const hcq_program *p) {
-  return strncmp(p->target, "c:", 2) == 0 && cpu_image_machine_of(p->target + 2) ? p->target + 2 : NULL;
+  return memcmp(p->target, "c:", 2) == 0 && cpu_image_machine_of(p->target + 2) ? p->target + 2 : NULL;
 }
 
 /* The spec text into the program description it serializes (hcq/program.h), every field checked: the buffers and

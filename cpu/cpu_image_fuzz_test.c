@@ -21,14 +21,7 @@
 #include "base/testing.h"
 #include "base/fuzz.h"
 
-static uint64_t rng;
-static uint64_t rnd(void) { /* xorshift64* */
-  rng ^= rng >> 12;
-  rng ^= rng << 25;
-  rng ^= rng >> 27;
-  return rng * 0x2545f4914f6cdd1dull;
-}
-static size_t rndn(size_t n) { return n ? (size_t)(rnd() % n) : 0; }
+static size_t rndn(size_t n) { return n ? (size_t)(fuzz_next() % n) : 0; }
 
 static const char *BASES[] = {
     "hcq-kernel-spec 1\nname saxpy\narch x86_64\nbuf 0 float32 1048576 rw\nbuf 1 float32 1048576 r\n"
@@ -89,7 +82,7 @@ static size_t mutate_text(const char *base, char *out, size_t cap) {
     size_t pos = rndn(n + 1);
     switch (rndn(8)) {
     case 0: /* flip or replace a byte */
-      if (n) out[rndn(n)] = rndn(2) ? (char)(rnd() & 0xff) : (char)(out[rndn(n)] ^ (1 << rndn(8)));
+      if (n) out[rndn(n)] = rndn(2) ? (char)(fuzz_next() & 0xff) : (char)(out[rndn(n)] ^ (1 << rndn(8)));
       break;
     case 1: /* delete a span */
       if (n) {
@@ -205,7 +198,7 @@ static void check_image(const uint8_t *data, size_t n) {
   static const int64_t edge[] = {0, 1, -1, 2, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN};
   for (int i = 0; i < CPU_IMAGE_MAX_VARS; i++) {
     ones[i] = 1;
-    vals[i] = rndn(2) ? edge[rndn(8)] : (int64_t)rnd();
+    vals[i] = rndn(2) ? edge[rndn(8)] : (int64_t)fuzz_next();
   }
   for (int d = 0; d < 3; d++) {
     CHECK(terminated(sp->global[d], sizeof sp->global[d]));
@@ -248,7 +241,7 @@ static int64_t gen_expr(gen *g, const int64_t *vals, int depth) {
   if (g->len > (int)sizeof g->s - 80) kind = 0;
   switch (kind) {
   case 0: /* literal */
-    r = rndn(4) ? (int64_t)rndn(100) : (int64_t)(rnd() % 1000000000000000000ull);
+    r = rndn(4) ? (int64_t)rndn(100) : (int64_t)(fuzz_next() % 1000000000000000000ull);
     g->len += snprintf(g->s + g->len, sizeof g->s - (size_t)g->len, "%lld", (long long)r);
     return r;
   case 1: {
@@ -308,7 +301,7 @@ static void fuzz_eval(void) {
   hcq_program_init(&sp);
   for (int i = 0; i < 3; i++) CHECK_OK(hcq_program_add_var(&sp, VARS[i], false, 0, 0));
   int64_t vals[CPU_IMAGE_MAX_VARS] = {0};
-  for (int i = 0; i < 3; i++) vals[i] = rndn(3) ? (int64_t)rndn(2000) - 1000 : (int64_t)rnd();
+  for (int i = 0; i < 3; i++) vals[i] = rndn(3) ? (int64_t)rndn(2000) - 1000 : (int64_t)fuzz_next();
   gen g = {.len = 0};
   int64_t want = gen_expr(&g, vals, 0);
   int64_t got = 0;
@@ -327,7 +320,7 @@ static void fuzz_eval(void) {
 }
 
 int main(void) {
-  rng = fuzz_seed("cpu_image_fuzz", 0x1badcafe5eedull);
+  fuzz_rng = fuzz_seed("cpu_image_fuzz", 0x1badcafe5eedull);
   double budget = fuzz_seconds(3.0, NULL), t0 = fuzz_now_s();
   char text[CPU_IMAGE_MAX_SPEC_B + 4096];
   /* the bases themselves are valid */

@@ -1,18 +1,18 @@
-/* Differential fuzzer of the AMD path end to end: random kernels (emulator_tests/rdna3_kernel_gen.h) compiled for
+/* Differential fuzzer of the AMD path end to end: random kernels (emulator_tests/fuzz_kernel_gen.h, profile KG_RDNA3) compiled for
  * amd:0 of the AMD mock without opts or with the heuristic, loaded through program_load (HSACO), launched with
  * hcq_rt_launch (PM4 into the ring, the mock's command processor, the RDNA3 interpreter on the mock's checked
  * memory) and compared with the reference interpreter (compiler/examples_test_util.h's rule). Seed: HCQ_FUZZ_SEED
  * (fixed default); budget: HCQ_FUZZ_SECONDS (default 3). */
 #include "emulator_tests/amd_rt_test_util.h"
 #include "base/fuzz.h"
-#include "emulator_tests/rdna3_kernel_gen.h"
+#include "emulator_tests/fuzz_kernel_gen.h"
 
 static long g_run, g_refused, g_stopped;
 
 static void fuzz_case(hcq_rt_device **dev, const cc_target *t) {
   fuzz_text b = {0};
-  kspec k;
-  gen(&b, &k);
+  kg_spec k;
+  kg_gen(&b, &k, &KG_RDNA3);
   bool noopt = fuzz_rnd(2);
   uop_ctx *ctx = NULL;
   CHECK_OK(uop_ctx_create(&ctx));

@@ -1,7 +1,8 @@
-/* Differential fuzzer of the RDNA3 interpreter: random kernels (float32, float64, int32 or uint32; elementwise or
- * with an add/max reduce; loads from 1-3 buffers, broadcast and gated; + - * max, float / recip sqrt exp2 log2 sin
- * trunc neg, integer // % & | ^ << >>, compares and where, casts; constants over the whole range: -0, subnormals,
- * +-inf, NaN, huge values, INT_MIN/MAX) compiled for amdgpu:gfx1100 without opts or with the default heuristic
+/* Differential fuzzer of the RDNA3 interpreter: random kernels (emulator_tests/fuzz_kernel_gen.h, profile
+ * KG_RDNA3: float16/32/64 and 8/16/32-bit integers; elementwise over 1-2 dims or with an add/max reduce; loads from
+ * 4 buffers, one of another dtype, gated; + - * max mulacc, float / recip sqrt exp2 log2 sin trunc neg, integer
+ * // % & | ^ << >>, compares and where, casts; constants over the whole range: -0, subnormals, +-inf, NaN, huge
+ * values, INT_MIN/MAX) compiled for amdgpu:gfx1100 without opts or with the default heuristic
  * (locals, upcasts, group reduces through LDS with barriers), run on the interpreter and compared with the
  * reference interpreter (compiler/interp.c) by the examples' rule (compiler/examples_test_util.h). The first 8
  * kernels of a run and every 8th after are also disassembled with llvm-objdump-19 and compared instruction by instruction with the
@@ -10,14 +11,14 @@
 #include "emulator_tests/rdna3_test_util.h"
 #include "base/fuzz.h"
 
-#include "emulator_tests/rdna3_kernel_gen.h"
+#include "emulator_tests/fuzz_kernel_gen.h"
 
 static long g_cases, g_run, g_decoded, g_refused;
 
 static void fuzz_case(const cc_target *t, bool check_decode) {
   fuzz_text b = {0};
-  kspec k;
-  gen(&b, &k);
+  kg_spec k;
+  kg_gen(&b, &k, &KG_RDNA3);
   uop_ctx *ctx = NULL;
   CHECK_OK(uop_ctx_create(&ctx));
   const uop *sink = NULL;

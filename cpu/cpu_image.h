@@ -5,8 +5,9 @@
  * without a C compiler run kernels: `hcq compile ... --arch aarch64 -o k.img` on the host, `hcq run --image k.img`
  * (or the bare-metal startup) on the target.
  *
- * The reader (cpu_image_parse, cpu_image_eval) needs nothing from libc beyond memcpy/memcmp/memset/strlen and
- * hcq_status_make, so it also builds freestanding (baremetal/). The writer is cpu_image_write.c. */
+ * The reader and the spec text's writer (cpu_image.c: cpu_image_parse, cpu_image_spec_format, cpu_image_eval) need
+ * nothing from libc beyond the mem and str functions and hcq_status_make, so they also build freestanding
+ * (baremetal/). The image writer is cpu_image_write.c. */
 #ifndef HCQ_CPU_IMAGE_H
 #define HCQ_CPU_IMAGE_H
 

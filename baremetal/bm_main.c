@@ -50,17 +50,18 @@ static hcq_status load(const uint8_t *start, const uint8_t *end, loaded *k) {
   HCQ_TRY(cpu_image_parse(start, (size_t)(end - start), &k->img));
   HCQ_TRY(cpu_image_check_host(&k->img, EM_AARCH64));
   HCQ_TRY(cpu_program_load(k->img.elf, k->img.elf_size_B, &k->prog));
-  HCQ_TRY(cpu_program_symbol(k->prog, k->img.spec.name, &k->fn));
-  for (size_t b = 0; b < k->img.spec.nbufs; b++) {
-    if (strcmp(k->img.spec.bufs[b].dtype, "float32") != 0)
+  const hcq_program *p = &k->img.prog;
+  HCQ_TRY(cpu_program_symbol(k->prog, p->symbol, &k->fn));
+  for (size_t b = 0; b < hcq_program_nbufs(p); b++) {
+    if (strcmp(p->params[b].dtype, "float32") != 0)
       return hcq_status_make(HCQ_CODE_UNSUPPORTED, "buffer %zu is %s; this demo fills float32 only", b,
-                             k->img.spec.bufs[b].dtype);
-    void *p;
-    HCQ_TRY(cpu_alloc((size_t)k->img.spec.bufs[b].size * 4, 64, &p));
-    k->bufs[b] = p;
+                             p->params[b].dtype);
+    void *mem;
+    HCQ_TRY(cpu_alloc((size_t)p->params[b].nelems * 4, 64, &mem));
+    k->bufs[b] = mem;
   }
-  bm_printf("loaded %s: %zu buffers, %zu vars, ELF %zu bytes, global %s\n", k->img.spec.name, k->img.spec.nbufs,
-            k->img.spec.nvars, k->img.elf_size_B, k->img.spec.global[0]);
+  bm_printf("loaded %s: %zu buffers, %zu vars, ELF %zu bytes, global %s\n", p->symbol, hcq_program_nbufs(p),
+            hcq_program_nvars(p), k->img.elf_size_B, p->global[0]);
   return HCQ_OK;
 }
 
@@ -73,19 +74,20 @@ static void print_float(const char *label, int index, float v) {
 }
 
 static hcq_status run(void) {
-  loaded sx, sm;
+  static loaded sx, sm; /* each holds a program description: off the small bare-metal stack */
   HCQ_TRY(load(bm_saxpy_img, bm_saxpy_img_end, &sx));
   HCQ_TRY(load(bm_sum_img, bm_sum_img_end, &sm));
-  if (sx.img.spec.nbufs != 2 || sx.img.spec.nvars != 1 || sm.img.spec.nbufs != 2 || sm.img.spec.nvars != 0)
+  if (hcq_program_nbufs(&sx.img.prog) != 2 || hcq_program_nvars(&sx.img.prog) != 1 ||
+      hcq_program_nbufs(&sm.img.prog) != 2 || hcq_program_nvars(&sm.img.prog) != 0)
     return hcq_status_make(HCQ_CODE_INVALID, "unexpected kernel signatures (saxpy: y, x, n; sum: out, x)");
   const int n = 64;
   for (int i = 0; i < 2 * n; i++) sx.bufs[0][i] = 1000.0f - (float)i, sx.bufs[1][i] = (float)i;
-  int64_t sum_elems = sm.img.spec.bufs[1].size;
+  int64_t sum_elems = sm.img.prog.params[1].nelems;
   for (int64_t i = 0; i < sum_elems; i++) sm.bufs[1][i] = (float)(i % 16);
 
   /* launch sizes from the spec's expressions */
   int64_t vals[1] = {n}, g0;
-  HCQ_TRY(cpu_image_eval(&sx.img.spec, sx.img.spec.global[0], vals, &g0));
+  HCQ_TRY(cpu_image_eval(&sx.img.prog, sx.img.prog.global[0], vals, &g0));
   uint64_t a_sx[3] = {(uintptr_t)sx.bufs[0], (uintptr_t)sx.bufs[1], (uint64_t)n};
   uint64_t a_sm[2] = {(uintptr_t)sm.bufs[0], (uintptr_t)sm.bufs[1]};
   cpu_kernel_args k_sx, k_sm;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cpu/cpu_image.h"
+#include "hcq/program.h"
 
 static int usage(void) {
   fprintf(stderr, "usage: mkimage --arch A --name K [--buf DTYPE:N:r|w|rw]... [--var V]... [--global EXPR]... -o OUT IN.elf\n");
@@ -14,29 +15,28 @@ static int usage(void) {
 }
 
 int main(int argc, char **argv) {
-  cpu_image_spec s = {0};
+  static hcq_program s;
+  hcq_program_init(&s);
   const char *out = NULL, *in = NULL;
   int ng = 0;
-  for (int d = 0; d < 3; d++) snprintf(s.global[d], sizeof s.global[d], "1");
-  for (int i = 1; i < argc; i++) {
+  hcq_status st = HCQ_OK;
+  for (int i = 1; i < argc && !st; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--arch") && v) snprintf(s.arch, sizeof s.arch, "%s", argv[++i]);
-    else if (!strcmp(a, "--name") && v) snprintf(s.name, sizeof s.name, "%s", argv[++i]);
-    else if (!strcmp(a, "--var") && v && s.nvars < CPU_IMAGE_MAX_VARS) snprintf(s.vars[s.nvars++], CPU_IMAGE_NAME_B, "%s", argv[++i]);
-    else if (!strcmp(a, "--global") && v && ng < 3) snprintf(s.global[ng++], CPU_IMAGE_EXPR_B, "%s", argv[++i]);
+    if (!strcmp(a, "--arch") && v) snprintf(s.target, sizeof s.target, "c:%.16s", argv[++i]);
+    else if (!strcmp(a, "--name") && v) snprintf(s.symbol, sizeof s.symbol, "%s", argv[++i]);
+    else if (!strcmp(a, "--var") && v) st = hcq_program_add_var(&s, argv[++i], false, 0, 0);
+    else if (!strcmp(a, "--global") && v && ng < 3) snprintf(s.global[ng++], sizeof s.global[0], "%s", argv[++i]);
     else if (!strcmp(a, "-o") && v) out = argv[++i];
-    else if (!strcmp(a, "--buf") && v && s.nbufs < CPU_IMAGE_MAX_BUFS) {
-      cpu_image_buf *b = &s.bufs[s.nbufs];
-      char acc[4] = "";
+    else if (!strcmp(a, "--buf") && v) {
+      char dtype[16], acc[4] = "";
       long long n = 0;
-      if (sscanf(argv[++i], "%15[^:]:%lld:%3s", b->dtype, &n, acc) != 3) return usage();
-      b->slot = (int)s.nbufs++;
-      b->size = n;
-      b->read = strchr(acc, 'r') != NULL;
-      b->written = strchr(acc, 'w') != NULL;
+      if (sscanf(argv[++i], "%15[^:]:%lld:%3s", dtype, &n, acc) != 3) return usage();
+      st = hcq_program_add_buffer(&s, dtype, n, (strchr(acc, 'r') ? HCQ_ACCESS_READ : 0u) |
+                                                   (strchr(acc, 'w') ? HCQ_ACCESS_WRITE : 0u));
     } else if (a[0] != '-' && !in) in = a;
     else return usage();
   }
+  memcpy(s.name, s.symbol, sizeof s.name);
   if (!out || !in) return usage();
   FILE *f = fopen(in, "rb");
   if (!f) {
@@ -48,7 +48,7 @@ int main(int argc, char **argv) {
   fclose(f);
   uint8_t *img = NULL;
   size_t img_B = 0;
-  hcq_status st = cpu_image_write(&s, cpu_image_machine_of(s.arch), elf, n, &img, &img_B);
+  if (!st) st = cpu_image_write(&s, elf, n, &img, &img_B);
   if (st) {
     fprintf(stderr, "mkimage: %s\n", hcq_status_message(st));
     return 1;

@@ -19,14 +19,7 @@
 
 #define NKEYS 4
 
-static uint64_t rng;
-static uint64_t rnd(void) {
-  rng ^= rng >> 12;
-  rng ^= rng << 25;
-  rng ^= rng >> 27;
-  return rng * 0x2545f4914f6cdd1dull;
-}
-static size_t rndn(size_t n) { return n ? (size_t)(rnd() % n) : 0; }
+static size_t rndn(size_t n) { return n ? (size_t)(fuzz_next() % n) : 0; }
 
 static char keys[NKEYS][64];
 static uint8_t *payloads[NKEYS];
@@ -77,7 +70,7 @@ static bool load(int k) {
 
 int main(void) {
   alarm(120);
-  rng = fuzz_seed("cache_fuzz", 0xcac4e5eedull);
+  fuzz_rng = fuzz_seed("cache_fuzz", 0xcac4e5eedull);
   double budget = fuzz_seconds(3.0, NULL), t0 = fuzz_now_s();
   char root[] = "/tmp/hcq-cache-fuzz-XXXXXX";
   if (!mkdtemp(root)) return 1;
@@ -90,7 +83,7 @@ int main(void) {
     snprintf(keys[k], sizeof keys[k], "key %d of the cache fuzzer", k);
     payload_B[k] = sizes[k];
     payloads[k] = malloc(sizes[k] + 1);
-    for (size_t i = 0; i < sizes[k]; i++) payloads[k][i] = (uint8_t)rnd();
+    for (size_t i = 0; i < sizes[k]; i++) payloads[k][i] = (uint8_t)fuzz_next();
     CHECK_OK(cc_cache_path(keys[k], strlen(keys[k]), &paths[k]));
     store(k);
     CHECK(load(k));
@@ -118,13 +111,13 @@ int main(void) {
       for (int f = 1 + (int)rndn(3); f > 0; f--) b[rndn(n)] ^= (uint8_t)(1u << rndn(8));
       break;
     case 1: /* replace a byte */
-      b[rndn(n)] = (uint8_t)rnd();
+      b[rndn(n)] = (uint8_t)fuzz_next();
       break;
     case 2: /* truncate */
       m = rndn(n + 1);
       break;
     case 3: /* extend */
-      for (size_t e = 1 + rndn(64); e > 0; e--) b[m++] = (uint8_t)rnd();
+      for (size_t e = 1 + rndn(64); e > 0; e--) b[m++] = (uint8_t)fuzz_next();
       break;
     case 4: { /* a header field at an edge value (the length: 0, the real one +-1, huge) */
       static const uint64_t edge[] = {0, 1, 2, 0x7fffffffffffffffull, ~0ull, 1ull << 40};
@@ -142,7 +135,7 @@ int main(void) {
     }
     case 6: { /* forged: the right layout, a MAC under a random secret */
       uint8_t secret[16];
-      for (int i = 0; i < 16; i++) secret[i] = (uint8_t)rnd();
+      for (int i = 0; i < 16; i++) secret[i] = (uint8_t)fuzz_next();
       cc_siphash s;
       uint8_t len[8];
       size_t kl = strlen(keys[k]);
@@ -161,7 +154,7 @@ int main(void) {
       size_t kn = 16;
       if (rndn(2)) kb[rndn(16)] ^= (uint8_t)(1u << rndn(8));
       else kn = rndn(2) ? rndn(16) : 16 + 1 + rndn(20);
-      for (size_t i = 16; i < kn; i++) kb[i] = (uint8_t)rnd();
+      for (size_t i = 16; i < kn; i++) kb[i] = (uint8_t)fuzz_next();
       spit(keyfile, kb, kn);
       damaged_key = true;
       break;

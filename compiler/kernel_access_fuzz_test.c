@@ -8,14 +8,9 @@
 
 #include "compiler/kernel_text.h"
 #include "base/testing.h"
+#include "base/fuzz.h"
 
-static uint64_t g_rng;
-static int64_t rnd(int64_t n) {
-  g_rng ^= g_rng << 13;
-  g_rng ^= g_rng >> 7;
-  g_rng ^= g_rng << 17;
-  return (int64_t)(g_rng % (uint64_t)n);
-}
+static int64_t rnd(int64_t n) { return (int64_t)(fuzz_next() % (uint64_t)n); } /* signed: callers subtract */
 
 typedef struct acc {
   int64_t a, b, c; /* index a*r0 + b*r1 + c */
@@ -148,8 +143,8 @@ static void division(void) {
 int main(void) {
   const char *env = getenv("HCQ_FUZZ_SEED");
   uint64_t seed = env ? strtoull(env, NULL, 0) : 0x5eed0acc;
-  g_rng = seed ^ 0x9e3779b97f4a7c15ull;
-  if (!g_rng) g_rng = 1;
+  fuzz_rng = seed ^ 0x9e3779b97f4a7c15ull;
+  if (!fuzz_rng) fuzz_rng = 1;
   /* the case: a 1-element buffer written at 0..8191 */
   check_rejects("(kernel k (let c (buf 0 float32 1)) (let r (range 0 8192))\n (sink (store (index c r) 1.0 r)))",
                 "d.uop:2:8: STORE: out-of-bounds store: index 8191 (at r0=8191)");

@@ -21,28 +21,8 @@
 
 #include "compiler/opt_test_util.h"
 #include "base/testing.h"
-
-static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
-static uint32_t rnd(uint32_t n) {
-  g_rng ^= g_rng << 13;
-  g_rng ^= g_rng >> 7;
-  g_rng ^= g_rng << 17;
-  return (uint32_t)(g_rng % n);
-}
-
-typedef struct sbuf {
-  char s[16384];
-  size_t n;
-} sbuf;
-
-__attribute__((format(printf, 2, 3))) static void sb(sbuf *b, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int k = vsnprintf(b->s + b->n, sizeof b->s - b->n, fmt, ap);
-  va_end(ap);
-  if (k > 0) b->n += (size_t)k;
-  if (b->n >= sizeof b->s) b->n = sizeof b->s - 1;
-}
+#include "base/fuzz.h"
+#include "compiler/kernel_gen_test_util.h"
 
 #define MAXD 4
 typedef struct kspec {
@@ -59,33 +39,17 @@ typedef struct kspec {
 
 static const char *T(const kspec *k) { return k->is_float ? "float32" : "int32"; }
 
-/* row-major index over the chosen dims, constant strides from the max sizes */
-static void index_expr(sbuf *b, const kspec *k, const int *dims, int n) {
-  if (n == 0) {
-    sb(b, "0");
-    return;
-  }
-  for (int i = 0; i < n - 1; i++) sb(b, "(+ ");
-  for (int i = 0; i < n; i++) {
-    int64_t stride = 1;
-    for (int j = i + 1; j < n; j++) stride *= k->size[dims[j]];
-    sb(b, stride == 1 ? "r%d" : "(* r%d %lld)", dims[i], (long long)stride);
-    if (i > 0) sb(b, ")");
-    sb(b, " ");
-  }
-}
-
-static void load_expr(sbuf *b, const kspec *k, int buf) {
-  bool gated = rnd(4) == 0;
+static void load_expr(fuzz_text *b, const kspec *k, int buf) {
+  bool gated = fuzz_rnd(4) == 0;
   int d = k->in_dims[buf][0];
   if (gated && k->nin_dims[buf] > 0 && k->size[d] > 1 && !(d == 0 && k->symbolic)) {
-    sb(b, "(load (index in%d ", buf);
-    index_expr(b, k, k->in_dims[buf], k->nin_dims[buf]);
-    sb(b, " (< r%d %lld)) %s)", d, (long long)(1 + rnd((uint32_t)k->size[d] - 1)), k->is_float ? "0.5" : "(const 3 int32)");
+    fuzz_put(b, "(load (index in%d ", buf);
+    kg_put_index(b, k->size, k->in_dims[buf], k->nin_dims[buf]);
+    fuzz_put(b, " (< r%d %lld)) %s)", d, (long long)(1 + fuzz_rnd((uint32_t)k->size[d] - 1)), k->is_float ? "0.5" : "(const 3 int32)");
   } else {
-    sb(b, "(load (index in%d ", buf);
-    index_expr(b, k, k->in_dims[buf], k->nin_dims[buf]);
-    sb(b, "))");
+    fuzz_put(b, "(load (index in%d ", buf);
+    kg_put_index(b, k->size, k->in_dims[buf], k->nin_dims[buf]);
+    fuzz_put(b, "))");
   }
 }
 
@@ -94,41 +58,41 @@ static const char *const WILD_F[] = {"-0.0", "-1e-40", "0.1", "1e-45", "1.000000
 static const char *const WILD_I[] = {"(const 2147483647 int32)", "(const -2147483648 int32)", "(const -1 int32)",
                                      "(const 65536 int32)", "(const 0 int32)"};
 
-static void value_expr(sbuf *b, kspec *k, int depth) {
-  uint32_t c = depth <= 0 ? rnd(3) : rnd(9);
+static void value_expr(fuzz_text *b, kspec *k, int depth) {
+  uint32_t c = depth <= 0 ? fuzz_rnd(3) : fuzz_rnd(9);
   if (c == 7 && k->wild) c = 3; /* no casts */
   switch (c) {
-    case 0: case 1: load_expr(b, k, (int)rnd((uint32_t)k->nbufs)); return;
+    case 0: case 1: load_expr(b, k, (int)fuzz_rnd((uint32_t)k->nbufs)); return;
     case 2:
-      if (k->wild && rnd(2)) {
-        if (k->is_float) sb(b, "%s", WILD_F[rnd(sizeof WILD_F / sizeof WILD_F[0])]);
-        else sb(b, "%s", WILD_I[rnd(sizeof WILD_I / sizeof WILD_I[0])]);
+      if (k->wild && fuzz_rnd(2)) {
+        if (k->is_float) fuzz_put(b, "%s", WILD_F[fuzz_rnd(sizeof WILD_F / sizeof WILD_F[0])]);
+        else fuzz_put(b, "%s", WILD_I[fuzz_rnd(sizeof WILD_I / sizeof WILD_I[0])]);
       } else if (k->is_float) {
-        sb(b, "%.2f", (double)((int)rnd(9) - 4) / 4.0);
+        fuzz_put(b, "%.2f", (double)((int)fuzz_rnd(9) - 4) / 4.0);
       } else {
-        sb(b, "(const %d int32)", (int)rnd(9) - 4);
+        fuzz_put(b, "(const %d int32)", (int)fuzz_rnd(9) - 4);
       }
       return;
-    case 3: case 4: sb(b, "(+ "); break;
-    case 5: sb(b, "(* "); break;
-    case 6: sb(b, k->has_max ? "(max " : "(* "); break;
+    case 3: case 4: fuzz_put(b, "(+ "); break;
+    case 5: fuzz_put(b, "(* "); break;
+    case 6: fuzz_put(b, k->has_max ? "(max " : "(* "); break;
     case 7:
-      sb(b, "(cast %s (cast %s ", T(k), k->is_float ? "int32" : "float32");
+      fuzz_put(b, "(cast %s (cast %s ", T(k), k->is_float ? "int32" : "float32");
       value_expr(b, k, depth - 1);
-      sb(b, "))");
+      fuzz_put(b, "))");
       return;
     default:
-      sb(b, "(where (< ");
+      fuzz_put(b, "(where (< ");
       value_expr(b, k, depth - 1);
-      sb(b, " ");
+      fuzz_put(b, " ");
       value_expr(b, k, depth - 1);
-      sb(b, ") ");
+      fuzz_put(b, ") ");
       break;
   }
   value_expr(b, k, depth - 1);
-  sb(b, " ");
+  fuzz_put(b, " ");
   value_expr(b, k, depth - 1);
-  sb(b, ")");
+  fuzz_put(b, ")");
 }
 
 static const int64_t SIZES[] = {2, 3, 4, 5, 6, 8, 12, 16, 24, 32};
@@ -138,14 +102,14 @@ static const int64_t SIZES[] = {2, 3, 4, 5, 6, 8, 12, 16, 24, 32};
 static void draw_ids(kspec *k, int nd) {
   static const int64_t POOL[] = {INT64_MAX, INT64_MAX - 1, INT64_MAX - 2, 0, 1, 2, 999, 1000, 1002, 2000,
                                  INT32_MAX, (int64_t)INT32_MAX + 1, (int64_t)1 << 32, (int64_t)1 << 62};
-  int mode = (int)rnd(4);
+  int mode = (int)fuzz_rnd(4);
   for (int i = 0; i < nd; i++) {
     bool fresh;
     do {
       if (mode == 0) k->id[i] = i < k->nout ? i : 1000 + i;
-      else if (mode == 1) k->id[i] = rnd(3) ? POOL[rnd(sizeof POOL / sizeof POOL[0])] : (int64_t)(g_rng >> 1);
+      else if (mode == 1) k->id[i] = fuzz_rnd(3) ? POOL[fuzz_rnd(sizeof POOL / sizeof POOL[0])] : (int64_t)(fuzz_rng >> 1);
       else if (mode == 2) k->id[i] = INT64_MAX - i;
-      else k->id[i] = 5000 - 1000 * i + (int64_t)rnd(10);
+      else k->id[i] = 5000 - 1000 * i + (int64_t)fuzz_rnd(10);
       fresh = true;
       for (int j = 0; j < i; j++) fresh &= k->id[j] != k->id[i];
       mode = fresh ? mode : 1;
@@ -153,77 +117,77 @@ static void draw_ids(kspec *k, int nd) {
   }
 }
 
-static void gen_kernel(sbuf *b, kspec *k) {
+static void gen_kernel(fuzz_text *b, kspec *k) {
   memset(k, 0, sizeof *k);
-  k->nred = rnd(3) == 0 ? 0 : 1 + (int)rnd(2);
-  k->nout = (k->nred ? 0 : 1) + (int)rnd(k->nred ? 3 : 3);
+  k->nred = fuzz_rnd(3) == 0 ? 0 : 1 + (int)fuzz_rnd(2);
+  k->nout = (k->nred ? 0 : 1) + (int)fuzz_rnd(k->nred ? 3 : 3);
   if (k->nout + k->nred > MAXD) k->nout = MAXD - k->nred;
   int nd = k->nout + k->nred;
   int64_t total = 1;
   for (int i = 0; i < nd; i++) {
-    k->size[i] = SIZES[rnd(sizeof SIZES / sizeof SIZES[0])];
+    k->size[i] = SIZES[fuzz_rnd(sizeof SIZES / sizeof SIZES[0])];
     if (total * k->size[i] > 4096) k->size[i] = 2;
     total *= k->size[i];
   }
   draw_ids(k, nd);
-  k->symbolic = k->nout > 0 && k->size[0] % 4 == 0 && rnd(4) == 0;
-  k->is_float = rnd(3) != 0;
-  bool max_reduce = k->nred && rnd(3) == 0;
+  k->symbolic = k->nout > 0 && k->size[0] % 4 == 0 && fuzz_rnd(4) == 0;
+  k->is_float = fuzz_rnd(3) != 0;
+  bool max_reduce = k->nred && fuzz_rnd(3) == 0;
   /* float add reduces depend on the summation order, which opts change: only benign (exact) values there */
-  k->wild = (!k->is_float || !k->nred || max_reduce) && rnd(2);
-  k->has_max = max_reduce || rnd(2);
-  k->nbufs = 1 + (int)rnd(3);
+  k->wild = (!k->is_float || !k->nred || max_reduce) && fuzz_rnd(2);
+  k->has_max = max_reduce || fuzz_rnd(2);
+  k->nbufs = 1 + (int)fuzz_rnd(3);
   for (int j = 0; j < k->nbufs; j++) {
     int perm[MAXD];
     for (int i = 0; i < nd; i++) perm[i] = i;
     for (int i = nd - 1; i > 0; i--) {
-      int r = (int)rnd((uint32_t)i + 1), t = perm[i];
+      int r = (int)fuzz_rnd((uint32_t)i + 1), t = perm[i];
       perm[i] = perm[r];
       perm[r] = t;
     }
     /* reduce kernels: loads use every reduce dim (else the reduce multiplies); others: a random subset */
     for (int i = 0; i < nd; i++)
-      if (perm[i] >= k->nout || rnd(4) != 0) k->in_dims[j][k->nin_dims[j]++] = perm[i];
+      if (perm[i] >= k->nout || fuzz_rnd(4) != 0) k->in_dims[j][k->nin_dims[j]++] = perm[i];
   }
-  sb(b, "(kernel fz ");
+  fuzz_put(b, "(kernel fz ");
   int64_t out_n = 1;
   for (int i = 0; i < k->nout; i++) out_n *= k->size[i];
-  sb(b, "(let out (buf 0 %s %lld)) ", T(k), (long long)out_n);
+  fuzz_put(b, "(let out (buf 0 %s %lld)) ", T(k), (long long)out_n);
   for (int j = 0; j < k->nbufs; j++) {
     int64_t n = 1;
     for (int i = 0; i < k->nin_dims[j]; i++) n *= k->size[k->in_dims[j][i]];
-    sb(b, "(let in%d (buf %d %s %lld)) ", j, j + 1, T(k), (long long)n);
+    fuzz_put(b, "(let in%d (buf %d %s %lld)) ", j, j + 1, T(k), (long long)n);
   }
-  if (k->symbolic) sb(b, "(let n (var n 1 %lld index)) ", (long long)(k->size[0] / 4));
+  if (k->symbolic) fuzz_put(b, "(let n (var n 1 %lld index)) ", (long long)(k->size[0] / 4));
   for (int i = 0; i < nd; i++) {
-    if (i == 0 && k->symbolic) sb(b, "(let r0 (range %" PRId64 " (* n 4) loop)) ", k->id[0]);
-    else sb(b, "(let r%d (range %" PRId64 " %lld %s)) ", i, k->id[i], (long long)k->size[i], i < k->nout ? "loop" : "reduce");
+    if (i == 0 && k->symbolic) fuzz_put(b, "(let r0 (range %" PRId64 " (* n 4) loop)) ", k->id[0]);
+    else fuzz_put(b, "(let r%d (range %" PRId64 " %lld %s)) ", i, k->id[i], (long long)k->size[i], i < k->nout ? "loop" : "reduce");
   }
-  sb(b, "(sink (store (index out ");
+  fuzz_put(b, "(sink (store (index out ");
   int od[MAXD];
   for (int i = 0; i < k->nout; i++) od[i] = i;
-  index_expr(b, k, od, k->nout);
-  int gd = k->nout ? (int)rnd((uint32_t)k->nout) : 0;
-  bool gate = k->nout && k->size[gd] > 1 && !(gd == 0 && k->symbolic) && rnd(4) == 0;
-  if (gate) sb(b, " (< r%d %lld)", gd, (long long)(1 + rnd((uint32_t)k->size[gd] - 1)));
-  sb(b, ") ");
+  kg_put_index(b, k->size, od, k->nout);
+  int gd = k->nout ? (int)fuzz_rnd((uint32_t)k->nout) : 0;
+  bool gate = k->nout && k->size[gd] > 1 && !(gd == 0 && k->symbolic) && fuzz_rnd(4) == 0;
+  if (gate) fuzz_put(b, " (< r%d %lld)", gd, (long long)(1 + fuzz_rnd((uint32_t)k->size[gd] - 1)));
+  fuzz_put(b, ") ");
   if (k->nred) {
-    bool post = rnd(2);
-    if (post) sb(b, "(+ ");
-    sb(b, "(reduce %s ", max_reduce ? "max" : "add");
+    bool post = fuzz_rnd(2);
+    if (post) fuzz_put(b, "(+ ");
+    fuzz_put(b, "(reduce %s ", max_reduce ? "max" : "add");
     value_expr(b, k, 2);
-    for (int i = k->nout; i < nd; i++) sb(b, " r%d", i);
-    sb(b, ")");
+    for (int i = k->nout; i < nd; i++) fuzz_put(b, " r%d", i);
+    fuzz_put(b, ")");
     if (post) {
-      sb(b, " ");
-      sb(b, k->is_float ? "1.5" : "(const 2 int32)");
-      sb(b, ")");
+      fuzz_put(b, " ");
+      fuzz_put(b, k->is_float ? "1.5" : "(const 2 int32)");
+      fuzz_put(b, ")");
     }
   } else {
     value_expr(b, k, 3);
   }
-  for (int i = 0; i < k->nout; i++) sb(b, " r%d", i);
-  sb(b, ")))");
+  for (int i = 0; i < k->nout; i++) fuzz_put(b, " r%d", i);
+  fuzz_put(b, ")))");
 }
 
 /* The current case's kernel, for wild_fill; g_native_fill: the fill is for a native run. */
@@ -273,8 +237,8 @@ static int64_t g_oob_refused, g_oob_allowed, g_wild_cases;
 /* Declare one buffer smaller than the kernel text says: the validator must refuse the changed text (naming an
  * out-of-bounds load/store) exactly when the interpreter, running the original kernel with that buffer really that
  * small, goes out of bounds. vals: the symbolic size at its maximum. */
-static void oob_case(uop_ctx *ctx, const sbuf *b, const kspec *k, const uop *kern) {
-  int slot = (int)rnd((uint32_t)k->nbufs + 1);
+static void oob_case(uop_ctx *ctx, const fuzz_text *b, const kspec *k, const uop *kern) {
+  int slot = (int)fuzz_rnd((uint32_t)k->nbufs + 1);
   char key[32];
   int klen = snprintf(key, sizeof key, "(buf %d ", slot);
   const char *at = strstr(b->s, key);
@@ -283,11 +247,11 @@ static void oob_case(uop_ctx *ctx, const sbuf *b, const kspec *k, const uop *ker
   if (!num) return;
   long long size = atoll(num + 1);
   if (size < 2) return;
-  long long small = 1 + (long long)rnd((uint32_t)size - 1);
-  sbuf t = {.n = 0};
+  long long small = 1 + (long long)fuzz_rnd((uint32_t)size - 1);
+  fuzz_text t = {.n = 0};
   const char *end = num + 1;
   while (*end >= '0' && *end <= '9') end++;
-  sb(&t, "%.*s %lld%s", (int)(num - b->s), b->s, small, end);
+  fuzz_put(&t, "%.*s %lld%s", (int)(num - b->s), b->s, small, end);
   uop_var_val vals[1] = {{"n", k->symbolic ? k->size[0] / 4 : 1}};
   cc_kbuf *a = NULL;
   size_t na = 0;
@@ -313,12 +277,6 @@ static void oob_case(uop_ctx *ctx, const sbuf *b, const kspec *k, const uop *ker
   *(refused ? &g_oob_refused : &g_oob_allowed) += 1;
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static int64_t g_cases, g_applied, g_refused, g_native, g_threaded, g_kblocked, g_thread_reduce, g_native_thread_reduce,
     g_native_reduce_wild;
 
@@ -327,7 +285,7 @@ static bool g_have_cc;
 /* native: compile and run the c-target kernel natively (also done for every cross-thread reduce when a C compiler
  * is there) */
 static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
-  sbuf b = {.n = 0};
+  fuzz_text b = {.n = 0};
   kspec k;
   gen_kernel(&b, &k);
   g_spec = &k;
@@ -340,10 +298,10 @@ static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
     CHECK(!"parse");
     return;
   }
-  if (rnd(6) == 0) oob_case(ctx, &b, &k, kern);
+  if (fuzz_rnd(6) == 0) oob_case(ctx, &b, &k, kern);
   CHECK_OK(otu_prep_sink(ctx, kern, t, &s));
   if (!s) return;
-  uop_var_val vals[1] = {{"n", k.symbolic ? 1 + (int64_t)rnd((uint32_t)(k.size[0] / 4)) : 1}};
+  uop_var_val vals[1] = {{"n", k.symbolic ? 1 + (int64_t)fuzz_rnd((uint32_t)(k.size[0] / 4)) : 1}};
   size_t nvals = k.symbolic ? 1 : 0;
   cc_sched sc;
   CHECK_OK(cc_sched_init(&sc, ctx, s, t));
@@ -353,29 +311,29 @@ static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
   static const cc_opt_op GPU_OPS[] = {CC_OPT_UPCAST, CC_OPT_UNROLL, CC_OPT_LOCAL, CC_OPT_GROUP, CC_OPT_GROUPTOP,
                                       CC_OPT_SWAP, CC_OPT_PADTO};
   static const int64_t AMTS[] = {0, 2, 3, 4, 5, 8, 16};
-  int nopt = 1 + (int)rnd(5);
+  int nopt = 1 + (int)fuzz_rnd(5);
   bool thread_reduce = false;
   for (int i = 0; i < nopt; i++) {
     cc_opt o;
-    o.op = t->kind == CC_TARGET_C ? C_OPS[rnd(sizeof C_OPS / sizeof C_OPS[0])]
-                                  : GPU_OPS[rnd(sizeof GPU_OPS / sizeof GPU_OPS[0])];
-    o.axis = (int)rnd((uint32_t)sc.nrngs + 1);
+    o.op = t->kind == CC_TARGET_C ? C_OPS[fuzz_rnd(sizeof C_OPS / sizeof C_OPS[0])]
+                                  : GPU_OPS[fuzz_rnd(sizeof GPU_OPS / sizeof GPU_OPS[0])];
+    o.axis = (int)fuzz_rnd((uint32_t)sc.nrngs + 1);
     /* THREAD on a reduce axis (a cross-thread reduce) where the kernel has one, by a count the size allows */
     bool red_thread = false;
-    if (o.op == CC_OPT_THREAD && rnd(4))
+    if (o.op == CC_OPT_THREAD && fuzz_rnd(4))
       for (size_t a = 0; a < sc.nrngs; a++)
         if (cc_axis_type(sc.rngs[a]) == UOP_AXIS_REDUCE) o.axis = (int)a, red_thread = true;
-    o.amount = o.op == CC_OPT_SWAP ? (int64_t)rnd((uint32_t)sc.nrngs + 1) : AMTS[rnd(sizeof AMTS / sizeof AMTS[0])];
-    if (o.op == CC_OPT_PADTO) o.amount = 2 + rnd(7);
+    o.amount = o.op == CC_OPT_SWAP ? (int64_t)fuzz_rnd((uint32_t)sc.nrngs + 1) : AMTS[fuzz_rnd(sizeof AMTS / sizeof AMTS[0])];
+    if (o.op == CC_OPT_PADTO) o.amount = 2 + fuzz_rnd(7);
     /* mostly a divisor of the axis size, so that most opts apply */
     int64_t size = (size_t)o.axis < sc.nrngs ? cc_axis_size(sc.rngs[o.axis]) : -1;
-    if (o.op != CC_OPT_SWAP && o.op != CC_OPT_PADTO && size > 1 && rnd(3) != 0) {
-      int64_t d = 2 + rnd((uint32_t)size - 1);
+    if (o.op != CC_OPT_SWAP && o.op != CC_OPT_PADTO && size > 1 && fuzz_rnd(3) != 0) {
+      int64_t d = 2 + fuzz_rnd((uint32_t)size - 1);
       while (size % d) d--;
       o.amount = d > 32 ? 0 : d;
     }
-    if (red_thread && size > 1 && rnd(4)) {
-      int64_t d = 2 + rnd((uint32_t)(size < t->global_max[0] ? size : t->global_max[0]) - 1);
+    if (red_thread && size > 1 && fuzz_rnd(4)) {
+      int64_t d = 2 + fuzz_rnd((uint32_t)(size < t->global_max[0] ? size : t->global_max[0]) - 1);
       while (size % d) d--;
       o.amount = d;
     }
@@ -472,30 +430,24 @@ static void fuzz_case(uop_ctx *ctx, const cc_target *t, bool native) {
 }
 
 int main(void) {
-  const char *seed_env = getenv("HCQ_FUZZ_SEED");
-  uint64_t seed = seed_env && seed_env[0] ? strtoull(seed_env, NULL, 0) : 0x9e3779b97f4a7c15ull;
-  g_rng = seed ? seed : 1;
-  printf("opt_fuzz: seed 0x%" PRIx64 " (HCQ_FUZZ_SEED)\n", seed);
-  fflush(stdout);
+  fuzz_rng = fuzz_seed("opt_fuzz", 0x9e3779b97f4a7c15ull);
   otu_refill = wild_fill;
   char dir[] = "/tmp/hcq-optfuzz-XXXXXX";
   if (!mkdtemp(dir)) return 1;
   setenv("XDG_CACHE_HOME", dir, 1);
   bool have_cc = g_have_cc = tu_have(cc_toolchain_cc());
-  double budget = 3.0;
-  const char *env = getenv("HCQ_FUZZ_SECONDS");
-  if (env && atof(env) > 0) budget = atof(env);
+  double budget = fuzz_seconds(3.0, NULL);
   cc_target c, ptx;
   CHECK_OK(cc_target_get("c", 8, &c));
   c.no_fp_contract = true; /* native runs compare bit-exactly with the interpreter (no fused a*b+c) */
   CHECK_OK(cc_target_get("ptx:sm_90", 0, &ptx));
-  double t0 = now_s();
+  double t0 = fuzz_now_s();
   /* past the budget, a few more batches until a cross-thread reduce was applied (slow hosts: sanitizers, qemu) */
-  while ((now_s() - t0 < budget || (g_thread_reduce == 0 && g_cases < 2000)) && testing_failures < 5) {
+  while ((fuzz_now_s() - t0 < budget || (g_thread_reduce == 0 && g_cases < 2000)) && testing_failures < 5) {
     uop_ctx *ctx = NULL;
     CHECK_OK(uop_ctx_create(&ctx));
     if (!ctx) break;
-    for (int i = 0; i < 16; i++) fuzz_case(ctx, rnd(4) == 0 ? &ptx : &c, have_cc && i % 4 == 0);
+    for (int i = 0; i < 16; i++) fuzz_case(ctx, fuzz_rnd(4) == 0 ? &ptx : &c, have_cc && i % 4 == 0);
     uop_ctx_destroy(ctx);
   }
   printf("opt_fuzz: %lld kernels (%lld with full-range inputs), %lld opts applied (%lld THREAD, %lld on a reduce axis: "
@@ -504,11 +456,9 @@ int main(void) {
          "%lld refused, %lld in bounds, %.1f s\n",
          (long long)g_cases, (long long)g_wild_cases, (long long)g_applied, (long long)g_threaded,
          (long long)g_thread_reduce, (long long)g_native_thread_reduce, (long long)g_kblocked,
-         (long long)g_refused, (long long)g_native, (long long)g_native_reduce_wild, (long long)g_oob_refused, (long long)g_oob_allowed, now_s() - t0);
+         (long long)g_refused, (long long)g_native, (long long)g_native_reduce_wild, (long long)g_oob_refused, (long long)g_oob_allowed, fuzz_now_s() - t0);
   CHECK(g_cases > 0 && g_applied > 0);
   CHECK(g_thread_reduce > 0); /* the cross-thread reduce is exercised (the seed is fixed by default) */
-  if (testing_failures) fprintf(stderr, "opt_fuzz: FAILED with seed 0x%" PRIx64 " (rerun: HCQ_FUZZ_SEED=0x%" PRIx64 ")\n",
-                                seed, seed);
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   if (system(cmd)) fprintf(stderr, "could not remove %s\n", dir);

@@ -1,5 +1,6 @@
-/* cpu_image: reading kernel images and evaluating their launch expressions. Freestanding-friendly: no allocation,
- * no stdio; only memcpy/memcmp/memset/strlen and hcq_status_make. */
+/* cpu_image: reading kernel images, the spec text's one reader and one writer (both of hcq_program), and their
+ * launch expressions. Freestanding-friendly: no allocation, no stdio; only mem and str functions and
+ * hcq_status_make. */
 #include "cpu/cpu_image.h"
 
 #include "hcq/program.h"
@@ -120,9 +121,15 @@ static hcq_status spec_error(const line_reader *r, const char *what) {
   return hcq_status_make(HCQ_CODE_INVALID, "kernel image spec line %d: %s", r->lineno, what);
 }
 
-static hcq_status parse_spec(const uint8_t *text, size_t n, cpu_image_spec *sp) {
-  memset(sp, 0, sizeof *sp);
-  for (int d = 0; d < 3; d++) memcpy(sp->global[d], "1", 2);
+/* The image's target: "c:" + its arch. */
+const char *cpu_image_arch(const hcq_program *p) {
+  return memcmp(p->target, "c:", 2) == 0 && cpu_image_machine_of(p->target + 2) ? p->target + 2 : NULL;
+}
+
+/* The spec text into the program description it serializes (hcq/program.h), every field checked: the buffers and
+ * variables in order with the default layout, the launch sizes evaluated with every variable 1. */
+static hcq_status parse_spec(const uint8_t *text, size_t n, hcq_program *p) {
+  hcq_program_init(p);
   if (!valid_text(text, n)) return hcq_status_make(HCQ_CODE_INVALID, "kernel image spec is not printable ASCII text");
   line_reader r = {.p = (const char *)text, .end = (const char *)text + n};
   if (!next_line(&r) || !tok_is(&r, 0, "hcq-kernel-spec") || !tok_is(&r, 1, "1") || r.ntok != 2)
@@ -131,38 +138,42 @@ static hcq_status parse_spec(const uint8_t *text, size_t n, cpu_image_spec *sp) 
   while (!have_end && next_line(&r)) {
     if (r.ntok == 0) continue;
     if (tok_is(&r, 0, "name")) {
-      if (r.ntok != 2 || !tok_copy(&r, 1, sp->name, sizeof sp->name)) return spec_error(&r, "bad 'name NAME'");
+      if (r.ntok != 2 || !tok_copy(&r, 1, p->symbol, sizeof p->symbol)) return spec_error(&r, "bad 'name NAME'");
+      memcpy(p->name, p->symbol, sizeof p->name);
     } else if (tok_is(&r, 0, "arch")) {
-      if (r.ntok != 2 || !tok_copy(&r, 1, sp->arch, sizeof sp->arch) || !cpu_image_machine_of(sp->arch))
+      memcpy(p->target, "c:", 2);
+      if (r.ntok != 2 || !tok_copy(&r, 1, p->target + 2, 16) || !cpu_image_arch(p))
         return spec_error(&r, "bad 'arch x86_64|aarch64|armhf'");
     } else if (tok_is(&r, 0, "buf")) {
-      if (sp->nbufs >= CPU_IMAGE_MAX_BUFS) return spec_error(&r, "too many buffers");
-      cpu_image_buf *b = &sp->bufs[sp->nbufs];
-      int64_t slot;
-      if (r.ntok != 5 || !tok_int(&r, 1, &slot) || slot != (int64_t)sp->nbufs || !tok_copy(&r, 2, b->dtype, sizeof b->dtype) ||
-          !tok_int(&r, 3, &b->size) || b->size <= 0)
+      size_t nb = hcq_program_nbufs(p);
+      if (nb >= CPU_IMAGE_MAX_BUFS) return spec_error(&r, "too many buffers");
+      char dtype[16];
+      int64_t slot, size;
+      unsigned access;
+      if (r.ntok != 5 || !tok_int(&r, 1, &slot) || slot != (int64_t)nb || !tok_copy(&r, 2, dtype, sizeof dtype) ||
+          !tok_int(&r, 3, &size) || size <= 0)
         return spec_error(&r, "bad 'buf SLOT DTYPE ELEMENTS r|w|rw' (slots in order from 0, size > 0)");
-      b->slot = (int)slot;
-      if (tok_is(&r, 4, "r")) b->read = true;
-      else if (tok_is(&r, 4, "w")) b->written = true;
-      else if (tok_is(&r, 4, "rw")) b->read = b->written = true;
-      else if (!tok_is(&r, 4, "-")) return spec_error(&r, "buffer access must be r, w, rw or - (unused)");
-      sp->nbufs++;
+      if (tok_is(&r, 4, "r")) access = HCQ_ACCESS_READ;
+      else if (tok_is(&r, 4, "w")) access = HCQ_ACCESS_WRITE;
+      else if (tok_is(&r, 4, "rw")) access = HCQ_ACCESS_READ | HCQ_ACCESS_WRITE;
+      else if (tok_is(&r, 4, "-")) access = 0;
+      else return spec_error(&r, "buffer access must be r, w, rw or - (unused)");
+      HCQ_TRY(hcq_status_annotate(hcq_program_add_buffer(p, dtype, size, access), "kernel image spec line %d", r.lineno));
     } else if (tok_is(&r, 0, "var")) {
-      if (sp->nvars >= CPU_IMAGE_MAX_VARS) return spec_error(&r, "too many vars");
-      size_t v = sp->nvars;
-      if ((r.ntok != 2 && r.ntok != 4) || !tok_copy(&r, 1, sp->vars[v], CPU_IMAGE_NAME_B) ||
-          (r.ntok == 4 && (!tok_sint(&r, 2, &sp->var_min[v]) || !tok_sint(&r, 3, &sp->var_max[v]) ||
-                           sp->var_min[v] > sp->var_max[v])))
+      if (hcq_program_nvars(p) >= CPU_IMAGE_MAX_VARS) return spec_error(&r, "too many vars");
+      char name[HCQ_PROGRAM_NAME_B];
+      int64_t lo = 0, hi = 0;
+      if ((r.ntok != 2 && r.ntok != 4) || !tok_copy(&r, 1, name, sizeof name) ||
+          (r.ntok == 4 && (!tok_sint(&r, 2, &lo) || !tok_sint(&r, 3, &hi) || lo > hi)))
         return spec_error(&r, "bad 'var NAME [MIN MAX]' (MIN <= MAX)");
-      sp->var_ranged[v] = r.ntok == 4;
-      sp->nvars++;
+      HCQ_TRY(hcq_status_annotate(hcq_program_add_var(p, name, r.ntok == 4, lo, hi), "kernel image spec line %d",
+                                  r.lineno));
     } else if (tok_is(&r, 0, "global")) {
       int64_t d;
-      if (r.ntok < 3 || !tok_int(&r, 1, &d) || d > 2 || r.restlen == 0 || r.restlen >= CPU_IMAGE_EXPR_B)
+      if (r.ntok < 3 || !tok_int(&r, 1, &d) || d > 2 || r.restlen == 0 || r.restlen >= HCQ_PROGRAM_EXPR_B)
         return spec_error(&r, "bad 'global DIM EXPR' (DIM 0..2)");
-      memcpy(sp->global[d], r.rest, r.restlen);
-      sp->global[d][r.restlen] = 0;
+      memcpy(p->global[d], r.rest, r.restlen);
+      p->global[d][r.restlen] = 0;
     } else if (tok_is(&r, 0, "end")) {
       have_end = true;
     } else {
@@ -170,15 +181,17 @@ static hcq_status parse_spec(const uint8_t *text, size_t n, cpu_image_spec *sp) 
     }
   }
   if (!have_end) return hcq_status_make(HCQ_CODE_INVALID, "kernel image spec: missing 'end' line (truncated?)");
-  if (!sp->name[0] || !sp->arch[0]) return hcq_status_make(HCQ_CODE_INVALID, "kernel image spec: needs 'name' and 'arch'");
+  if (!p->symbol[0] || !p->target[0])
+    return hcq_status_make(HCQ_CODE_INVALID, "kernel image spec: needs 'name' and 'arch'");
   /* every launch expression must evaluate with all vars = 1 (syntax and names checked before anything runs) */
   int64_t ones[CPU_IMAGE_MAX_VARS], v;
   for (size_t i = 0; i < CPU_IMAGE_MAX_VARS; i++) ones[i] = 1;
   for (int d = 0; d < 3; d++) {
-    hcq_status st = cpu_image_eval(sp, sp->global[d], ones, &v);
+    hcq_status st = cpu_image_eval(p, p->global[d], ones, &v);
     if (st) return hcq_status_annotate(st, "kernel image spec: global %d", d);
   }
-  return HCQ_OK;
+  HCQ_TRY(hcq_program_layout(p, 0));
+  return hcq_status_annotate(hcq_program_check(p), "kernel image");
 }
 
 hcq_status cpu_image_parse(const void *data, size_t size_B, cpu_image *out) {
@@ -206,19 +219,19 @@ hcq_status cpu_image_parse(const void *data, size_t size_B, cpu_image *out) {
                                      (unsigned long long)i);
   if (cpu_image_checksum(spec, spec_B, p + elf_off, (size_t)elf_B) != sum)
     return hcq_status_make(HCQ_CODE_INVALID, "kernel image checksum mismatch: the file is corrupt");
-  HCQ_TRY(parse_spec(spec, spec_B, &out->spec));
-  if (cpu_image_machine_of(out->spec.arch) != machine)
+  HCQ_TRY(parse_spec(spec, spec_B, &out->prog));
+  if (cpu_image_machine_of(cpu_image_arch(&out->prog)) != machine)
     return hcq_status_make(HCQ_CODE_INVALID, "kernel image header says %s but its spec says %s",
-                           cpu_image_arch_name(machine), out->spec.arch);
+                           cpu_image_arch_name(machine), cpu_image_arch(&out->prog));
   out->machine = machine;
-  out->elf = p + elf_off;
-  out->elf_size_B = (size_t)elf_B;
+  out->elf = out->prog.binary = p + elf_off;
+  out->elf_size_B = out->prog.binary_size_B = (size_t)elf_B;
   return HCQ_OK;
 }
 
 hcq_status cpu_image_check_host(const cpu_image *img, uint16_t host_machine) {
   if (img->machine != host_machine)
-    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel image '%s' is built for %s; this machine is %s", img->spec.name,
+    return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel image '%s' is built for %s; this machine is %s", img->prog.name,
                            cpu_image_arch_name(img->machine), cpu_image_arch_name(host_machine));
   return HCQ_OK;
 }
@@ -226,29 +239,25 @@ hcq_status cpu_image_check_host(const cpu_image *img, uint16_t host_machine) {
 /* ------------------------------------------------------------------------------------------------ expressions */
 
 /* The launch expressions use the one evaluator of hcq/program.h. */
-hcq_status cpu_image_eval(const cpu_image_spec *spec, const char *expr, const int64_t *var_values, int64_t *out) {
-  if (!spec || !expr || !out || (spec->nvars && !var_values) || spec->nvars > CPU_IMAGE_MAX_VARS)
+hcq_status cpu_image_eval(const hcq_program *p, const char *expr, const int64_t *var_values, int64_t *out) {
+  size_t nv = p ? hcq_program_nvars(p) : 0;
+  if (!p || !expr || !out || (nv && !var_values) || nv > CPU_IMAGE_MAX_VARS)
     return hcq_status_make(HCQ_CODE_INVALID, "cpu_image_eval: NULL argument");
   const char *names[CPU_IMAGE_MAX_VARS];
-  for (size_t i = 0; i < spec->nvars; i++) names[i] = spec->vars[i];
-  return hcq_expr_eval(expr, names, var_values, spec->nvars, out);
+  for (size_t i = 0; i < nv; i++) names[i] = hcq_program_var(p, i)->name;
+  return hcq_expr_eval(expr, names, var_values, nv, out);
 }
 
 /* ------------------------------------------------------------------------------------------------ spec writer */
 
 typedef struct out_buf {
-  char *p;
+  char *p; /* NULL: only measure */
   size_t cap, len;
-  bool bad;
 } out_buf;
 
 static void put(out_buf *o, const char *s) {
   size_t n = strlen(s);
-  if (o->len + n + 1 > o->cap) {
-    o->bad = true;
-    return;
-  }
-  memcpy(o->p + o->len, s, n + 1);
+  if (o->p && o->len + n < o->cap) memcpy(o->p + o->len, s, n + 1);
   o->len += n;
 }
 
@@ -271,90 +280,20 @@ static bool word_ok(const char *s) {
 }
 
 static bool expr_ok(const char *s) {
-  if (!*s || strlen(s) >= CPU_IMAGE_EXPR_B) return false;
+  if (!*s) return false;
   for (; *s; s++)
     if (*s < ' ' || *s >= 0x7f) return false;
   return true;
 }
 
-long cpu_image_spec_format(const cpu_image_spec *sp, char *buf, size_t cap) {
-  out_buf o = {.p = buf, .cap = cap};
-  if (!sp || !buf || cap == 0 || sp->nbufs > CPU_IMAGE_MAX_BUFS || sp->nvars > CPU_IMAGE_MAX_VARS || !word_ok(sp->name) ||
-      !cpu_image_machine_of(sp->arch))
-    return -1;
-  put(&o, "hcq-kernel-spec 1\nname ");
-  put(&o, sp->name);
-  put(&o, "\narch ");
-  put(&o, sp->arch);
-  put(&o, "\n");
-  for (size_t i = 0; i < sp->nbufs; i++) {
-    const cpu_image_buf *b = &sp->bufs[i];
-    if (!word_ok(b->dtype) || b->size <= 0) return -1;
-    put(&o, "buf ");
-    put_int(&o, (int64_t)i);
-    put(&o, " ");
-    put(&o, b->dtype);
-    put(&o, " ");
-    put_int(&o, b->size);
-    put(&o, b->read && b->written ? " rw\n" : b->read ? " r\n" : b->written ? " w\n" : " -\n");
-  }
-  for (size_t i = 0; i < sp->nvars; i++) {
-    if (!word_ok(sp->vars[i])) return -1;
-    put(&o, "var ");
-    put(&o, sp->vars[i]);
-    if (sp->var_ranged[i]) {
-      if (sp->var_min[i] > sp->var_max[i]) return -1;
-      put(&o, " ");
-      put_int(&o, sp->var_min[i]);
-      put(&o, " ");
-      put_int(&o, sp->var_max[i]);
-    }
-    put(&o, "\n");
-  }
-  for (int d = 0; d < 3; d++) {
-    if (!expr_ok(sp->global[d])) return -1;
-    put(&o, "global ");
-    put_int(&o, d);
-    put(&o, " ");
-    put(&o, sp->global[d]);
-    put(&o, "\n");
-  }
-  put(&o, "end\n");
-  return o.bad ? -1 : (long)o.len;
-}
-
-/* ------------------------------------------------------------------------------------------------ program view */
-
-hcq_status cpu_image_program(const cpu_image *img, hcq_program *out) {
-  const cpu_image_spec *sp = &img->spec;
-  hcq_program_init(out);
-  memcpy(out->name, sp->name, sizeof sp->name); /* both HCQ_PROGRAM_NAME_B == CPU_IMAGE_NAME_B bytes */
-  memcpy(out->symbol, sp->name, sizeof sp->name);
-  memcpy(out->target, "c:", 2);
-  memcpy(out->target + 2, sp->arch, strlen(sp->arch) + 1);
-  out->binary = img->elf;
-  out->binary_size_B = img->elf_size_B;
-  for (size_t i = 0; i < sp->nbufs; i++) {
-    const cpu_image_buf *b = &sp->bufs[i];
-    if (b->slot != (int)i) return hcq_status_make(HCQ_CODE_INVALID, "kernel image %s: buffer slots are not 0..%zu", sp->name, sp->nbufs - 1);
-    HCQ_TRY(hcq_program_add_buffer(out, b->dtype, b->size,
-                                   (b->read ? HCQ_ACCESS_READ : 0u) | (b->written ? HCQ_ACCESS_WRITE : 0u)));
-  }
-  for (size_t v = 0; v < sp->nvars; v++)
-    HCQ_TRY(hcq_program_add_var(out, sp->vars[v], sp->var_ranged[v], sp->var_min[v], sp->var_max[v]));
-  for (int d = 0; d < 3; d++) memcpy(out->global[d], sp->global[d], sizeof sp->global[d]);
-  HCQ_TRY(hcq_program_layout(out, 0));
-  return hcq_status_annotate(hcq_program_check(out), "kernel image");
-}
-
-_Static_assert(CPU_IMAGE_NAME_B == HCQ_PROGRAM_NAME_B && CPU_IMAGE_EXPR_B == HCQ_PROGRAM_EXPR_B,
-               "an image spec and a program description hold the same names and expressions");
-
-hcq_status cpu_image_spec_from_program(const hcq_program *p, const char *arch, cpu_image_spec *sp) {
-  memset(sp, 0, sizeof *sp);
+hcq_status cpu_image_spec_format(const hcq_program *p, char *buf, size_t cap, size_t *out_len) {
+  if (!p || !out_len || (buf && !cap)) return hcq_status_make(HCQ_CODE_INVALID, "cpu_image_spec_format: NULL argument");
   size_t nb = hcq_program_nbufs(p), nv = hcq_program_nvars(p);
-  if (!cpu_image_machine_of(arch))
-    return hcq_status_make(HCQ_CODE_INVALID, "unknown image arch '%s' (x86_64, aarch64, armhf)", arch);
+  const char *arch = cpu_image_arch(p), *name = p->symbol; /* the image loads its kernel by this symbol */
+  if (!arch)
+    return hcq_status_make(HCQ_CODE_INVALID, "kernel %s: target '%s' is not an image target (c:x86_64, c:aarch64, "
+                           "c:armhf)", p->name, p->target);
+  if (!word_ok(name)) return hcq_status_make(HCQ_CODE_INVALID, "kernel %s: symbol '%s' is not one word", p->name, name);
   if (nb > CPU_IMAGE_MAX_BUFS || nv > CPU_IMAGE_MAX_VARS)
     return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s has %zu buffers and %zu variables; an image holds at most "
                            "%d and %d", p->name, nb, nv, CPU_IMAGE_MAX_BUFS, CPU_IMAGE_MAX_VARS);
@@ -362,34 +301,58 @@ hcq_status cpu_image_spec_from_program(const hcq_program *p, const char *arch, c
     if (strcmp(p->local[d], "1") != 0)
       return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s: local size %d '%s': images hold CPU kernels only",
                              p->name, d, p->local[d]);
-  memcpy(sp->name, p->symbol, sizeof sp->name); /* the image loads its kernel by this symbol */
-  memcpy(sp->arch, arch, strlen(arch) + 1);
-  sp->nbufs = nb;
+  out_buf o = {.p = buf, .cap = cap};
+  put(&o, "hcq-kernel-spec 1\nname ");
+  put(&o, name);
+  put(&o, "\narch ");
+  put(&o, arch);
+  put(&o, "\n");
   for (size_t i = 0; i < nb; i++) {
     const hcq_param *b = &p->params[i];
-    if (b->nelems < 0) return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s: buffer slot %zu has no known size", p->name, i);
-    cpu_image_buf *o = &sp->bufs[i];
-    o->slot = (int)i;
-    memcpy(o->dtype, b->dtype, sizeof o->dtype);
-    o->size = b->nelems;
-    o->read = (b->access & HCQ_ACCESS_READ) != 0;
-    o->written = (b->access & HCQ_ACCESS_WRITE) != 0;
+    if (b->kind != HCQ_PARAM_BUFFER || b->slot != (int)i || !word_ok(b->dtype))
+      return hcq_status_make(HCQ_CODE_INVALID, "kernel %s: parameter %zu is not buffer slot %zu with a dtype", p->name, i, i);
+    if (b->nelems <= 0)
+      return hcq_status_make(HCQ_CODE_UNSUPPORTED, "kernel %s: buffer slot %zu has no known size", p->name, i);
+    put(&o, "buf ");
+    put_int(&o, (int64_t)i);
+    put(&o, " ");
+    put(&o, b->dtype);
+    put(&o, " ");
+    put_int(&o, b->nelems);
+    bool rd = b->access & HCQ_ACCESS_READ, wr = b->access & HCQ_ACCESS_WRITE;
+    put(&o, rd && wr ? " rw\n" : rd ? " r\n" : wr ? " w\n" : " -\n");
   }
-  sp->nvars = nv;
-  for (size_t v = 0; v < nv; v++) {
-    const hcq_param *q = hcq_program_var(p, v);
-    memcpy(sp->vars[v], q->name, sizeof sp->vars[v]);
-    sp->var_ranged[v] = q->ranged;
-    sp->var_min[v] = q->min;
-    sp->var_max[v] = q->max;
+  for (size_t i = 0; i < nv; i++) {
+    const hcq_param *q = hcq_program_var(p, i);
+    if (!word_ok(q->name) || (q->ranged && q->min > q->max))
+      return hcq_status_make(HCQ_CODE_INVALID, "kernel %s: variable %zu '%s' is not one word with MIN <= MAX", p->name,
+                             i, q->name);
+    put(&o, "var ");
+    put(&o, q->name);
+    if (q->ranged) {
+      put(&o, " ");
+      put_int(&o, q->min);
+      put(&o, " ");
+      put_int(&o, q->max);
+    }
+    put(&o, "\n");
   }
-  int64_t ones[CPU_IMAGE_MAX_VARS];
-  for (int v = 0; v < CPU_IMAGE_MAX_VARS; v++) ones[v] = 1;
+  int64_t ones[CPU_IMAGE_MAX_VARS], v;
+  for (size_t i = 0; i < CPU_IMAGE_MAX_VARS; i++) ones[i] = 1;
   for (int d = 0; d < 3; d++) {
-    int64_t val;
-    memcpy(sp->global[d], p->global[d], sizeof sp->global[d]);
-    HCQ_TRY(hcq_status_annotate(cpu_image_eval(sp, sp->global[d], ones, &val),
-                                "kernel %s: launch size %d '%s' cannot be stored in an image", p->name, d, sp->global[d]));
+    if (!expr_ok(p->global[d]))
+      return hcq_status_make(HCQ_CODE_INVALID, "kernel %s: launch size %d is not one line of text", p->name, d);
+    HCQ_TRY(hcq_status_annotate(cpu_image_eval(p, p->global[d], ones, &v),
+                                "kernel %s: launch size %d '%s' cannot be stored in an image", p->name, d, p->global[d]));
+    put(&o, "global ");
+    put_int(&o, d);
+    put(&o, " ");
+    put(&o, p->global[d]);
+    put(&o, "\n");
   }
+  put(&o, "end\n");
+  *out_len = o.len;
+  if (buf && o.len >= cap)
+    return hcq_status_make(HCQ_CODE_INVALID, "kernel %s: spec of %zu bytes does not fit %zu", p->name, o.len, cap);
   return HCQ_OK;
 }

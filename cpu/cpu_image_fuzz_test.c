@@ -7,7 +7,7 @@
  * - an accepted image is consistent: strings terminated inside their arrays, counts within the limits, slots in
  *   order, sizes > 0, header machine == spec arch, the ELF view inside the input and running to its end, every
  *   launch expression evaluates with vars = 1;
- * - round trip: cpu_image_spec_format of an accepted spec re-parses to the same spec;
+ * - round trip: cpu_image_spec_format of an accepted image's program re-parses to the same program;
  * - cpu_image_eval on random expression trees equals a reference computed here while generating them (floor
  *   division, C remainder only on non-negative operands, max/min, unary minus), whenever no step overflows; with
  *   overflow or random var values it must still return without undefined behaviour (UBSan).
@@ -21,14 +21,7 @@
 #include "base/testing.h"
 #include "base/fuzz.h"
 
-static uint64_t rng;
-static uint64_t rnd(void) { /* xorshift64* */
-  rng ^= rng >> 12;
-  rng ^= rng << 25;
-  rng ^= rng >> 27;
-  return rng * 0x2545f4914f6cdd1dull;
-}
-static size_t rndn(size_t n) { return n ? (size_t)(rnd() % n) : 0; }
+static size_t rndn(size_t n) { return n ? (size_t)(fuzz_next() % n) : 0; }
 
 static const char *BASES[] = {
     "hcq-kernel-spec 1\nname saxpy\narch x86_64\nbuf 0 float32 1048576 rw\nbuf 1 float32 1048576 r\n"
@@ -89,7 +82,7 @@ static size_t mutate_text(const char *base, char *out, size_t cap) {
     size_t pos = rndn(n + 1);
     switch (rndn(8)) {
     case 0: /* flip or replace a byte */
-      if (n) out[rndn(n)] = rndn(2) ? (char)(rnd() & 0xff) : (char)(out[rndn(n)] ^ (1 << rndn(8)));
+      if (n) out[rndn(n)] = rndn(2) ? (char)(fuzz_next() & 0xff) : (char)(out[rndn(n)] ^ (1 << rndn(8)));
       break;
     case 1: /* delete a span */
       if (n) {
@@ -158,19 +151,19 @@ static size_t mutate_text(const char *base, char *out, size_t cap) {
 
 static bool terminated(const char *s, size_t cap) { return memchr(s, 0, cap) != NULL; }
 
-static bool same_spec(const cpu_image_spec *a, const cpu_image_spec *b) {
-  if (strcmp(a->name, b->name) || strcmp(a->arch, b->arch) || a->nbufs != b->nbufs || a->nvars != b->nvars) return false;
-  for (size_t i = 0; i < a->nbufs; i++)
-    if (a->bufs[i].slot != b->bufs[i].slot || strcmp(a->bufs[i].dtype, b->bufs[i].dtype) ||
-        a->bufs[i].size != b->bufs[i].size || a->bufs[i].read != b->bufs[i].read ||
-        a->bufs[i].written != b->bufs[i].written)
+static bool same_program(const hcq_program *a, const hcq_program *b) {
+  if (strcmp(a->name, b->name) || strcmp(a->symbol, b->symbol) || strcmp(a->target, b->target) ||
+      a->nparams != b->nparams || a->kernarg_size_B != b->kernarg_size_B)
+    return false;
+  for (size_t i = 0; i < a->nparams; i++) {
+    const hcq_param *x = &a->params[i], *y = &b->params[i];
+    if (x->kind != y->kind || strcmp(x->name, y->name) || x->slot != y->slot || strcmp(x->dtype, y->dtype) ||
+        x->nelems != y->nelems || x->access != y->access || x->ranged != y->ranged || x->offset_B != y->offset_B ||
+        (x->ranged && (x->min != y->min || x->max != y->max)))
       return false;
-  for (size_t i = 0; i < a->nvars; i++)
-    if (strcmp(a->vars[i], b->vars[i]) || a->var_ranged[i] != b->var_ranged[i] ||
-        (a->var_ranged[i] && (a->var_min[i] != b->var_min[i] || a->var_max[i] != b->var_max[i])))
-      return false;
+  }
   for (int d = 0; d < 3; d++)
-    if (strcmp(a->global[d], b->global[d])) return false;
+    if (strcmp(a->global[d], b->global[d]) || strcmp(a->local[d], b->local[d])) return false;
   return true;
 }
 
@@ -186,36 +179,42 @@ static void check_image(const uint8_t *data, size_t n) {
     return;
   }
   accepted++;
-  const cpu_image_spec *sp = &img.spec;
-  CHECK(terminated(sp->name, sizeof sp->name) && sp->name[0] && terminated(sp->arch, sizeof sp->arch));
-  CHECK(sp->nbufs <= CPU_IMAGE_MAX_BUFS && sp->nvars <= CPU_IMAGE_MAX_VARS);
-  CHECK(img.machine == cpu_image_machine_of(sp->arch));
+  const hcq_program *sp = &img.prog;
+  size_t nb = hcq_program_nbufs(sp), nv = hcq_program_nvars(sp);
+  CHECK(terminated(sp->symbol, sizeof sp->symbol) && sp->symbol[0] && !strcmp(sp->name, sp->symbol));
+  CHECK(nb <= CPU_IMAGE_MAX_BUFS && nv <= CPU_IMAGE_MAX_VARS && nb + nv == sp->nparams);
+  CHECK(cpu_image_arch(sp) && img.machine == cpu_image_machine_of(cpu_image_arch(sp)));
   CHECK(img.elf > data && img.elf + img.elf_size_B == data + n && img.elf_size_B > 0);
-  for (size_t i = 0; i < sp->nbufs && i < CPU_IMAGE_MAX_BUFS; i++)
-    CHECK(sp->bufs[i].slot == (int)i && sp->bufs[i].size > 0 && terminated(sp->bufs[i].dtype, sizeof sp->bufs[i].dtype));
-  for (size_t i = 0; i < sp->nvars && i < CPU_IMAGE_MAX_VARS; i++)
-    CHECK(terminated(sp->vars[i], CPU_IMAGE_NAME_B) && (!sp->var_ranged[i] || sp->var_min[i] <= sp->var_max[i]));
+  CHECK(sp->binary == img.elf && sp->binary_size_B == img.elf_size_B);
+  CHECK_OK(hcq_program_check(sp));
+  for (size_t i = 0; i < nb && i < CPU_IMAGE_MAX_BUFS; i++)
+    CHECK(sp->params[i].kind == HCQ_PARAM_BUFFER && sp->params[i].slot == (int)i && sp->params[i].nelems > 0 &&
+          terminated(sp->params[i].dtype, sizeof sp->params[i].dtype));
+  for (size_t i = 0; i < nv && i < CPU_IMAGE_MAX_VARS; i++) {
+    const hcq_param *q = hcq_program_var(sp, i);
+    CHECK(terminated(q->name, sizeof q->name) && (!q->ranged || q->min <= q->max));
+  }
   int64_t ones[CPU_IMAGE_MAX_VARS], vals[CPU_IMAGE_MAX_VARS], v;
   static const int64_t edge[] = {0, 1, -1, 2, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN};
   for (int i = 0; i < CPU_IMAGE_MAX_VARS; i++) {
     ones[i] = 1;
-    vals[i] = rndn(2) ? edge[rndn(8)] : (int64_t)rnd();
+    vals[i] = rndn(2) ? edge[rndn(8)] : (int64_t)fuzz_next();
   }
   for (int d = 0; d < 3; d++) {
-    CHECK(terminated(sp->global[d], CPU_IMAGE_EXPR_B));
+    CHECK(terminated(sp->global[d], sizeof sp->global[d]));
     CHECK_OK(cpu_image_eval(sp, sp->global[d], ones, &v));
     hcq_status_free(cpu_image_eval(sp, sp->global[d], vals, &v)); /* any values: an answer or an error, no UB */
   }
   /* round trip through the formatter */
   char text[CPU_IMAGE_MAX_SPEC_B];
-  long len = cpu_image_spec_format(sp, text, sizeof text);
-  CHECK(len > 0);
+  size_t len = 0;
+  CHECK_OK(cpu_image_spec_format(sp, text, sizeof text, &len));
   if (len > 0) {
     size_t n2;
-    uint8_t *again = wrap(text, (size_t)len, img.machine, &n2);
-    cpu_image img2;
+    uint8_t *again = wrap(text, len, img.machine, &n2);
+    static cpu_image img2;
     CHECK_OK(cpu_image_parse(again, n2, &img2));
-    CHECK(same_spec(sp, &img2.spec));
+    CHECK(same_program(sp, &img2.prog));
     free(again);
   }
 }
@@ -223,7 +222,7 @@ static void check_image(const uint8_t *data, size_t n) {
 /* ---- launch expressions against a reference ---- */
 
 typedef struct gen {
-  char s[CPU_IMAGE_EXPR_B * 4];
+  char s[HCQ_PROGRAM_EXPR_B * 4];
   int len;
   bool overflow;
 } gen;
@@ -242,7 +241,7 @@ static int64_t gen_expr(gen *g, const int64_t *vals, int depth) {
   if (g->len > (int)sizeof g->s - 80) kind = 0;
   switch (kind) {
   case 0: /* literal */
-    r = rndn(4) ? (int64_t)rndn(100) : (int64_t)(rnd() % 1000000000000000000ull);
+    r = rndn(4) ? (int64_t)rndn(100) : (int64_t)(fuzz_next() % 1000000000000000000ull);
     g->len += snprintf(g->s + g->len, sizeof g->s - (size_t)g->len, "%lld", (long long)r);
     return r;
   case 1: {
@@ -298,10 +297,11 @@ static int64_t gen_expr(gen *g, const int64_t *vals, int depth) {
 }
 
 static void fuzz_eval(void) {
-  cpu_image_spec sp = {.nvars = 3};
-  for (int i = 0; i < 3; i++) snprintf(sp.vars[i], sizeof sp.vars[i], "%s", VARS[i]);
+  static hcq_program sp;
+  hcq_program_init(&sp);
+  for (int i = 0; i < 3; i++) CHECK_OK(hcq_program_add_var(&sp, VARS[i], false, 0, 0));
   int64_t vals[CPU_IMAGE_MAX_VARS] = {0};
-  for (int i = 0; i < 3; i++) vals[i] = rndn(3) ? (int64_t)rndn(2000) - 1000 : (int64_t)rnd();
+  for (int i = 0; i < 3; i++) vals[i] = rndn(3) ? (int64_t)rndn(2000) - 1000 : (int64_t)fuzz_next();
   gen g = {.len = 0};
   int64_t want = gen_expr(&g, vals, 0);
   int64_t got = 0;
@@ -320,7 +320,7 @@ static void fuzz_eval(void) {
 }
 
 int main(void) {
-  rng = fuzz_seed("cpu_image_fuzz", 0x1badcafe5eedull);
+  fuzz_rng = fuzz_seed("cpu_image_fuzz", 0x1badcafe5eedull);
   double budget = fuzz_seconds(3.0, NULL), t0 = fuzz_now_s();
   char text[CPU_IMAGE_MAX_SPEC_B + 4096];
   /* the bases themselves are valid */

@@ -11,13 +11,15 @@
 #include "cpu/cpu_reloc.h"
 #include "base/testing.h"
 
-static cpu_image_spec saxpy_spec(const char *arch) {
-  cpu_image_spec s = {.nbufs = 2, .nvars = 1};
+static hcq_program saxpy_spec(const char *arch) {
+  hcq_program s;
+  hcq_program_init(&s);
   snprintf(s.name, sizeof s.name, "saxpy");
-  snprintf(s.arch, sizeof s.arch, "%s", arch);
-  s.bufs[0] = (cpu_image_buf){.slot = 0, .dtype = "float32", .size = 1024, .read = true, .written = true};
-  s.bufs[1] = (cpu_image_buf){.slot = 1, .dtype = "float32", .size = 1024, .read = true};
-  snprintf(s.vars[0], sizeof s.vars[0], "n");
+  snprintf(s.symbol, sizeof s.symbol, "saxpy");
+  snprintf(s.target, sizeof s.target, "c:%s", arch);
+  CHECK_OK(hcq_program_add_buffer(&s, "float32", 1024, HCQ_ACCESS_READ | HCQ_ACCESS_WRITE));
+  CHECK_OK(hcq_program_add_buffer(&s, "float32", 1024, HCQ_ACCESS_READ));
+  CHECK_OK(hcq_program_add_var(&s, "n", false, 0, 0));
   snprintf(s.global[0], sizeof s.global[0], "((n+3)//4)");
   snprintf(s.global[1], sizeof s.global[1], "1");
   snprintf(s.global[2], sizeof s.global[2], "max(n, 7)%%5");
@@ -32,12 +34,12 @@ static void fake_elf(uint8_t *e, size_t n, uint16_t machine) {
 }
 
 static void test_format(void) {
-  cpu_image_spec s = saxpy_spec("aarch64");
+  hcq_program s = saxpy_spec("aarch64");
   uint8_t elf[100];
   fake_elf(elf, sizeof elf, EM_AARCH64);
   uint8_t *img = NULL;
   size_t n = 0;
-  CHECK_OK(cpu_image_write(&s, EM_AARCH64, elf, sizeof elf, &img, &n));
+  CHECK_OK(cpu_image_write(&s, elf, sizeof elf, &img, &n));
   /* header fields at their documented offsets (docs/FORMATS.md) */
   CHECK(memcmp(img, "HCQKIMG", 8) == 0);
   CHECK_EQ_INT(img[8], 1);
@@ -52,32 +54,39 @@ static void test_format(void) {
   cpu_image im;
   CHECK_OK(cpu_image_parse(img, n, &im));
   CHECK_EQ_INT(im.machine, EM_AARCH64);
-  CHECK(strcmp(im.spec.name, "saxpy") == 0);
-  CHECK_EQ_INT(im.spec.nbufs, 2);
-  CHECK_EQ_INT(im.spec.bufs[1].size, 1024);
-  CHECK(im.spec.bufs[0].written && im.spec.bufs[0].read && !im.spec.bufs[1].written);
-  CHECK(strcmp(im.spec.bufs[1].dtype, "float32") == 0);
+  /* the spec read back is the program description written: every field */
+  CHECK_EQ_STR(im.prog.name, "saxpy");
+  CHECK_EQ_STR(im.prog.symbol, "saxpy");
+  CHECK_EQ_STR(im.prog.target, "c:aarch64");
+  CHECK_EQ_INT(im.prog.nparams, s.nparams);
+  for (size_t i = 0; i < s.nparams && i < im.prog.nparams; i++) {
+    const hcq_param *a = &s.params[i], *b = &im.prog.params[i];
+    CHECK(a->kind == b->kind && !strcmp(a->name, b->name) && a->slot == b->slot && !strcmp(a->dtype, b->dtype) &&
+          a->nelems == b->nelems && a->access == b->access && a->ranged == b->ranged);
+  }
+  for (int d = 0; d < 3; d++) CHECK_EQ_STR(im.prog.global[d], s.global[d]);
+  CHECK_EQ_INT(im.prog.kernarg_size_B, 8 + 8 + 4); /* the default layout: two addresses, one int32 */
   CHECK_EQ_INT(im.elf_size_B, sizeof elf);
-  CHECK(memcmp(im.elf, elf, sizeof elf) == 0);
+  CHECK(memcmp(im.elf, elf, sizeof elf) == 0 && im.prog.binary == im.elf && im.prog.binary_size_B == sizeof elf);
   CHECK_OK(cpu_image_check_host(&im, EM_AARCH64));
   CHECK_ERR(cpu_image_check_host(&im, EM_X86_64), HCQ_CODE_UNSUPPORTED, "built for aarch64; this machine is x86_64");
 
   /* expressions: hand-computed */
   int64_t v, n5[] = {5}, n13[] = {13}, nneg[] = {-7};
-  CHECK_OK(cpu_image_eval(&im.spec, im.spec.global[0], n5, &v));
+  CHECK_OK(cpu_image_eval(&im.prog, im.prog.global[0], n5, &v));
   CHECK_EQ_INT(v, 2);
-  CHECK_OK(cpu_image_eval(&im.spec, im.spec.global[2], n5, &v));
+  CHECK_OK(cpu_image_eval(&im.prog, im.prog.global[2], n5, &v));
   CHECK_EQ_INT(v, 2); /* max(5,7)=7, 7%5 */
-  CHECK_OK(cpu_image_eval(&im.spec, im.spec.global[2], n13, &v));
+  CHECK_OK(cpu_image_eval(&im.prog, im.prog.global[2], n13, &v));
   CHECK_EQ_INT(v, 3);
-  CHECK_OK(cpu_image_eval(&im.spec, "n//2", nneg, &v));
+  CHECK_OK(cpu_image_eval(&im.prog, "n//2", nneg, &v));
   CHECK_EQ_INT(v, -4); /* floor division */
-  CHECK_OK(cpu_image_eval(&im.spec, "2+3*4-(10-4)//3+min(n,1)*-2", n13, &v));
+  CHECK_OK(cpu_image_eval(&im.prog, "2+3*4-(10-4)//3+min(n,1)*-2", n13, &v));
   CHECK_EQ_INT(v, 2 + 12 - 2 - 2);
-  CHECK_ERR(cpu_image_eval(&im.spec, "n//(n-5)", n5, &v), HCQ_CODE_INVALID, "division by zero");
-  CHECK_ERR(cpu_image_eval(&im.spec, "m+1", n5, &v), HCQ_CODE_INVALID, "unknown variable");
-  CHECK_ERR(cpu_image_eval(&im.spec, "(n+1", n5, &v), HCQ_CODE_INVALID, "expected ')'");
-  CHECK_ERR(cpu_image_eval(&im.spec, "n 1", n5, &v), HCQ_CODE_INVALID, "trailing text");
+  CHECK_ERR(cpu_image_eval(&im.prog, "n//(n-5)", n5, &v), HCQ_CODE_INVALID, "division by zero");
+  CHECK_ERR(cpu_image_eval(&im.prog, "m+1", n5, &v), HCQ_CODE_INVALID, "unknown variable");
+  CHECK_ERR(cpu_image_eval(&im.prog, "(n+1", n5, &v), HCQ_CODE_INVALID, "expected ')'");
+  CHECK_ERR(cpu_image_eval(&im.prog, "n 1", n5, &v), HCQ_CODE_INVALID, "trailing text");
 
   /* rejections, each before anything could run */
   CHECK_ERR(cpu_image_parse(elf, sizeof elf, &im), HCQ_CODE_INVALID, "bad magic");
@@ -98,13 +107,28 @@ static void test_format(void) {
   free(c);
   free(img);
 
-  /* the writer refuses inconsistent input */
-  CHECK_ERR(cpu_image_write(&s, EM_X86_64, elf, sizeof elf, &img, &n), HCQ_CODE_INVALID, "does not match");
+  /* the writer refuses what an image cannot hold, naming the field */
   fake_elf(elf, sizeof elf, EM_X86_64);
-  CHECK_ERR(cpu_image_write(&s, EM_AARCH64, elf, sizeof elf, &img, &n), HCQ_CODE_INVALID, "ELF is for machine 62");
+  CHECK_ERR(cpu_image_write(&s, elf, sizeof elf, &img, &n), HCQ_CODE_INVALID, "ELF is for machine 62");
   fake_elf(elf, sizeof elf, EM_AARCH64);
-  snprintf(s.name, sizeof s.name, "two words");
-  CHECK_ERR(cpu_image_write(&s, EM_AARCH64, elf, sizeof elf, &img, &n), HCQ_CODE_INVALID, "invalid field");
+  hcq_program bad = s;
+  snprintf(bad.target, sizeof bad.target, "c");
+  CHECK_ERR(cpu_image_write(&bad, elf, sizeof elf, &img, &n), HCQ_CODE_INVALID, "not an image target");
+  bad = s;
+  snprintf(bad.symbol, sizeof bad.symbol, "two words");
+  CHECK_ERR(cpu_image_write(&bad, elf, sizeof elf, &img, &n), HCQ_CODE_INVALID, "symbol 'two words' is not one word");
+  bad = s;
+  bad.params[1].nelems = -1;
+  CHECK_ERR(cpu_image_write(&bad, elf, sizeof elf, &img, &n), HCQ_CODE_UNSUPPORTED, "buffer slot 1 has no known size");
+  bad = s;
+  snprintf(bad.local[0], sizeof bad.local[0], "4");
+  CHECK_ERR(cpu_image_write(&bad, elf, sizeof elf, &img, &n), HCQ_CODE_UNSUPPORTED, "local size 0");
+  bad = s;
+  snprintf(bad.global[1], sizeof bad.global[1], "m+1");
+  CHECK_ERR(cpu_image_write(&bad, elf, sizeof elf, &img, &n), HCQ_CODE_INVALID, "launch size 1 'm+1' cannot be stored");
+  char small[16];
+  size_t len = 0;
+  CHECK_ERR(cpu_image_spec_format(&s, small, sizeof small, &len), HCQ_CODE_INVALID, "does not fit");
 }
 
 /* Write a spec text into a valid image (the checksum recomputed) and parse it. */
@@ -134,15 +158,14 @@ static hcq_status parse_text(const char *text) {
 
 /* Declared variable ranges and unused buffers round-trip through the spec text. */
 static void test_ranges_and_unused(void) {
-  cpu_image_spec s = saxpy_spec("aarch64");
-  s.nvars = 2;
-  snprintf(s.vars[1], sizeof s.vars[1], "m");
-  s.var_ranged[0] = true, s.var_min[0] = 1, s.var_max[0] = 1048576;
-  s.var_ranged[1] = true, s.var_min[1] = -2147483648LL, s.var_max[1] = -5;
-  s.bufs[1].read = false; /* slot 1: neither read nor written, still a parameter */
+  hcq_program s = saxpy_spec("aarch64");
+  s.nparams = 2; /* the variables again, with ranges */
+  CHECK_OK(hcq_program_add_var(&s, "n", true, 1, 1048576));
+  CHECK_OK(hcq_program_add_var(&s, "m", true, -2147483648LL, -5));
+  s.params[1].access = 0; /* slot 1: neither read nor written, still a parameter */
   char text[1024];
-  long len = cpu_image_spec_format(&s, text, sizeof text);
-  CHECK(len > 0);
+  size_t len = 0;
+  CHECK_OK(cpu_image_spec_format(&s, text, sizeof text, &len));
   if (len > 0) {
     CHECK(strstr(text, "\nbuf 1 float32 1024 -\n") != NULL);
     CHECK(strstr(text, "\nvar n 1 1048576\nvar m -2147483648 -5\n") != NULL);
@@ -151,12 +174,13 @@ static void test_ranges_and_unused(void) {
   fake_elf(elf, sizeof elf, EM_AARCH64);
   uint8_t *img = NULL;
   size_t n = 0;
-  CHECK_OK(cpu_image_write(&s, EM_AARCH64, elf, sizeof elf, &img, &n));
+  CHECK_OK(cpu_image_write(&s, elf, sizeof elf, &img, &n));
   cpu_image im;
   CHECK_OK(cpu_image_parse(img, n, &im));
-  CHECK(!im.spec.bufs[1].read && !im.spec.bufs[1].written && im.spec.bufs[0].written);
-  CHECK(im.spec.var_ranged[0] && im.spec.var_min[0] == 1 && im.spec.var_max[0] == 1048576);
-  CHECK(im.spec.var_ranged[1] && im.spec.var_min[1] == -2147483648LL && im.spec.var_max[1] == -5);
+  CHECK(im.prog.params[1].access == 0 && im.prog.params[0].access == (HCQ_ACCESS_READ | HCQ_ACCESS_WRITE));
+  const hcq_param *n_var = hcq_program_var(&im.prog, 0), *m_var = hcq_program_var(&im.prog, 1);
+  CHECK(n_var->ranged && n_var->min == 1 && n_var->max == 1048576);
+  CHECK(m_var->ranged && m_var->min == -2147483648LL && m_var->max == -5);
   free(img);
   CHECK_OK(parse_text("hcq-kernel-spec 1\nname k\narch aarch64\nvar n\nend\n")); /* older images: no range */
   CHECK_ERR(parse_text("hcq-kernel-spec 1\nname k\narch aarch64\nvar n 5 1\nend\n"), HCQ_CODE_INVALID, "line 4: bad 'var");
@@ -179,6 +203,11 @@ static void test_spec_errors(void) {
   CHECK_ERR(parse_text("hcq-kernel-spec 1\narch aarch64\nend\n"), HCQ_CODE_INVALID, "needs 'name'");
   CHECK_ERR(parse_text("hcq-kernel-spec 1\nname k\x01\narch aarch64\nend\n"), HCQ_CODE_INVALID, "printable");
   CHECK_ERR(parse_text("hcq-kernel-spec 1\nname k\narch armhf\nend\n"), HCQ_CODE_INVALID, "header says aarch64");
+  /* the spec is the program description: a buffer after a variable is refused as hcq_program refuses it */
+  CHECK_ERR(parse_text("hcq-kernel-spec 1\nname k\narch aarch64\nvar n\nbuf 0 int32 4 w\nend\n"), HCQ_CODE_INVALID,
+            "line 5");
+  CHECK_ERR(parse_text("hcq-kernel-spec 1\nname k\narch aarch64\nvar n\nbuf 0 int32 4 w\nend\n"), HCQ_CODE_INVALID,
+            "buffer added after the variables");
 }
 
 #define KSRC                                                                                                    \
@@ -214,17 +243,17 @@ static void test_real_image(void) {
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   if (system(cmd)) fprintf(stderr, "could not remove %s\n", dir);
   uint16_t host = cpu_host_machine();
-  cpu_image_spec s = saxpy_spec(cpu_image_arch_name(host));
+  hcq_program s = saxpy_spec(cpu_image_arch_name(host));
   uint8_t *img = NULL;
   size_t n = 0;
-  CHECK_OK(cpu_image_write(&s, host, elf, elf_B, &img, &n));
+  CHECK_OK(cpu_image_write(&s, elf, elf_B, &img, &n));
   cpu_image im;
   CHECK_OK(cpu_image_parse(img, n, &im));
   CHECK_OK(cpu_image_check_host(&im, host));
   cpu_program *prog = NULL;
   CHECK_OK(cpu_program_load(im.elf, im.elf_size_B, &prog));
   void *fn = NULL;
-  if (prog) CHECK_OK(cpu_program_symbol(prog, im.spec.name, &fn));
+  if (prog) CHECK_OK(cpu_program_symbol(prog, im.prog.symbol, &fn));
   if (fn) {
     float y[1024], x[1024], want[1024];
     for (int i = 0; i < 1024; i++) {

@@ -1,6 +1,7 @@
-/* Differential fuzzer of the PTX path: random kernels (elementwise over 1-2 loop dims, or a reduce add/max over one
- * more; every scalar dtype the ptx renderer keeps in registers: float16, bfloat16, float32, float64, int8, uint8,
- * int16, uint16, int32, uint32, int64, and bool as a dtype to cast through; + - * max neg, comparisons into where, mulacc, casts through another dtype, / recip
+/* Differential fuzzer of the PTX path: random kernels (emulator_tests/fuzz_kernel_gen.h, profile KG_PTX:
+ * elementwise over 1-2 loop dims, or a reduce add/max over one more; every scalar dtype the ptx renderer keeps in
+ * registers: float16, bfloat16, float32, float64, int8, uint8, int16, uint16, int32, uint32, int64, and bool as a
+ * dtype to cast through; + - * max neg, comparisons into where, mulacc, casts through another dtype, / recip
  * sqrt trunc and exp2/log2/sin on floats, & | ^ << >> // % on integers; gated loads and stores) with random opts
  * (LOCAL/GROUP/GROUPTOP/UPCAST/UNROLL, else the heuristic or none) are compiled for ptx:sm_90 or ptx:sm_80, run by
  * the PTX interpreter and compared with the reference interpreter (compiler/interp.c) on the same buffers.
@@ -9,211 +10,11 @@
  * (decompositions of a few ulp) use benign values and a tolerance.
  * Seed: HCQ_FUZZ_SEED (default fixed, printed); budget: HCQ_FUZZ_SECONDS (default 3). */
 #include <float.h>
-#include <stdarg.h>
 
 #include "compiler/examples_test_util.h"
 #include "emulator_tests/ptx_test_util.h"
 #include "base/fuzz.h"
-
-static uint64_t g_rng;
-static uint32_t rnd(uint32_t n) {
-  g_rng ^= g_rng << 13;
-  g_rng ^= g_rng >> 7;
-  g_rng ^= g_rng << 17;
-  return (uint32_t)(g_rng % n);
-}
-
-typedef struct sbuf {
-  char s[16384];
-  size_t n;
-} sbuf;
-
-__attribute__((format(printf, 2, 3))) static void sb(sbuf *b, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int k = vsnprintf(b->s + b->n, sizeof b->s - b->n, fmt, ap);
-  va_end(ap);
-  if (k > 0) b->n += (size_t)k;
-  if (b->n >= sizeof b->s) b->n = sizeof b->s - 1;
-}
-
-static const char *const DTYPES[] = {"float16", "bfloat16", "float32", "float64", "int8",   "uint8",
-                                     "int16",   "int32",    "uint32",  "int64",   "uint16", "bool"};
-#define NDT 11 /* the kernel's dtype: all but bool (bool only as the dtype values are cast through) */
-static bool is_float(int dt) { return dt < 4; }
-
-typedef struct kspec {
-  int dt, other;          /* the kernel's dtype, and the dtype of buffer 3 (read through a cast) */
-  int nloop, nred;
-  int64_t size[3];
-  bool wild;              /* full-range inputs, bit-exact comparison */
-  bool transcendental;
-} kspec;
-
-static void index_expr(sbuf *b, const kspec *k, bool with_red) {
-  int n = k->nloop + (with_red ? k->nred : 0);
-  if (n == 0) {
-    sb(b, "0");
-    return;
-  }
-  for (int i = 0; i < n - 1; i++) sb(b, "(+ ");
-  for (int i = 0; i < n; i++) {
-    int64_t stride = 1;
-    for (int j = i + 1; j < n; j++) stride *= k->size[j];
-    if (stride == 1) sb(b, "r%d", i);
-    else sb(b, "(* r%d %lld)", i, (long long)stride);
-    sb(b, i > 0 ? ") " : " ");
-  }
-}
-
-static void konst(sbuf *b, const kspec *k, int dt) {
-  if (is_float(dt)) {
-    static const char *const WILD[] = {"-0.0", "inf", "-inf", "nan", "65504.0", "1e-7", "3e38", "0.1"};
-    const char *w = WILD[rnd(8)];
-    if (dt == 0 && !strcmp(w, "3e38")) w = "65504.0"; /* beyond float16: the parser refuses it */
-    if (k->wild && rnd(3) == 0) sb(b, "(const %s %s)", w, DTYPES[dt]);
-    else sb(b, "(const %.3f %s)", (double)((int)rnd(17) - 8) / 4.0, DTYPES[dt]);
-  } else if (dt == 11) {
-    sb(b, "(const %s bool)", rnd(2) ? "true" : "false");
-  } else {
-    static const char *const WILD[] = {"-1", "127", "-128", "255", "32767", "2147483647", "-2147483648"};
-    if (k->wild && rnd(3) == 0) {
-      const char *w = WILD[rnd(7)];
-      long long v = atoll(w);
-      int bits = dt == 4 || dt == 5 ? 8 : dt == 6 || dt == 10 ? 16 : dt == 9 ? 64 : 32;
-      bool uns = dt == 5 || dt == 8 || dt == 10;
-      long long lo = uns ? 0 : bits == 64 ? INT64_MIN : -(1LL << (bits - 1));
-      long long hi = bits == 64 ? INT64_MAX : uns ? (1LL << bits) - 1 : (1LL << (bits - 1)) - 1;
-      if (v < lo || v > hi) v = 3;
-      sb(b, "(const %lld %s)", v, DTYPES[dt]);
-    } else {
-      sb(b, "(const %d %s)", (int)rnd(9) - (dt == 5 || dt == 8 || dt == 10 ? 0 : 4), DTYPES[dt]);
-    }
-  }
-}
-
-static void load(sbuf *b, const kspec *k, int buf, bool in_red) {
-  int d = k->nloop > 0 ? (int)rnd((uint32_t)k->nloop) : -1;
-  bool gated = d >= 0 && k->size[d] > 1 && rnd(5) == 0;
-  sb(b, "(load (index in%d ", buf);
-  index_expr(b, k, in_red);
-  if (gated) {
-    sb(b, " (< r%d %lld))", d, (long long)(1 + rnd((uint32_t)k->size[d] - 1)));
-    sb(b, " ");
-    konst(b, k, buf == 3 ? k->other : k->dt);
-    sb(b, ")");
-  } else {
-    sb(b, "))");
-  }
-}
-
-/* A value of the kernel's dtype. */
-static void expr(sbuf *b, kspec *k, int depth, bool in_red) {
-  int dt = k->dt;
-  bool fl = is_float(dt);
-  uint32_t c = depth <= 0 ? rnd(3) : rnd(16);
-  switch (c) {
-    case 0: case 1: load(b, k, (int)rnd(3), in_red); return;
-    case 2: konst(b, k, dt); return;
-    case 3: /* through the other dtype: a load of buffer 3 cast to ours, or our value cast there and back */
-      if (rnd(2)) {
-        sb(b, "(cast %s ", DTYPES[dt]);
-        load(b, k, 3, in_red);
-        sb(b, ")");
-      } else {
-        sb(b, "(cast %s (cast %s ", DTYPES[dt], DTYPES[k->other]);
-        expr(b, k, depth - 1, in_red);
-        sb(b, "))");
-      }
-      return;
-    case 4: sb(b, "(neg "); expr(b, k, depth - 1, in_red); sb(b, ")"); return;
-    case 5: case 6: {
-      /* one time in four both operands are the same expression: (!= x x) must stay true for a NaN x (the symbolic
-       * pass once folded it to false for floats too) */
-      static const char *const CMP[] = {"<", "!=", "=="};
-      sbuf *l = malloc(sizeof *l), *r = malloc(sizeof *r);
-      l->n = r->n = 0;
-      expr(l, k, depth - 1, in_red);
-      if (rnd(4) == 0) *r = *l;
-      else expr(r, k, depth - 1, in_red);
-      sb(b, "(where (%s %s %s) ", CMP[rnd(3)], l->s, r->s);
-      free(l);
-      free(r);
-      break;
-    }
-    case 7:
-      sb(b, "(mulacc ");
-      expr(b, k, depth - 1, in_red);
-      sb(b, " ");
-      break;
-    case 8:
-      if (fl) {
-        static const char *const UN[] = {"recip", "sqrt", "trunc", "exp2", "log2", "sin"};
-        int u = (int)rnd(k->wild ? 3 : 6);
-        if (u >= 3) k->transcendental = true;
-        sb(b, "(%s ", UN[u]);
-        expr(b, k, depth - 1, in_red);
-        sb(b, ")");
-      } else { /* a divisor in 1..8 */
-        sb(b, "(%s ", rnd(2) ? "//" : "%");
-        expr(b, k, depth - 1, in_red);
-        sb(b, " (+ (& ");
-        expr(b, k, depth - 1, in_red);
-        sb(b, " (const 7 %s)) (const 1 %s)))", DTYPES[dt], DTYPES[dt]);
-      }
-      return;
-    default: {
-      static const char *const FOPS[] = {"+", "-", "*", "max", "/", "+", "*"};
-      static const char *const IOPS[] = {"+", "-", "*", "max", "&", "|", "^", "<<", ">>"};
-      sb(b, "(%s ", fl ? FOPS[rnd(7)] : IOPS[rnd(9)]);
-      break;
-    }
-  }
-  expr(b, k, depth - 1, in_red);
-  sb(b, " ");
-  expr(b, k, depth - 1, in_red);
-  sb(b, ")");
-}
-
-static const int64_t SIZES[] = {1, 2, 3, 4, 5, 7, 8, 16, 24, 32, 33, 64, 100};
-
-static void gen(sbuf *b, kspec *k) {
-  memset(k, 0, sizeof *k);
-  k->dt = (int)rnd(NDT);
-  k->other = (int)rnd(NDT + 1);
-  k->nloop = 1 + (int)rnd(2);
-  k->nred = rnd(3) == 0 && k->dt != 0 && k->dt != 1 ? 1 : 0; /* no float16/bfloat16 sums: f16 rounding per step */
-  int64_t total = 1;
-  for (int i = 0; i < k->nloop + k->nred; i++) {
-    k->size[i] = SIZES[rnd(sizeof SIZES / sizeof SIZES[0])];
-    if (total * k->size[i] > 8192) k->size[i] = 2;
-    total *= k->size[i];
-  }
-  k->wild = !k->nred && rnd(2);
-  int64_t out_n = 1, in_n = total;
-  for (int i = 0; i < k->nloop; i++) out_n *= k->size[i];
-  sb(b, "(kernel fz (let out (buf 0 %s %lld)) ", DTYPES[k->dt], (long long)out_n);
-  for (int j = 0; j < 3; j++) sb(b, "(let in%d (buf %d %s %lld)) ", j, j + 1, DTYPES[k->dt], (long long)in_n);
-  sb(b, "(let in3 (buf 4 %s %lld)) ", DTYPES[k->other], (long long)in_n);
-  for (int i = 0; i < k->nloop + k->nred; i++)
-    sb(b, "(let r%d (range %d %lld %s)) ", i, i < k->nloop ? i : 1000 + i, (long long)k->size[i],
-       i < k->nloop ? "loop" : "reduce");
-  sb(b, "(sink (store (index out ");
-  index_expr(b, k, false);
-  int gd = (int)rnd((uint32_t)k->nloop);
-  if (k->size[gd] > 1 && rnd(4) == 0) sb(b, " (< r%d %lld)", gd, (long long)(1 + rnd((uint32_t)k->size[gd] - 1)));
-  sb(b, ") ");
-  if (k->nred) {
-    bool mx = rnd(3) == 0;
-    sb(b, "(reduce %s ", mx ? "max" : "add");
-    expr(b, k, 2, true);
-    sb(b, " r%d)", k->nloop);
-  } else {
-    expr(b, k, 3, false);
-  }
-  for (int i = 0; i < k->nloop; i++) sb(b, " r%d", i);
-  sb(b, ")))");
-}
+#include "emulator_tests/fuzz_kernel_gen.h"
 
 /* Values over the whole dtype: for floats NaN, +-inf, +-0, subnormals, huge and any bit pattern; for integers the
  * extremes and any bit pattern. */
@@ -222,8 +23,8 @@ static void wild_fill(cc_kbuf *bufs, size_t n) {
     uint8_t *p = bufs[i].data;
     size_t isz = bufs[i].size_B / (size_t)(bufs[i].nelems ? bufs[i].nelems : 1);
     for (int64_t e = 0; e < bufs[i].nelems; e++) {
-      uint64_t bits = ((uint64_t)rnd(UINT32_MAX) << 32) | rnd(UINT32_MAX);
-      uint32_t cls = rnd(8);
+      uint64_t bits = ((uint64_t)fuzz_rnd(UINT32_MAX) << 32) | fuzz_rnd(UINT32_MAX);
+      uint32_t cls = fuzz_rnd(8);
       if (cls == 0) bits = 0;                                     /* +0 / 0 */
       else if (cls == 1) bits = (uint64_t)1 << (isz * 8 - 1);    /* -0 / INT_MIN */
       else if (cls == 2) bits = ~(uint64_t)0 >> (65 - isz * 8);  /* NaN-ish / INT_MAX */
@@ -262,10 +63,10 @@ static size_t compare(const cc_kbuf *ref, const cc_kbuf *got, size_t n, bool exa
 static int64_t g_cases, g_runs, g_wild, g_opted, g_thread_ins;
 
 static void fuzz_case(const cc_target *t) {
-  static sbuf b;
+  static fuzz_text b;
   b.n = 0;
-  kspec k;
-  gen(&b, &k);
+  kg_spec k;
+  kg_gen(&b, &k, &KG_PTX);
   uop_ctx *ctx = NULL;
   CHECK_OK(uop_ctx_create(&ctx));
   const uop *sink = NULL;
@@ -281,14 +82,14 @@ static void fuzz_case(const cc_target *t) {
     goto done;
   }
   /* opts: explicit ones (when they apply), the heuristic, or none */
-  uint32_t mode = rnd(3);
+  uint32_t mode = fuzz_rnd(3);
   if (mode == 0) {
     static const char *const OPS[] = {"LOCAL", "UPCAST", "UNROLL", "GROUP", "GROUPTOP", "LOCAL"};
     static const int AMT[] = {2, 4, 8, 16, 32, 3};
     size_t n = 0;
-    for (int i = 0, m = 1 + (int)rnd(3); i < m; i++)
-      n += (size_t)snprintf(opts + n, sizeof opts - n, "%s%s:%d:%d", i ? "," : "", OPS[rnd(6)], (int)rnd(3),
-                            AMT[rnd(6)]);
+    for (int i = 0, m = 1 + (int)fuzz_rnd(3); i < m; i++)
+      n += (size_t)snprintf(opts + n, sizeof opts - n, "%s%s:%d:%d", i ? "," : "", OPS[fuzz_rnd(6)], (int)fuzz_rnd(3),
+                            AMT[fuzz_rnd(6)]);
     cc_opt *o = NULL;
     size_t no = 0;
     CHECK_OK(cc_opts_parse(opts, &o, &no));
@@ -322,9 +123,9 @@ static void fuzz_case(const cc_target *t) {
   }
   bool wild = k.wild && !k.transcendental;
   if (wild) {
-    uint64_t save = g_rng;
+    uint64_t save = fuzz_rng;
     wild_fill(ref, nref);
-    g_rng = save;
+    fuzz_rng = save;
     wild_fill(got, ngot);
     g_wild++;
   }
@@ -366,12 +167,12 @@ done:
 }
 
 int main(void) {
-  g_rng = fuzz_seed("ptx_fuzz", 0x50f1a5c0ffee1234ull);
+  fuzz_rng = fuzz_seed("ptx_fuzz", 0x50f1a5c0ffee1234ull);
   double budget = fuzz_seconds(3.0, NULL), t0 = fuzz_now_s();
   cc_target t90, t80;
   CHECK_OK(cc_target_get("ptx:sm_90", 0, &t90));
   CHECK_OK(cc_target_get("ptx:sm_80", 0, &t80));
-  while (fuzz_now_s() - t0 < budget && testing_failures < 5) fuzz_case(rnd(2) ? &t90 : &t80);
+  while (fuzz_now_s() - t0 < budget && testing_failures < 5) fuzz_case(fuzz_rnd(2) ? &t90 : &t80);
   printf("ptx_fuzz: %lld kernels, %lld run (%lld with full-range inputs, %lld with explicit opts), %.1fM "
          "thread-instructions, %.1f s\n",
          (long long)g_cases, (long long)g_runs, (long long)g_wild, (long long)g_opted, (double)g_thread_ins / 1e6,

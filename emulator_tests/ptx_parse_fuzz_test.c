@@ -8,14 +8,6 @@
 #include "emulator_tests/ptx_test_util.h"
 #include "base/fuzz.h"
 
-static uint64_t g_rng;
-static uint32_t rnd(uint32_t n) {
-  g_rng ^= g_rng << 13;
-  g_rng ^= g_rng >> 7;
-  g_rng ^= g_rng << 17;
-  return (uint32_t)(g_rng % (n ? n : 1));
-}
-
 #define MAX_SEEDS (PTK_COUNT + 4)
 static char *g_seeds[MAX_SEEDS];
 static size_t g_nseeds;
@@ -31,18 +23,18 @@ static void mutate(char *out, size_t cap, const char *src) {
   size_t n = strlen(src) < cap - 1 ? strlen(src) : cap - 1;
   memcpy(out, src, n);
   out[n] = 0;
-  for (int k = 0, m = 1 + (int)rnd(4); k < m; k++) {
+  for (int k = 0, m = 1 + (int)fuzz_rnd(4); k < m; k++) {
     n = strlen(out);
-    uint32_t op = rnd(6);
-    size_t at = rnd((uint32_t)n + 1);
+    uint32_t op = fuzz_rnd(6);
+    size_t at = fuzz_rnd((uint32_t)n + 1);
     if (op == 0 && n) { /* delete a range */
-      size_t len = 1 + rnd(16);
+      size_t len = 1 + fuzz_rnd(16);
       if (at + len > n) len = n - at;
       memmove(out + at, out + at + len, n - at - len + 1);
     } else if (op <= 2) { /* insert a token or a random byte */
       char tok[64];
-      if (rnd(4)) snprintf(tok, sizeof tok, "%s", TOKENS[rnd(sizeof TOKENS / sizeof TOKENS[0])]);
-      else tok[0] = (char)(1 + rnd(255)), tok[1] = 0;
+      if (fuzz_rnd(4)) snprintf(tok, sizeof tok, "%s", TOKENS[fuzz_rnd(sizeof TOKENS / sizeof TOKENS[0])]);
+      else tok[0] = (char)(1 + fuzz_rnd(255)), tok[1] = 0;
       size_t tl = strlen(tok);
       if (n + tl + 1 >= cap) continue;
       memmove(out + at + tl, out + at, n - at + 1);
@@ -67,7 +59,7 @@ static int64_t g_cases, g_parsed, g_ran, g_run_ok;
 
 static void one(void) {
   static char text[65536];
-  mutate(text, sizeof text, g_seeds[rnd((uint32_t)g_nseeds)]);
+  mutate(text, sizeof text, g_seeds[fuzz_rnd((uint32_t)g_nseeds)]);
   ptx_module *m = NULL;
   hcq_status st = ptx_module_parse(text, strlen(text), &m);
   g_cases++;
@@ -89,7 +81,7 @@ static void one(void) {
   uint8_t params[256] = {0};
   for (size_t i = 0; i < e->nparams && e->params[i].offset_B + 8 <= sizeof params; i++)
     memcpy(params + e->params[i].offset_B, &va[i & 1], e->params[i].size_B < 8 ? e->params[i].size_B : 8);
-  ptx_launch l = {.grid = {1 + rnd(2), 1, 1}, .block = {1 + rnd(64), 1 + rnd(2), 1}, .params = params,
+  ptx_launch l = {.grid = {1 + fuzz_rnd(2), 1, 1}, .block = {1 + fuzz_rnd(64), 1 + fuzz_rnd(2), 1}, .params = params,
                   .params_size_B = e->params_size_B <= sizeof params ? e->params_size_B : sizeof params,
                   .mem = &(ptx_mem_ops){&mem, ptu_read, ptu_write}, .max_warp_instructions = 20000};
   st = ptx_launch_run(m, &l, NULL);
@@ -100,7 +92,7 @@ static void one(void) {
 }
 
 int main(void) {
-  g_rng = fuzz_seed("ptx_parse_fuzz", 0x7a3b9c1d2e4f5061ull);
+  fuzz_rng = fuzz_seed("ptx_parse_fuzz", 0x7a3b9c1d2e4f5061ull);
   double budget = fuzz_seconds(3.0, NULL), t0 = fuzz_now_s();
   for (size_t i = 0; i < PTK_COUNT; i++) {
     size_t n = strlen(PTK_HEAD) + strlen(PTK_KERNELS[i].body) + strlen(PTK_TAIL) + 1;

@@ -389,7 +389,8 @@ static void pr_mnemonic_vop(pbuf *b, const r3_inst *in, const r3_opinfo *o) {
 
 static void pr_vopd_half(pbuf *b, const r3_inst *in, unsigned id, unsigned dst, const uint16_t *src) {
   const r3_opinfo *o = r3_info(id);
-  pf(b, "v_dual_%s ", o->name + 2);
+  /* VOP2 ops carry "v_" (their VOPD name is v_dual_ + the rest); the VOPD-only ones already carry "v_dual_" */
+  pf(b, "v_dual_%s ", o->name + (strncmp(o->name, "v_dual_", 7) ? 2 : 7));
   pr_vreg(b, dst, 1);
   pf(b, ", ");
   pr_src(b, in, src[0], 1, (o->flags & F_FP) ? 1 : 0, false, false);

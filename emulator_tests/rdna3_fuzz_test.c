@@ -1,38 +1,31 @@
-/* Differential fuzzer of the RDNA3 interpreter: random kernels (float32, float64, int32 or uint32; elementwise or
- * with an add/max reduce; loads from 1-3 buffers, broadcast and gated; + - * max, float / recip sqrt exp2 log2 sin
- * trunc neg, integer // % & | ^ << >>, compares and where, casts; constants over the whole range: -0, subnormals,
- * +-inf, NaN, huge values, INT_MIN/MAX) compiled for amdgpu:gfx1100 without opts or with the default heuristic
+/* Differential fuzzer of the RDNA3 interpreter: random kernels (emulator_tests/fuzz_kernel_gen.h, profile
+ * KG_RDNA3: float16/32/64 and 8/16/32-bit integers; elementwise over 1-2 dims or with an add/max reduce; loads from
+ * 4 buffers, one of another dtype, gated; + - * max mulacc, float / recip sqrt exp2 log2 sin trunc neg, integer
+ * // % & | ^ << >>, compares and where, casts; constants over the whole range: -0, subnormals, +-inf, NaN, huge
+ * values, INT_MIN/MAX) compiled for amdgpu:gfx1100 without opts or with the default heuristic
  * (locals, upcasts, group reduces through LDS with barriers), run on the interpreter and compared with the
  * reference interpreter (compiler/interp.c) by the examples' rule (compiler/examples_test_util.h). The first 8
  * kernels of a run and every 8th after are also disassembled with llvm-objdump-19 and compared instruction by instruction with the
  * decoder. Seed: HCQ_FUZZ_SEED (fixed default); budget: HCQ_FUZZ_SECONDS (default 3). */
-#include <time.h>
-
 #include "compiler/examples_test_util.h"
 #include "emulator_tests/rdna3_test_util.h"
 #include "base/fuzz.h"
 
-#include "emulator_tests/rdna3_kernel_gen.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "emulator_tests/fuzz_kernel_gen.h"
 
 static long g_cases, g_run, g_decoded, g_refused;
 
 static void fuzz_case(const cc_target *t, bool check_decode) {
-  sbuf b = {0};
-  kspec k;
-  gen(&b, &k);
+  fuzz_text b = {0};
+  kg_spec k;
+  kg_gen(&b, &k, &KG_RDNA3);
   uop_ctx *ctx = NULL;
   CHECK_OK(uop_ctx_create(&ctx));
   const uop *sink = NULL;
   cc_program *p = NULL;
   cc_kbuf *ref = NULL, *got = NULL;
   size_t nref = 0, ngot = 0;
-  bool noopt = rnd(2);
+  bool noopt = fuzz_rnd(2);
   hcq_status st = cc_kernel_parse(ctx, b.s, b.n, "<fuzz>", &sink);
   if (!st) st = cc_compile_source(ctx, sink, t, &(cc_options){.noopt = noopt}, &p);
   if (st) { /* the validator refuses some random kernels (e.g. a provable out-of-bounds gate): not our subject */
@@ -86,12 +79,12 @@ int main(void) {
     fprintf(stderr, "SKIP: clang-19, ld.lld-19 or llvm-objdump-19 missing\n");
     return 77;
   }
-  g_rng = fuzz_seed("rdna3_fuzz", 0x5eed3);
-  double budget = fuzz_seconds(3.0, NULL), t0 = now_s();
+  fuzz_rng = fuzz_seed("rdna3_fuzz", 0x5eed3);
+  double budget = fuzz_seconds(3.0, NULL), t0 = fuzz_now_s();
   cc_target t;
   CHECK_OK(cc_target_get("amdgpu:gfx1100", 0, &t));
-  for (int i = 0; (i < 4 || now_s() - t0 < budget) && !testing_failures; i++) fuzz_case(&t, i < 8 || i % 8 == 0);
+  for (int i = 0; (i < 4 || fuzz_now_s() - t0 < budget) && !testing_failures; i++) fuzz_case(&t, i < 8 || i % 8 == 0);
   printf("rdna3_fuzz: %ld kernels compiled (%ld refused by the validator), %ld run and matched the reference, %ld "
-         "instructions checked against llvm-objdump-19, in %.1f s\n", g_cases, g_refused, g_run, g_decoded, now_s() - t0);
+         "instructions checked against llvm-objdump-19, in %.1f s\n", g_cases, g_refused, g_run, g_decoded, fuzz_now_s() - t0);
   return testing_summary("rdna3_fuzz");
 }

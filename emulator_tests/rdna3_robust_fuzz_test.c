@@ -10,19 +10,7 @@
 #include "emulator_tests/rdna3_test_util.h"
 #include "base/fuzz.h"
 
-static uint64_t g_rng;
-static uint32_t rnd32(void) {
-  g_rng ^= g_rng << 13;
-  g_rng ^= g_rng >> 7;
-  g_rng ^= g_rng << 17;
-  return (uint32_t)(g_rng >> 16);
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+static uint32_t rnd32(void) { return (uint32_t)(fuzz_next() >> 16); }
 
 typedef struct seed_code {
   uint32_t *w;
@@ -34,8 +22,8 @@ int main(void) {
     fprintf(stderr, "SKIP: clang-19 or ld.lld-19 missing\n");
     return 77;
   }
-  g_rng = fuzz_seed("rdna3_robust_fuzz", 0xb0b5);
-  double budget = fuzz_seconds(3.0, NULL), t0 = now_s();
+  fuzz_rng = fuzz_seed("rdna3_robust_fuzz", 0xb0b5);
+  double budget = fuzz_seconds(3.0, NULL), t0 = fuzz_now_s();
   cc_target t;
   CHECK_OK(cc_target_get("amdgpu:gfx1100", 0, &t));
   static const char *const src[] = {"examples/softmax.uop", "examples/conv2d.uop", "examples/sum.uop",
@@ -68,7 +56,7 @@ int main(void) {
   r3t_mem_add(&m, args, sizeof args);
   long cases = 0, loaded = 0, ran_ok = 0, faulted = 0;
   uint32_t *code = NULL;
-  while (nseeds && (cases < 50 || now_s() - t0 < budget) && !testing_failures) {
+  while (nseeds && (cases < 50 || fuzz_now_s() - t0 < budget) && !testing_failures) {
     const seed_code *sc = &seeds[rnd32() % (uint32_t)nseeds];
     size_t n = sc->n;
     free(code);

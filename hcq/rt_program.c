@@ -59,7 +59,7 @@ hcq_status hcq_rt_program_from_image(const void *bytes, size_t size_B, hcq_rt_pr
   cpu_image img;
   hcq_status st = cpu_image_parse(copy, size_B, &img);
   if (!st) st = cpu_image_check_host(&img, cpu_host_machine());
-  if (!st) st = cpu_image_program(&img, &p->desc);
+  if (!st) p->desc = img.prog;
   if (st) {
     hcq_rt_program_free(p);
     return st;

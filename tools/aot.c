@@ -122,12 +122,12 @@ static hcq_status find_linker_script(char *out, size_t cap) {
                          "or set HCQ_KERNEL_LD)");
 }
 
-hcq_status aot_spec_from_program(const cc_program *prog, const char *arch, cpu_image_spec *sp) {
-  hcq_program desc;
+hcq_status aot_program_desc(const cc_program *prog, const char *arch, hcq_program *desc) {
   cc_target t = {.kind = CC_TARGET_C};
   snprintf(t.name, sizeof t.name, "c:%.16s", arch);
-  HCQ_TRY(cc_program_describe(prog, &t, &desc));
-  return cpu_image_spec_from_program(&desc, arch, sp);
+  HCQ_TRY(cc_program_describe(prog, &t, desc));
+  size_t spec_B;
+  return cpu_image_spec_format(desc, NULL, 0, &spec_B); /* refuse what an image cannot hold before compiling */
 }
 
 static hcq_status build_in(const char *dir, const cc_program *prog, const char *arch, uint8_t **elf, size_t *elf_B) {
@@ -179,8 +179,8 @@ static hcq_status build_in(const char *dir, const cc_program *prog, const char *
 hcq_status aot_build_image(const cc_program *prog, const char *arch, uint8_t **out_img, size_t *out_img_B) {
   *out_img = NULL;
   *out_img_B = 0;
-  cpu_image_spec spec;
-  HCQ_TRY(aot_spec_from_program(prog, arch, &spec));
+  hcq_program desc;
+  HCQ_TRY(aot_program_desc(prog, arch, &desc));
   char dir[4096];
   HCQ_TRY(cc_tool_private_dir(dir, sizeof dir - 16));
   strcat(dir, "/aot-XXXXXX"); /* inside the private directory: a killed build is cleaned up by the next one */
@@ -195,7 +195,7 @@ hcq_status aot_build_image(const cc_program *prog, const char *arch, uint8_t **o
     unlink(p);
   }
   rmdir(dir);
-  if (!st) st = cpu_image_write(&spec, cpu_image_machine_of(arch), elf, elf_B, out_img, out_img_B);
+  if (!st) st = cpu_image_write(&desc, elf, elf_B, out_img, out_img_B);
   free(elf);
   return st;
 }

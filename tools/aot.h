@@ -18,8 +18,8 @@
 #include "compiler/compiler.h"
 #include "cpu/cpu_image.h"
 
-/* Fill an image spec from a compiled program (launch sizes rendered as infix text over the variables). */
-hcq_status aot_spec_from_program(const cc_program *prog, const char *arch, cpu_image_spec *out);
+/* The program description an image of prog for arch stores (target "c:ARCH"), checked to fit an image. */
+hcq_status aot_program_desc(const cc_program *prog, const char *arch, hcq_program *out);
 /* Compile prog->source for arch, link, and return the image bytes (*out_img malloc'd). */
 hcq_status aot_build_image(const cc_program *prog, const char *arch, uint8_t **out_img, size_t *out_img_B);
 /* aot_build_image, then write the file. */

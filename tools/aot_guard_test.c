@@ -89,10 +89,10 @@ static void make_image(const char *name, const char *src, int64_t elems, const c
   uint8_t *bytes = (uint8_t *)read_file(img_path, &n);
   cpu_image img;
   CHECK_OK(cpu_image_parse(bytes, n, &img));
-  img.spec.bufs[0].size = elems;
+  img.prog.params[0].nelems = elems;
   uint8_t *out = NULL;
   size_t out_B = 0;
-  CHECK_OK(cpu_image_write(&img.spec, img.machine, img.elf, img.elf_size_B, &out, &out_B));
+  CHECK_OK(cpu_image_write(&img.prog, img.elf, img.elf_size_B, &out, &out_B));
   if (out) write_file(img_path, out, out_B);
   free(out);
   free(bytes);

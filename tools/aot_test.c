@@ -99,13 +99,14 @@ int main(void) {
   cpu_image img;
   CHECK_OK(cpu_image_parse(img_bytes, img_B, &img));
   CHECK_EQ_INT(img.machine, HOST_EM);
-  CHECK_EQ_STR(img.spec.name, "saxpy");
-  CHECK_EQ_INT(img.spec.nbufs, 2);
-  CHECK_EQ_INT(img.spec.bufs[0].size, N_ELEMS);
-  CHECK(img.spec.bufs[0].read && img.spec.bufs[0].written && img.spec.bufs[1].read && !img.spec.bufs[1].written);
-  CHECK_EQ_STR(img.spec.bufs[1].dtype, "float32");
-  CHECK_EQ_INT(img.spec.nvars, 1);
-  CHECK_EQ_STR(img.spec.vars[0], "n");
+  CHECK_EQ_STR(img.prog.symbol, "saxpy");
+  CHECK_EQ_INT(hcq_program_nbufs(&img.prog), 2);
+  CHECK_EQ_INT(img.prog.params[0].nelems, N_ELEMS);
+  CHECK_EQ_INT(img.prog.params[0].access, HCQ_ACCESS_READ | HCQ_ACCESS_WRITE);
+  CHECK_EQ_INT(img.prog.params[1].access, HCQ_ACCESS_READ);
+  CHECK_EQ_STR(img.prog.params[1].dtype, "float32");
+  CHECK_EQ_INT(hcq_program_nvars(&img.prog), 1);
+  CHECK_EQ_STR(hcq_program_var(&img.prog, 0)->name, "n");
 
   /* 2. run it without a compiler; y = 2.5 x + y for i < n, from the run verb's fill (seed + slot) */
   const char *saved_cc = getenv("HCQ_CC");
@@ -160,7 +161,8 @@ int main(void) {
   const char *run_check[] = {"run", "--image", img_path, "--var", "n=4", "--check", NULL};
   CHECK_EQ_INT(verb(hcq_verb_run, run_check), 2);
   /* the image records n's declared range 1..1048576: values outside it (and outside int32) are refused by name */
-  CHECK(img.spec.var_ranged[0] && img.spec.var_min[0] == 1 && img.spec.var_max[0] == N_ELEMS);
+  const hcq_param *n_var = hcq_program_var(&img.prog, 0);
+  CHECK(n_var->ranged && n_var->min == 1 && n_var->max == N_ELEMS);
   char err_path[128];
   snprintf(err_path, sizeof err_path, "%s/stderr.txt", dir);
   const char *run_big[] = {"run", "--image", img_path, "--var", "n=5000000000", NULL};
@@ -171,13 +173,13 @@ int main(void) {
   CHECK(file_has(err_path, "variable n = 1048577 is outside its declared range"));
   /* an image whose spec has no range (older images) still refuses a value that does not fit int32 */
   {
-    cpu_image_spec old = img.spec;
-    old.var_ranged[0] = false;
+    hcq_program old = img.prog;
+    old.params[2].ranged = false; /* after the two buffers */
     uint8_t *old_bytes = NULL;
     size_t old_B = 0;
     char old_path[160];
     snprintf(old_path, sizeof old_path, "%s/norange.img", dir);
-    CHECK_OK(cpu_image_write(&old, HOST_EM, img.elf, img.elf_size_B, &old_bytes, &old_B));
+    CHECK_OK(cpu_image_write(&old, img.elf, img.elf_size_B, &old_bytes, &old_B));
     if (old_bytes) spit(old_path, old_bytes, old_B);
     const char *run_old[] = {"run", "--image", old_path, "--var", "n=5000000000", NULL};
     CHECK_EQ_INT(verb_stderr(hcq_verb_run, run_old, err_path), 1);
@@ -199,14 +201,14 @@ int main(void) {
 
   /* 4. an image for another arch: the same ELF with its e_machine changed, written through the writer */
   CHECK_OK(cpu_image_parse(img_bytes, img_B, &img));
-  cpu_image_spec other = img.spec;
-  snprintf(other.arch, sizeof other.arch, "%s", OTHER_ARCH);
+  hcq_program other = img.prog;
+  snprintf(other.target, sizeof other.target, "c:%s", OTHER_ARCH);
   uint8_t *other_bytes = NULL, *other_elf = malloc(img.elf_size_B);
   size_t other_B = 0;
   memcpy(other_elf, img.elf, img.elf_size_B);
   uint16_t em = cpu_image_machine_of(OTHER_ARCH);
   memcpy(other_elf + offsetof(Elf64_Ehdr, e_machine), &em, 2);
-  CHECK_OK(cpu_image_write(&other, em, other_elf, img.elf_size_B, &other_bytes, &other_B));
+  CHECK_OK(cpu_image_write(&other, other_elf, img.elf_size_B, &other_bytes, &other_B));
   free(other_elf);
   cpu_image oimg;
   CHECK_OK(cpu_image_parse(other_bytes, other_B, &oimg));
@@ -233,7 +235,7 @@ int main(void) {
     if (a) {
       CHECK_OK(cpu_image_parse(a, a_B, &aimg));
       CHECK_EQ_INT(aimg.machine, EM_AARCH64);
-      CHECK_EQ_STR(aimg.spec.arch, "aarch64");
+      CHECK_EQ_STR(aimg.prog.target, "c:aarch64");
       const Elf64_Ehdr *eh = (const Elf64_Ehdr *)aimg.elf;
       CHECK(aimg.elf_size_B > sizeof *eh && eh->e_machine == EM_AARCH64 && eh->e_type == ET_DYN);
       CHECK_ERR(cpu_image_check_host(&aimg, HOST_EM), HCQ_CODE_UNSUPPORTED, "built for aarch64");

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "base/testing.h"
+#include "base/fuzz.h"
 #include "uop/symbolic.h"
 #include "uop/text.h"
 
@@ -94,13 +95,6 @@ static int ev(const uop *n, const int64_t *vals, int64_t *out) {
 
 /* ------------------------------------------------------------------------------------------------ generator */
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint32_t rnd(uint32_t n) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return (uint32_t)(rng_state % n);
-}
 
 static const uop_scalar INT_DTS[] = {UOP_INDEX, UOP_INDEX, UOP_INDEX, UOP_INDEX, UOP_INT8, UOP_INT16, UOP_INT32,
                                      UOP_UINT8};
@@ -108,30 +102,30 @@ static const uop_scalar INT_DTS[] = {UOP_INDEX, UOP_INDEX, UOP_INDEX, UOP_INDEX,
 static const uop *gen(uop_ctx *ctx, uop_scalar s, int depth);
 
 static const uop *gen_bool(uop_ctx *ctx, int depth) {
-  if (depth <= 0 || rnd(8) == 0) return uop_const_bool(ctx, rnd(2));
-  switch (rnd(6)) {
+  if (depth <= 0 || fuzz_rnd(8) == 0) return uop_const_bool(ctx, fuzz_rnd(2));
+  switch (fuzz_rnd(6)) {
   case 0:
   case 1: {
-    uop_scalar s = INT_DTS[rnd(8)];
-    return uop_alu2(ctx, rnd(3) ? UOP_CMPLT : UOP_CMPNE, gen(ctx, s, depth - 1), gen(ctx, s, depth - 1));
+    uop_scalar s = INT_DTS[fuzz_rnd(8)];
+    return uop_alu2(ctx, fuzz_rnd(3) ? UOP_CMPLT : UOP_CMPNE, gen(ctx, s, depth - 1), gen(ctx, s, depth - 1));
   }
   case 2: return uop_alu2(ctx, UOP_AND, gen_bool(ctx, depth - 1), gen_bool(ctx, depth - 1));
-  case 3: return uop_alu2(ctx, rnd(2) ? UOP_OR : UOP_XOR, gen_bool(ctx, depth - 1), gen_bool(ctx, depth - 1));
+  case 3: return uop_alu2(ctx, fuzz_rnd(2) ? UOP_OR : UOP_XOR, gen_bool(ctx, depth - 1), gen_bool(ctx, depth - 1));
   case 4: return uop_alu2(ctx, UOP_CMPNE, gen_bool(ctx, depth - 1), uop_const_bool(ctx, true));
-  default: return uop_cast(ctx, uop_dt(UOP_BOOL), gen(ctx, INT_DTS[rnd(8)], depth - 1));
+  default: return uop_cast(ctx, uop_dt(UOP_BOOL), gen(ctx, INT_DTS[fuzz_rnd(8)], depth - 1));
   }
 }
 
 static const uop *gen_leaf(uop_ctx *ctx, uop_scalar s) {
   uop_dtype dt = uop_dt(s);
-  int k = (int)rnd(10);
+  int k = (int)fuzz_rnd(10);
   if (k < 5) {
     int cands[NVARS + 1], nc = 0;
     for (int i = 0; i < NVARS; i++)
       if (VARS[i].dt == s) cands[nc++] = i;
     if (s == UOP_INDEX) cands[nc++] = NVARS;
     if (nc) {
-      int i = cands[rnd(nc)];
+      int i = cands[fuzz_rnd(nc)];
       if (i == NVARS) return uop_range(ctx, uop_index_const(ctx, RANGE_END), 0, UOP_AXIS_LOOP);
       return uop_var(ctx, VARS[i].name, VARS[i].lo, VARS[i].hi, dt);
     }
@@ -139,7 +133,7 @@ static const uop *gen_leaf(uop_ctx *ctx, uop_scalar s) {
     return uop_cast(ctx, dt, uop_var(ctx, VARS[0].name, VARS[0].lo, VARS[0].hi, uop_dt(UOP_INDEX)));
   }
   static const int64_t consts[] = {0, 1, 2, 3, 4, 5, 6, 8, 12, 16, -1, -2, -3, -4, -7, 7, 10, 11, 127, -128};
-  return uop_const_int(ctx, dt, consts[rnd(sizeof consts / sizeof *consts)]);
+  return uop_const_int(ctx, dt, consts[fuzz_rnd(sizeof consts / sizeof *consts)]);
 }
 
 static const uop *gen(uop_ctx *ctx, uop_scalar s, int depth);
@@ -154,45 +148,45 @@ static const uop *idx_bin(uop_ctx *ctx, uop_op op, const uop *a, int64_t c) {
 static const uop *gen_div_family(uop_ctx *ctx, int depth) {
   static const int64_t fs[] = {1, 1, 2, -1, 3}, cs[] = {2, 3, 4, -2, -3, 5, 8};
   const uop *e = gen(ctx, UOP_INDEX, depth - 2);
-  switch (rnd(4)) {
+  switch (fuzz_rnd(4)) {
   case 3: {
     /* simplex gate: where(c1*u + c2*v >= 1, (c3*u + c4*v + k)//d + e, e) with u, v >= 0 */
     static const char *nn[] = {"b", "d", "ridx0"};
     const uop *uv[2];
     for (int i = 0; i < 2; i++) {
-      int w = (int)rnd(3);
+      int w = (int)fuzz_rnd(3);
       uv[i] = w == 2 ? uop_range(ctx, uop_index_const(ctx, RANGE_END), 0, UOP_AXIS_LOOP)
                      : uop_var(ctx, nn[w], 0, w ? 1 : 4, uop_dt(UOP_INDEX)); /* as in VARS */
     }
-    const uop *x = uop_alu2(ctx, UOP_ADD, idx_bin(ctx, UOP_MUL, uv[0], 1 + rnd(3)), idx_bin(ctx, UOP_MUL, uv[1], 1 + rnd(3)));
+    const uop *x = uop_alu2(ctx, UOP_ADD, idx_bin(ctx, UOP_MUL, uv[0], 1 + fuzz_rnd(3)), idx_bin(ctx, UOP_MUL, uv[1], 1 + fuzz_rnd(3)));
     const uop *gate = uop_alu2(ctx, UOP_CMPNE, idx_bin(ctx, UOP_CMPLT, x, 1), uop_const_bool(ctx, true));
-    if (rnd(2)) gate = uop_alu2(ctx, UOP_AND, gate, gen_bool(ctx, 1));
-    const uop *num = uop_alu2(ctx, UOP_ADD, idx_bin(ctx, UOP_MUL, uv[0], (int64_t)rnd(5) - 1),
-                              idx_bin(ctx, UOP_MUL, uv[1], (int64_t)rnd(5) - 1));
-    const uop *t = uop_alu2(ctx, UOP_ADD, idx_bin(ctx, UOP_IDIV, idx_bin(ctx, UOP_ADD, num, (int64_t)rnd(9) - 2), 2 + rnd(4)), e);
+    if (fuzz_rnd(2)) gate = uop_alu2(ctx, UOP_AND, gate, gen_bool(ctx, 1));
+    const uop *num = uop_alu2(ctx, UOP_ADD, idx_bin(ctx, UOP_MUL, uv[0], (int64_t)fuzz_rnd(5) - 1),
+                              idx_bin(ctx, UOP_MUL, uv[1], (int64_t)fuzz_rnd(5) - 1));
+    const uop *t = uop_alu2(ctx, UOP_ADD, idx_bin(ctx, UOP_IDIV, idx_bin(ctx, UOP_ADD, num, (int64_t)fuzz_rnd(9) - 2), 2 + fuzz_rnd(4)), e);
     return uop_where(ctx, gate, t, e);
   }
   case 0: {
-    int64_t d = 2 + rnd(3), j0 = (int64_t)rnd(9) - 4, f = fs[rnd(5)];
-    const uop *acc = idx_bin(ctx, UOP_MUL, e, (int64_t)rnd(3) - 1);
+    int64_t d = 2 + fuzz_rnd(3), j0 = (int64_t)fuzz_rnd(9) - 4, f = fs[fuzz_rnd(5)];
+    const uop *acc = idx_bin(ctx, UOP_MUL, e, (int64_t)fuzz_rnd(3) - 1);
     for (int64_t i = 0; i < d; i++)
-      if (rnd(6)) acc = uop_alu2(ctx, UOP_ADD, acc, idx_bin(ctx, UOP_MUL, idx_bin(ctx, UOP_IDIV, idx_bin(ctx, UOP_ADD, e, j0 + i), d), f));
+      if (fuzz_rnd(6)) acc = uop_alu2(ctx, UOP_ADD, acc, idx_bin(ctx, UOP_MUL, idx_bin(ctx, UOP_IDIV, idx_bin(ctx, UOP_ADD, e, j0 + i), d), f));
     return acc;
   }
   case 1: {
-    const uop *in = idx_bin(ctx, UOP_IDIV, e, cs[rnd(7)]);
-    return idx_bin(ctx, UOP_IDIV, idx_bin(ctx, UOP_ADD, in, (int64_t)rnd(9) - 4), cs[rnd(7)]);
+    const uop *in = idx_bin(ctx, UOP_IDIV, e, cs[fuzz_rnd(7)]);
+    return idx_bin(ctx, UOP_IDIV, idx_bin(ctx, UOP_ADD, in, (int64_t)fuzz_rnd(9) - 4), cs[fuzz_rnd(7)]);
   }
   default: {
     /* half the time plain variables (a and c take both signs), so the numerator's sign cases come up often */
-    const uop *e1 = rnd(2) ? e : uop_var(ctx, VARS[0].name, VARS[0].lo, VARS[0].hi, uop_dt(UOP_INDEX));
-    const uop *e2 = rnd(2) ? gen(ctx, UOP_INDEX, depth - 2) : uop_var(ctx, VARS[3].name, VARS[3].lo, VARS[3].hi, uop_dt(UOP_INDEX));
-    int64_t s1 = rnd(3) ? -1 : 1, s2 = rnd(3) ? -1 : 1; /* mostly negative coefficients, sometimes mixed signs */
-    int64_t m1 = rnd(2) ? 1 + rnd(8) : 2 * (1 + rnd(2)); /* 2 or 4 often: a factor of the divisor */
+    const uop *e1 = fuzz_rnd(2) ? e : uop_var(ctx, VARS[0].name, VARS[0].lo, VARS[0].hi, uop_dt(UOP_INDEX));
+    const uop *e2 = fuzz_rnd(2) ? gen(ctx, UOP_INDEX, depth - 2) : uop_var(ctx, VARS[3].name, VARS[3].lo, VARS[3].hi, uop_dt(UOP_INDEX));
+    int64_t s1 = fuzz_rnd(3) ? -1 : 1, s2 = fuzz_rnd(3) ? -1 : 1; /* mostly negative coefficients, sometimes mixed signs */
+    int64_t m1 = fuzz_rnd(2) ? 1 + fuzz_rnd(8) : 2 * (1 + fuzz_rnd(2)); /* 2 or 4 often: a factor of the divisor */
     const uop *num = idx_bin(ctx, UOP_ADD, uop_alu2(ctx, UOP_ADD, idx_bin(ctx, UOP_MUL, e1, s1 * m1),
-                                                        idx_bin(ctx, UOP_MUL, e2, s2 * (int64_t)rnd(4))),
-                             (int64_t)rnd(rnd(2) ? 40 : 8) - 4);
-    return idx_bin(ctx, UOP_IDIV, num, cs[rnd(7)]);
+                                                        idx_bin(ctx, UOP_MUL, e2, s2 * (int64_t)fuzz_rnd(4))),
+                             (int64_t)fuzz_rnd(fuzz_rnd(2) ? 40 : 8) - 4);
+    return idx_bin(ctx, UOP_IDIV, num, cs[fuzz_rnd(7)]);
   }
   }
 }
@@ -200,52 +194,46 @@ static const uop *gen_div_family(uop_ctx *ctx, int depth) {
 static const uop *gen(uop_ctx *ctx, uop_scalar s, int depth) {
   if (s == UOP_BOOL) return gen_bool(ctx, depth);
   uop_dtype dt = uop_dt(s);
-  if (depth <= 0 || rnd(6) == 0) return gen_leaf(ctx, s);
-  int k = (int)rnd(27);
+  if (depth <= 0 || fuzz_rnd(6) == 0) return gen_leaf(ctx, s);
+  int k = (int)fuzz_rnd(27);
   if (k >= 24 && s == UOP_INDEX) return gen_div_family(ctx, depth);
-  if (k >= 24) k = (int)rnd(24);
+  if (k >= 24) k = (int)fuzz_rnd(24);
   if (k >= 20 && s == UOP_INDEX) {
     /* kernel-style index math: c1*t1 + c2*t2 + k, then // or % by a constant */
     static const int64_t cs[] = {1, 2, 3, 4, 6, 8, -1, -2, -3, 5, 12};
-    const uop *e = uop_index_const(ctx, (int64_t)rnd(9) - 4);
-    for (int t = 0, nt = 1 + (int)rnd(3); t < nt; t++)
-      e = uop_alu2(ctx, UOP_ADD, e, uop_alu2(ctx, UOP_MUL, gen(ctx, s, depth - 2), uop_index_const(ctx, cs[rnd(11)])));
-    if (rnd(4) == 0) return e;
-    return uop_alu2(ctx, rnd(2) ? UOP_IDIV : UOP_MOD, e, uop_index_const(ctx, cs[1 + rnd(10)]));
+    const uop *e = uop_index_const(ctx, (int64_t)fuzz_rnd(9) - 4);
+    for (int t = 0, nt = 1 + (int)fuzz_rnd(3); t < nt; t++)
+      e = uop_alu2(ctx, UOP_ADD, e, uop_alu2(ctx, UOP_MUL, gen(ctx, s, depth - 2), uop_index_const(ctx, cs[fuzz_rnd(11)])));
+    if (fuzz_rnd(4) == 0) return e;
+    return uop_alu2(ctx, fuzz_rnd(2) ? UOP_IDIV : UOP_MOD, e, uop_index_const(ctx, cs[1 + fuzz_rnd(10)]));
   }
-  if (k >= 20) k = (int)rnd(20);
+  if (k >= 20) k = (int)fuzz_rnd(20);
   if (k < 4) return uop_alu2(ctx, UOP_ADD, gen(ctx, s, depth - 1), gen(ctx, s, depth - 1));
   if (k < 7) return uop_alu2(ctx, UOP_MUL, gen(ctx, s, depth - 1), gen(ctx, s, depth - 1) );
   if (k < 11) {
     /* division / modulo: usually by a constant (either sign), sometimes by an expression */
-    const uop *d = rnd(4) ? gen_leaf(ctx, s) : gen(ctx, s, depth - 1);
-    if (rnd(3)) {
+    const uop *d = fuzz_rnd(4) ? gen_leaf(ctx, s) : gen(ctx, s, depth - 1);
+    if (fuzz_rnd(3)) {
       static const int64_t ds[] = {2, 3, 4, 5, 6, 8, 12, 16, -2, -3, -4};
-      d = uop_const_int(ctx, dt, ds[rnd(sizeof ds / sizeof *ds)]);
+      d = uop_const_int(ctx, dt, ds[fuzz_rnd(sizeof ds / sizeof *ds)]);
     }
-    return uop_alu2(ctx, rnd(2) ? UOP_IDIV : UOP_MOD, gen(ctx, s, depth - 1), d);
+    return uop_alu2(ctx, fuzz_rnd(2) ? UOP_IDIV : UOP_MOD, gen(ctx, s, depth - 1), d);
   }
   if (k < 12) return uop_alu2(ctx, UOP_MAX, gen(ctx, s, depth - 1), gen(ctx, s, depth - 1));
   if (k < 14) {
     static const uop_op bit[] = {UOP_AND, UOP_OR, UOP_XOR};
-    return uop_alu2(ctx, bit[rnd(3)], gen(ctx, s, depth - 1), gen(ctx, s, depth - 1));
+    return uop_alu2(ctx, bit[fuzz_rnd(3)], gen(ctx, s, depth - 1), gen(ctx, s, depth - 1));
   }
   if (k < 15) {
-    const uop *sh = uop_const_int(ctx, dt, rnd(4));
-    return uop_alu2(ctx, rnd(2) ? UOP_SHL : UOP_SHR, gen(ctx, s, depth - 1), sh);
+    const uop *sh = uop_const_int(ctx, dt, fuzz_rnd(4));
+    return uop_alu2(ctx, fuzz_rnd(2) ? UOP_SHL : UOP_SHR, gen(ctx, s, depth - 1), sh);
   }
   if (k < 18) return uop_where(ctx, gen_bool(ctx, depth - 1), gen(ctx, s, depth - 1), gen(ctx, s, depth - 1));
-  uop_scalar from = rnd(4) ? INT_DTS[rnd(8)] : UOP_BOOL;
+  uop_scalar from = fuzz_rnd(4) ? INT_DTS[fuzz_rnd(8)] : UOP_BOOL;
   return uop_cast(ctx, dt, gen(ctx, from, depth - 1));
 }
 
 /* ------------------------------------------------------------------------------------------------ driver */
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void show(const char *what, const uop *n) {
   char *s = NULL;
@@ -287,25 +275,24 @@ done:
 
 int main(void) {
   const char *seed_env = getenv("HCQ_FUZZ_SEED"); /* default: the fixed seed above; printed first and on failure */
-  if (seed_env && seed_env[0]) rng_state = strtoull(seed_env, NULL, 0) ^ 0x9e3779b97f4a7c15ull;
-  if (!rng_state) rng_state = 1;
-  uint64_t seed0 = rng_state;
+  fuzz_rng = 0x9e3779b97f4a7c15ull;
+  if (seed_env && seed_env[0]) fuzz_rng = strtoull(seed_env, NULL, 0) ^ 0x9e3779b97f4a7c15ull;
+  if (!fuzz_rng) fuzz_rng = 1;
+  uint64_t seed0 = fuzz_rng;
   printf("symbolic_fuzz: rng state 0x%llx (HCQ_FUZZ_SEED=%s)\n", (unsigned long long)seed0, seed_env ? seed_env : "");
-  double budget_s = 3.0;
-  const char *env = getenv("HCQ_FUZZ_SECONDS");
-  if (env && atof(env) > 0) budget_s = atof(env);
-  double t0 = now_s();
+  double budget_s = fuzz_seconds(3.0, NULL);
+  double t0 = fuzz_now_s();
   long exprs = 0, assigns = 0, changed = 0, failures = 0;
   int64_t vals[NVARS + 1];
   /* Run for the time budget, but never fewer than MIN_EXPRS expressions (slow hosts such as qemu-user). */
-  while ((now_s() - t0 < budget_s || exprs < MIN_EXPRS) && failures < 5) {
+  while ((fuzz_now_s() - t0 < budget_s || exprs < MIN_EXPRS) && failures < 5) {
     uop_ctx *ctx;
     CHECK_OK(uop_ctx_create(&ctx));
     if (!ctx) break;
     for (int iter = 0; iter < 50 && failures < 5; iter++) {
-      uop_scalar s = rnd(5) == 0 ? UOP_BOOL : INT_DTS[rnd(8)];
+      uop_scalar s = fuzz_rnd(5) == 0 ? UOP_BOOL : INT_DTS[fuzz_rnd(8)];
       /* a quarter of the roots are division-family shapes, so their rules see many cases in a short budget */
-      const uop *orig = rnd(4) ? gen(ctx, s, 1 + (int)rnd(4)) : gen_div_family(ctx, 2 + (int)rnd(3)), *simp = NULL;
+      const uop *orig = fuzz_rnd(4) ? gen(ctx, s, 1 + (int)fuzz_rnd(4)) : gen_div_family(ctx, 2 + (int)fuzz_rnd(3)), *simp = NULL;
       hcq_status st = uop_simplify(ctx, orig, &simp);
       if (st) {
         fprintf(stderr, "uop_simplify failed: %s\n", hcq_status_message(st));
@@ -364,7 +351,7 @@ int main(void) {
     uop_ctx_destroy(ctx);
   }
   printf("symbolic_fuzz: %ld expressions (%ld changed by simplify), %ld assignments checked in %.1f s\n", exprs,
-         changed, assigns, now_s() - t0);
+         changed, assigns, fuzz_now_s() - t0);
   CHECK(failures == 0);
   CHECK(exprs >= MIN_EXPRS);
   if (testing_failures || failures)

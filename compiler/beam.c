@@ -24,7 +24,8 @@
 /* ------------------------------------------------------------------------------------------------ actions */
 
 /* The reference's action table (search.py `actions`), TC left out (not implemented), PADTO and NOLOCALS always in
- * (the reference gates them behind BEAM_PADTO / NOLOCALS). */
+ * (the reference gates them behind BEAM_PADTO / NOLOCALS); then our KBLOCK on the first reduce axis (CPU targets;
+ * amount 0 is the heuristic's block for any k, kblock.c). */
 static cc_opt actions[256];
 static size_t nactions;
 
@@ -37,7 +38,7 @@ static void init_actions(void) {
   if (nactions) return;
   static const int64_t up[] = {0, 2, 3, 4, 5, 7}, unr[] = {0, 4, 7}, loc[] = {2, 3, 4, 8, 13, 16, 29},
                        gtop[] = {13, 16, 28, 29, 32, 49, 64, 256}, grp[] = {0, 4, 8, 16}, pad[] = {32},
-                       thr[] = {2, 3, 4, 5, 8, 12, 16, 24, 32, 64};
+                       thr[] = {2, 3, 4, 5, 8, 12, 16, 24, 32, 64}, kbl[] = {0, 32, 64, 128};
 #define N(a) (sizeof a / sizeof a[0])
   add(CC_OPT_UPCAST, up, N(up), 8);
   add(CC_OPT_UNROLL, unr, N(unr), 5);
@@ -51,12 +52,18 @@ static void init_actions(void) {
     for (int a1 = a0 + 1; a1 < 5; a1++) actions[nactions++] = (cc_opt){CC_OPT_SWAP, a0, a1};
   add(CC_OPT_THREAD, thr, N(thr), 3);
   actions[nactions++] = (cc_opt){CC_OPT_NOLOCALS, 0, 0};
+  add(CC_OPT_KBLOCK, kbl, N(kbl), 1);
 #undef N
 }
 
 size_t cc_beam_action_count(void) {
   init_actions();
   return nactions;
+}
+
+cc_opt cc_beam_action(size_t i) {
+  init_actions();
+  return i < nactions ? actions[i] : (cc_opt){CC_OPT_COUNT, 0, 0};
 }
 
 /* ------------------------------------------------------------------------------------------------ env */

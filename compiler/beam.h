@@ -67,7 +67,8 @@ hcq_status cc_beam_width_from_env(int *out_width);
 /* $HCQ_BEAM_SECONDS: unset = CC_BEAM_DEFAULT_SECONDS; else a number in (0, CC_BEAM_MAX_SECONDS], or an error. */
 hcq_status cc_beam_seconds_from_env(double *out_s);
 
-/* The size of the action table (for tests). */
+/* The size of the action table and its i-th action (op CC_OPT_COUNT past the end), for tests. */
 size_t cc_beam_action_count(void);
+cc_opt cc_beam_action(size_t i);
 
 #endif

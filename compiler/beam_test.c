@@ -221,8 +221,16 @@ static void test_bad_values(void) {
   CHECK(s == 0.25);
   unsetenv("HCQ_BEAM_SECONDS");
   /* the reference's table without TC: 6x8 UPCAST, 3x5 UNROLL, 7x6+2 LOCAL, 8x3 GROUPTOP, 4x3 GROUP, 7 PADTO,
-   * 10 SWAP, 10x3 THREAD, NOLOCALS */
-  CHECK_EQ_INT(cc_beam_action_count(), 48 + 15 + 44 + 24 + 12 + 7 + 10 + 30 + 1);
+   * 10 SWAP, 10x3 THREAD, NOLOCALS; then our KBLOCK on the first reduce axis with the heuristic's block (amount 0,
+   * any k) and the powers of two it picks (kblock_test: amount 0 is the heuristic's kernel) */
+  CHECK_EQ_INT(cc_beam_action_count(), 48 + 15 + 44 + 24 + 12 + 7 + 10 + 30 + 1 + 4);
+  bool kblock_auto = false;
+  for (size_t i = 0; i < cc_beam_action_count(); i++) {
+    cc_opt a = cc_beam_action(i);
+    kblock_auto |= a.op == CC_OPT_KBLOCK && a.axis == 0 && a.amount == 0;
+  }
+  CHECK(kblock_auto);
+  CHECK(cc_beam_action(cc_beam_action_count()).op == CC_OPT_COUNT);
 }
 
 int main(void) {

@@ -15,6 +15,7 @@ typedef struct cc_pass_ctx {
   int acc_count; /* DEFINE_REG numbering (reduce) */
   cc_opt *applied; /* the optimizer's applied opts (malloc'd; moved into the program) */
   size_t napplied;
+  bool threads_mapped; /* CPU: THREAD -> SPECIAL done before expansion (cc_pass_cpu_threads) */
 } cc_pass_ctx;
 
 typedef hcq_status (*cc_pass_fn)(cc_pass_ctx *pc, const uop *sink, const uop **out_sink);
@@ -33,6 +34,8 @@ hcq_status cc_pass_group_reduce(cc_pass_ctx *pc, const uop *sink, const uop **ou
 /* CPU: a REDUCE over the THREAD range -> per-thread partials in scratch + BARRIER + combine (before the expander) */
 hcq_status cc_pass_thread_reduce(cc_pass_ctx *pc, const uop *sink, const uop **out_sink);
 hcq_status cc_pass_gpudims(cc_pass_ctx *pc, const uop *sink, const uop **out_sink);
+/* CPU targets: the THREAD range -> SPECIAL before expansion (sets threads_mapped; then cc_pass_gpudims is a no-op) */
+hcq_status cc_pass_cpu_threads(cc_pass_ctx *pc, const uop *sink, const uop **out_sink);
 hcq_status cc_pass_lower_index(cc_pass_ctx *pc, const uop *sink, const uop **out_sink);
 hcq_status cc_pass_decompose(cc_pass_ctx *pc, const uop *sink, const uop **out_sink);
 /* vectorize.c: scalar lanes -> vector loads/stores/ALU for targets with vector_max >= 2 (c). */

@@ -8,7 +8,11 @@
  * dims the outermost ones are merged (the original indices come back with / and %); a dim larger than its
  * global_max is split by its smallest factors into the next, unused dim. Local dims must fit as they are.
  *
- * Replaced ranges leave the range lists of the STOREs and REDUCEs that closed them. */
+ * Replaced ranges leave the range lists of the STOREs and REDUCEs that closed them.
+ *
+ * On CPU targets the THREAD substitution runs before expansion (cc_pass_cpu_threads, from the expand slot), while the
+ * graph is a few dozen nodes: after it every lane's index math depends on the range and the whole expanded graph
+ * would be rebuilt (a tenth of a matmul's compile). A THREAD range listed on a REDUCE waits for this pass. */
 #include <stdlib.h>
 
 #include "compiler/cc_internal.h"
@@ -186,9 +190,31 @@ static const uop *gpudims_fn(void *user, uop_ctx *ctx, const uop *n, hcq_status 
   return out;
 }
 
+hcq_status cc_pass_cpu_threads(cc_pass_ctx *pc, const uop *sink, const uop **out_sink) {
+  *out_sink = sink;
+  if (!pc->target->has_threads || pc->target->has_local) return HCQ_OK;
+  const uop **nodes;
+  size_t count;
+  HCQ_TRY(uop_toposort(pc->ctx, sink, &nodes, &count));
+  bool thread = false;
+  for (size_t k = 0; k < count; k++) {
+    const uop *n = nodes[k];
+    thread |= n->op == UOP_RANGE && n->arg.i2 == UOP_AXIS_THREAD;
+    for (uint32_t i = 1; n->op == UOP_REDUCE && i < n->nsrc; i++)
+      if (n->src[i]->op == UOP_RANGE && n->src[i]->arg.i2 == UOP_AXIS_THREAD) return HCQ_OK; /* after the reduce */
+  }
+  if (thread) HCQ_TRY(cc_pass_gpudims(pc, sink, out_sink));
+  pc->threads_mapped = true;
+  return HCQ_OK;
+}
+
 hcq_status cc_pass_gpudims(cc_pass_ctx *pc, const uop *sink, const uop **out_sink) {
   gpudims_job j = {.t = pc->target};
   hcq_status st = HCQ_OK;
+  if (pc->threads_mapped) { /* CPU: done before expansion; nothing after it adds a THREAD range */
+    *out_sink = sink;
+    return HCQ_OK;
+  }
   if (pc->target->has_local) {
     const uop **nodes;
     size_t count;

@@ -34,13 +34,11 @@
 #ifndef CC_HEURISTIC_CPU_SWAP_B
 #define CC_HEURISTIC_CPU_SWAP_B ((int64_t)8 << 20)
 #endif
-/* ... or, first choice, the panel size above which the reduce axis is cache-blocked (KBLOCK: about an L2), and the
- * largest block (the panel's k-slice, block x lanes x 4 bytes, stays in the L2 while the row tiles pass). */
+/* ... or, first choice, the panel size above which the reduce axis is cache-blocked (KBLOCK: about an L2; the block,
+ * cc_kblock_auto's, is at most CC_KBLOCK_MAX: the panel's k-slice, block x lanes x 4 bytes, stays in the L2 while the
+ * row tiles pass). */
 #ifndef CC_HEURISTIC_CPU_KBLOCK_B
 #define CC_HEURISTIC_CPU_KBLOCK_B ((int64_t)1 << 20)
-#endif
-#ifndef CC_HEURISTIC_CPU_KBLOCK
-#define CC_HEURISTIC_CPU_KBLOCK 128
 #endif
 
 /* Apply an opt; a refusal (HCQ_CODE_INVALID) sets *ok = false and is not an error. */
@@ -445,10 +443,9 @@ static hcq_status cpu_reduce_tile(cc_sched *s, int64_t lanes, int64_t rows, int6
    * a panel bigger than the cache, make the lane axis the outer loop, so one lane tile's column panel stays cached
    * while the row tiles pass. */
   if (panel_B > CC_HEURISTIC_CPU_KBLOCK_B && unrollable(s, un) == 1) {
-    int64_t k = size_of(s, un[0]), kc = CC_HEURISTIC_CPU_KBLOCK;
-    while (kc >= CC_HEURISTIC_CPU_KBLOCK / 4 && k % kc) kc--;
+    int64_t kc = cc_kblock_auto(size_of(s, un[0]));
     bool blocked = false;
-    if (kc >= CC_HEURISTIC_CPU_KBLOCK / 4 && kc < k) HCQ_TRY(try_opt(s, CC_OPT_KBLOCK, 0, kc, &blocked));
+    if (kc) HCQ_TRY(try_opt(s, CC_OPT_KBLOCK, 0, kc, &blocked));
     if (blocked) return HCQ_OK;
   }
   if (ok && row_stays && row_axis < lane_axis && panel_B > swap_min_B)

@@ -6,7 +6,8 @@
  *
  * so one k-block of the inputs (a matmul's slice of B) stays in cache while every output tile passes over it; the
  * partial sums pass through the output buffer. The load of out[i] is gated on ko > 0: it reads nothing before the
- * first store and depends on ko, so no pass can hoist it out of the ko loop. */
+ * first store and depends on ko, so no pass can hoist it out of the ko loop. Amount 0: the heuristic's block
+ * (cc_kblock_auto), so BEAM's action table can name it for any k. */
 #include "compiler/cc_internal.h"
 #include "compiler/opt_internal.h"
 
@@ -44,11 +45,21 @@ static bool other_use(uop_ctx *ctx, const uop *store, const uop *root, hcq_statu
   return false;
 }
 
+int64_t cc_kblock_auto(int64_t k) {
+  int64_t kc = CC_KBLOCK_MAX;
+  while (kc >= CC_KBLOCK_MAX / 4 && k % kc) kc--;
+  return kc >= CC_KBLOCK_MAX / 4 && kc < k ? kc : 0;
+}
+
 hcq_status cc_kblock(cc_sched *s, const uop *rng, int64_t amount, const uop **out_sink, const char **why) {
   uop_ctx *ctx = s->ctx;
   *out_sink = NULL;
   *why = NULL;
   int64_t size = cc_axis_size(rng);
+  if (amount == 0 && size > 0 && !(amount = cc_kblock_auto(size))) {
+    *why = "no block between 32 and 128 divides the axis (amount 0 picks one)";
+    return HCQ_OK;
+  }
   const uop *sink = s->sink, *st = sink->nsrc == 1 ? sink->src[0] : NULL;
   const uop *red = st && st->nsrc >= 2 ? st->src[1] : NULL, *idx = st ? st->src[0] : NULL;
   const uop **nodes;

@@ -163,6 +163,38 @@ static void test_heuristic(void) {
   }
 }
 
+/* KBLOCK amount 0 (BEAM's action for "the heuristic's block"): the same kernel as the heuristic's explicit amount
+ * for every shape the heuristic blocks, refused by name where no block fits; cc_kblock_auto against brute force. */
+static void test_auto_amount(void) {
+  for (int64_t k = 1; k <= 5000; k++) {
+    int64_t want = 0;
+    for (int64_t d = 32; d <= 128; d++)
+      if (k % d == 0) want = d;
+    if (want == k) want = 0; /* k <= 128: one block already */
+    if (cc_kblock_auto(k) != want) fprintf(stderr, "k %lld: auto %lld, want %lld\n", (long long)k, (long long)cc_kblock_auto(k), (long long)want);
+    CHECK(cc_kblock_auto(k) == want);
+  }
+  static const struct {
+    int m, k, n;
+    const char *amount; /* the heuristic's explicit opt, or NULL: amount 0 is refused */
+  } CASES[] = {{64, 1000, 32, "KBLOCK:0:125"}, {32, 2048, 16, "KBLOCK:0:128"}, {16, 192, 16, "KBLOCK:0:96"},
+               {16, 1021, 16, NULL}, {16, 128, 16, NULL}, {16, 96, 16, NULL}, {16, 31, 16, NULL}};
+  for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
+    char *t = matmul_text("float32", CASES[i].m, CASES[i].k, CASES[i].n);
+    if (!CASES[i].amount) {
+      if (t) expect_err(t, &g_c, "KBLOCK:0:0", "no block between 32 and 128 divides the axis");
+      free(t);
+      continue;
+    }
+    const uop *s = NULL, *a = NULL, *b = NULL;
+    if (t) CHECK_OK(otu_prep(g_ctx, t, &g_c, &s));
+    free(t);
+    if (s) CHECK_OK(otu_opt(g_ctx, s, &g_c, "KBLOCK:0:0", &a, NULL, NULL));
+    if (s) CHECK_OK(otu_opt(g_ctx, s, &g_c, CASES[i].amount, &b, NULL, NULL));
+    CHECK(a && a == b); /* hash-consed: the same kernel is the same node */
+  }
+}
+
 int main(void) {
   char dir[] = "/tmp/hcq-kblock-test-XXXXXX";
   if (!mkdtemp(dir)) return 1;
@@ -175,6 +207,7 @@ int main(void) {
   test_errors();
   test_equivalence();
   test_heuristic();
+  test_auto_amount();
   uop_ctx_destroy(g_ctx);
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -51,6 +51,12 @@ bool cc_uses(const uop *root, const uop *needle);
 /* kblock.c: KBLOCK on reduce axis rng: *out_sink is the blocked kernel (not yet simplified), or NULL with *why
  * saying why the opt does not apply. */
 hcq_status cc_kblock(cc_sched *s, const uop *rng, int64_t amount, const uop **out_sink, const char **why);
+/* The block size for a reduce axis of size k (amount 0, and the heuristic's choice): the largest divisor of k in
+ * [CC_KBLOCK_MAX/4, CC_KBLOCK_MAX], or 0 (no block) if there is none or it is k itself. */
+#ifndef CC_KBLOCK_MAX
+#define CC_KBLOCK_MAX 128
+#endif
+int64_t cc_kblock_auto(int64_t k);
 
 /* group_reduce.c: error if a REDUCE over GROUP_REDUCE ranges cannot be lowered (inside a loop whose trip count
  * may differ between the threads of a workgroup). */

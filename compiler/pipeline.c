@@ -89,9 +89,12 @@ static hcq_status pass_optimize(cc_pass_ctx *pc, const uop *sink, const uop **ou
   return cc_optimize(pc->ctx, sink, pc->target, pc->opts, out_sink, &pc->applied, &pc->napplied);
 }
 
-/* Expander slot (compiler/expander.c): UPCAST/UNROLL ranges -> lanes. */
+/* Expander slot (compiler/expander.c): UPCAST/UNROLL ranges -> lanes; on CPU targets the THREAD range becomes its
+ * SPECIAL first, while the graph is small (gpudims.c). */
 static hcq_status pass_expand(cc_pass_ctx *pc, const uop *sink, const uop **out_sink) {
-  return cc_expand(pc->ctx, sink, pc->target, out_sink);
+  const uop *mapped;
+  HCQ_TRY(cc_pass_cpu_threads(pc, sink, &mapped));
+  return cc_expand(pc->ctx, mapped, pc->target, out_sink);
 }
 
 /* ------------------------------------------------------------------------------------------------ the table */

@@ -25,6 +25,19 @@ static size_t index_of(const cc_program *p, uop_op op, size_t from) {
   return SIZE_MAX;
 }
 
+/* the dumps of the passes around the CPU THREAD substitution (test 10) */
+static char *after_expand, *after_reduce, *after_gpudims;
+static void keep_dump(void *user, const char *pass, const char *text) {
+  (void)user;
+  char **slot = !strcmp(pass, "expand") ? &after_expand : !strcmp(pass, "remove reduce") ? &after_reduce
+              : !strcmp(pass, "add gpudims")                   ? &after_gpudims
+                                                               : NULL;
+  if (slot && text) {
+    free(*slot);
+    *slot = strdup(text);
+  }
+}
+
 static int dumps;
 static void count_dump(void *user, const char *pass, const char *text) {
   (void)user;
@@ -210,6 +223,28 @@ int main(void) {
     CHECK_ERR(cc_program_describe(p, &c, &d), HCQ_CODE_UNSUPPORTED, "buffer slots are not 0..1");
     cc_program_free(p);
   }
+
+  /* 10. CPU targets: the THREAD range becomes core_id's SPECIAL before expansion (while the graph is small), so the
+   * expanded graph comes out with no THREAD range and gpudims has nothing left to rebuild; a GPU target still maps
+   * it (to gidx0) in gpudims */
+  const uop *mm = parse(ctx,
+                        "(kernel mm (let c (buf 0 float32 4096)) (let a (buf 1 float32 4096)) (let b (buf 2 float32 4096))"
+                        " (let r0 (range 0 64 loop)) (let r1 (range 1 64 loop)) (let k (range 2 64 reduce))"
+                        " (sink (store (index c (+ (* r0 64) r1))"
+                        " (reduce add (* (load (index a (+ (* r0 64) k))) (load (index b (+ (* k 64) r1)))) k) r0 r1)))");
+  static const cc_opt tiled[] = {{CC_OPT_THREAD, 0, 4}, {CC_OPT_UPCAST, 1, 8}, {CC_OPT_UPCAST, 0, 4}, {CC_OPT_UNROLL, 0, 4}};
+  CHECK_OK(cc_compile_source(ctx, mm, &c, &(cc_options){.opts = tiled, .nopts = 4, .dump = keep_dump}, &p));
+  CHECK(after_expand && !strstr(after_expand, " thread)") && strstr(after_expand, "gidx0"));
+  CHECK(after_reduce && after_gpudims && !strcmp(after_reduce, after_gpudims));
+  if (p) CHECK(strstr(p->source, "core_id") != NULL);
+  cc_program_free(p);
+  p = NULL;
+  CHECK_OK(cc_compile_source(ctx, mm, &ptx, &(cc_options){.opts = tiled + 1, .nopts = 1, .dump = keep_dump}, &p));
+  CHECK(after_reduce && after_gpudims && strcmp(after_reduce, after_gpudims)); /* GLOBAL ranges -> gidx in gpudims */
+  cc_program_free(p);
+  free(after_expand);
+  free(after_reduce);
+  free(after_gpudims);
 
   uop_ctx_destroy(ctx);
   return testing_summary("pipeline");

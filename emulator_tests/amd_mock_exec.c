@@ -38,10 +38,15 @@ struct amd_mock_exec {
   bool faulted; /* the current dispatch raised a memory fault with its address */
 };
 
+/* Memory callbacks of one dispatch. The dispatch hook runs under the mock's lock (kfd_mock_cp_run), so no
+ * allocation can be freed, unmapped or added while a kernel runs: the bounds of the allocation that served the last
+ * access stay valid for the whole dispatch and are tried first (kernels touch few buffers, the mock may hold
+ * hundreds). Anything outside them still goes through the full lookup, so every access is checked. */
 typedef struct memctx {
   kfd_mock *m;
   unsigned gpu;
   bool *faulted;
+  uint64_t lo, hi; /* [lo, hi): the last allocation an access fitted in (empty at first) */
 } memctx;
 
 /* KFD's memory-exception event carries the first faulting address (the driver's take_error reads it). */
@@ -50,9 +55,17 @@ static void fault(memctx *x, uint64_t va) {
   *x->faulted = true;
 }
 
+static bool mem_ok(memctx *x, uint64_t va, uint32_t n) {
+  if (va >= x->lo && n <= x->hi - x->lo && va - x->lo <= x->hi - x->lo - n) return true;
+  kfd_mock_alloc *a = kfd_mock_find_alloc(x->m, x->gpu, va, n);
+  if (!a) return false;
+  x->lo = a->va, x->hi = a->va + a->size_B;
+  return true;
+}
+
 static hcq_status mem_rd(void *c, uint64_t va, uint32_t n, void *out) {
   memctx *x = c;
-  if (!kfd_mock_range_ok(x->m, x->gpu, va, n))
+  if (!mem_ok(x, va, n))
     return fault(x, va), hcq_status_make(HCQ_CODE_KERNEL_FAULT, "read of %u bytes at 0x%" PRIx64 " outside every live allocation "
                            "mapped to gpu %u", n, va, x->gpu);
   memcpy(out, (const void *)(uintptr_t)va, n);
@@ -60,7 +73,7 @@ static hcq_status mem_rd(void *c, uint64_t va, uint32_t n, void *out) {
 }
 static hcq_status mem_wr(void *c, uint64_t va, uint32_t n, const void *in) {
   memctx *x = c;
-  if (!kfd_mock_range_ok(x->m, x->gpu, va, n))
+  if (!mem_ok(x, va, n))
     return fault(x, va), hcq_status_make(HCQ_CODE_KERNEL_FAULT, "write of %u bytes at 0x%" PRIx64 " outside every live allocation "
                            "mapped to gpu %u", n, va, x->gpu);
   memcpy((void *)(uintptr_t)va, in, n);
@@ -195,7 +208,7 @@ static int run_dispatch_(amd_mock_exec *x, kfd_mock *m, const kfd_mock_dispatch 
   rdna3_program *p = NULL;
   hcq_status st = program_for(x, d, &kd, &p);
   if (st) return fail(detail, hcq_status_annotate(st, "decoding the program at 0x%" PRIx64, d->pgm_addr));
-  memctx mc = {m, d->gpu, &x->faulted};
+  memctx mc = {m, d->gpu, &x->faulted, 0, 0};
   rdna3_mem_ops mem = {&mc, mem_rd, mem_wr};
   rdna3_dispatch rd = {.groups = {d->grid[0], d->grid[1], d->grid[2]},
                        .block = {d->num_thread[0], d->num_thread[1], d->num_thread[2]},

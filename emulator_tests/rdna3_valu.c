@@ -33,11 +33,10 @@ static void fetch32(const wave *w, const r3_inst *in, unsigned code, int kind, b
     for (int l = 0; l < 32; l++) s->t[l] = x;
   }
   uint32_t sign = kind == 3 ? 0x8000u : 0x80000000u;
-  for (int l = 0; l < 32; l++) {
-    if (ftz) s->t[l] = flush32(s->t[l]);
-    if (abs) s->t[l] &= ~sign;
-    if (neg) s->t[l] ^= sign;
-  }
+  uint32_t keep = abs ? ~sign : ~0u, flip = neg ? sign : 0; /* branch-free lane loops (they vectorize) */
+  if (ftz)
+    for (int l = 0; l < 32; l++) s->t[l] = flush32(s->t[l]);
+  for (int l = 0; l < 32; l++) s->t[l] = (s->t[l] & keep) ^ flip;
   s->p = s->t;
 }
 
@@ -583,10 +582,15 @@ static void vwrite(wave *w, unsigned dst, bool d64, const uint32_t *lo, const ui
     if (d64) memcpy(w->v[(dst + 1) & 255], hi, 128);
     return;
   }
-  for (int l = 0; l < 32; l++)
-    if ((exec >> l) & 1) {
-      w->v[dst][l] = lo[l];
-      if (d64) w->v[(dst + 1) & 255][l] = hi[l];
+  uint32_t *d0 = w->v[dst], *d1 = w->v[(dst + 1) & 255];
+  for (int l = 0; l < 32; l++) { /* select by a lane mask instead of branching per lane */
+    uint32_t m = 0u - ((exec >> l) & 1);
+    d0[l] = (lo[l] & m) | (d0[l] & ~m);
+  }
+  if (d64)
+    for (int l = 0; l < 32; l++) {
+      uint32_t m = 0u - ((exec >> l) & 1);
+      d1[l] = (hi[l] & m) | (d1[l] & ~m);
     }
 }
 

@@ -43,6 +43,7 @@ static hcq_status run_wave(ex *c, wave *w, int nwaves, rdna3_stats *stats) {
   const r3_inst *insts = c->p->insts;
   size_t n = c->p->n;
   uint64_t count = 0, lanes = 0;
+  uint32_t exec = w->s[R3_EXEC], active = (uint32_t)__builtin_popcount(exec); /* recounted when EXEC changes */
   hcq_status st = HCQ_OK;
   while (!st) {
     if (w->pc >= n) {
@@ -51,7 +52,8 @@ static hcq_status run_wave(ex *c, wave *w, int nwaves, rdna3_stats *stats) {
     }
     const r3_inst *in = &insts[w->pc++];
     count++;
-    lanes += (uint64_t)__builtin_popcount(w->s[R3_EXEC]); /* the lanes this instruction issues for */
+    if (w->s[R3_EXEC] != exec) exec = w->s[R3_EXEC], active = (uint32_t)__builtin_popcount(exec);
+    lanes += active; /* the lanes this instruction issues for */
     if (c->d->trace) {
       char dis[192], line[288];
       r3_print(in, dis, sizeof dis);

@@ -192,7 +192,7 @@ static bool vcompute(const wave *w, const r3_inst *in, unsigned id, const uint16
   switch (id) {
     case R3_V_MOV_B32: LANES OUT(A); break;
     case R3_V_READFIRSTLANE_B32: LANES OUT(A); break;
-    case R3_V_CNDMASK_B32: LANES OUT((mask >> l) & 1 ? B : A); break;
+    case R3_V_CNDMASK_B32: LANES { uint32_t m_ = 0u - ((mask >> l) & 1); OUT((B & m_) | (A & ~m_)); } break;
     case R3_V_ADD_F32: LANES OUTF(FA + FB); break;
     case R3_V_SUB_F32: LANES OUTF(FA - FB); break;
     case R3_V_SUBREV_F32: LANES OUTF(FB - FA); break;
@@ -583,15 +583,11 @@ static void vwrite(wave *w, unsigned dst, bool d64, const uint32_t *lo, const ui
     return;
   }
   uint32_t *d0 = w->v[dst], *d1 = w->v[(dst + 1) & 255];
-  for (int l = 0; l < 32; l++) { /* select by a lane mask instead of branching per lane */
-    uint32_t m = 0u - ((exec >> l) & 1);
-    d0[l] = (lo[l] & m) | (d0[l] & ~m);
+  for (uint32_t e = exec; e; e &= e - 1) { /* only the active lanes (often few: serial tails, guards) */
+    int l = __builtin_ctz(e);
+    d0[l] = lo[l];
+    if (d64) d1[l] = hi[l];
   }
-  if (d64)
-    for (int l = 0; l < 32; l++) {
-      uint32_t m = 0u - ((exec >> l) & 1);
-      d1[l] = (hi[l] & m) | (d1[l] & ~m);
-    }
 }
 
 hcq_status r3_valu(ex *c, wave *w, const r3_inst *in) {

@@ -130,7 +130,11 @@ hcq_status amd_ring_submit(amd_device *d, amd_ring *r, const uint32_t *w, uint32
     if (n_dw > ring_dw)
       return hcq_status_make(HCQ_CODE_INVALID, "amd %s: %u dwords do not fit the %u-dword compute ring", d->name, n_dw, ring_dw);
     HCQ_TRY(wait_space(d, r, n_dw, ring_dw));
-    for (uint32_t i = 0; i < n_dw; i++) r->words[(r->put + i) & (ring_dw - 1)] = w[i];
+    /* at most two copies (the second after the wrap); publish()'s release store orders them before wptr */
+    uint32_t *ring = (uint32_t *)(uintptr_t)r->words, pos = (uint32_t)(r->put & (ring_dw - 1));
+    uint32_t first = ring_dw - pos < n_dw ? ring_dw - pos : n_dw;
+    if (first) memcpy(ring + pos, w, first * 4ull);
+    if (n_dw > first) memcpy(ring, w + first, (n_dw - first) * 4ull);
     r->put += n_dw;
   } else {
     for (uint32_t p = 0, at = 0; p < n_packets; at += sizes[p++]) {
@@ -139,10 +143,11 @@ hcq_status amd_ring_submit(amd_device *d, amd_ring *r, const uint32_t *w, uint32
       if (sizes[p] > ring_dw)
         return hcq_status_make(HCQ_CODE_INVALID, "amd %s: SDMA packet of %u dwords exceeds the ring", d->name, sizes[p]);
       HCQ_TRY(wait_space(d, r, (pad + sizes[p]) * 4, r->size_B));
-      for (uint64_t i = 0; i < pad; i++) r->words[pos_dw + i] = 0; /* zero = SDMA NOP */
+      uint32_t *ring = (uint32_t *)(uintptr_t)r->words;
+      if (pad) memset(ring + pos_dw, 0, pad * 4); /* zero = SDMA NOP */
       r->put += pad * 4;
       pos_dw = (r->put / 4) & (ring_dw - 1);
-      for (uint32_t i = 0; i < sizes[p]; i++) r->words[pos_dw + i] = w[at + i];
+      memcpy(ring + pos_dw, w + at, sizes[p] * 4ull);
       r->put += sizes[p] * 4ull;
     }
   }
@@ -159,7 +164,7 @@ hcq_status amd_ring_restart(amd_device *d, amd_ring *r, uint64_t from, uint32_t 
   uint32_t n = (uint32_t)(r->put - from);
   uint32_t *keep = n ? malloc(n * 4u) : NULL;
   if (n && !keep) return hcq_status_make(HCQ_CODE_NOMEM, "amd %s: saving %u ring dwords", d->name, n);
-  for (uint32_t i = 0; i < n; i++) keep[i] = r->words[(from + i) & (ring_dw - 1)];
+  for (uint32_t i = 0; i < n; i++) keep[i] = r->words[(from + i) & (ring_dw - 1)]; /* rare: one word at a time */
   amd_ring_destroy(d, r);
   hcq_status st = amd_ring_create(d, false, size_B, r);
   if (!st && n) st = amd_ring_submit(d, r, keep, n, NULL, 0);

@@ -16,7 +16,7 @@
 #include "emulator_tests/rdna3.h"
 #include "emulator_tests/rdna3_internal.h"
 
-#define CACHE_N 32
+#define CACHE_N 128 /* decoded programs kept (benchmarks load 64 kernels) */
 #define MAX_CODE_B ((uint64_t)1 << 20) /* decode at most this much from the program address */
 
 typedef struct centry {
@@ -38,10 +38,15 @@ struct amd_mock_exec {
   bool faulted; /* the current dispatch raised a memory fault with its address */
 };
 
+/* Memory callbacks of one dispatch. The dispatch hook runs under the mock's lock (kfd_mock_cp_run), so no
+ * allocation can be freed, unmapped or added while a kernel runs: the bounds of the allocation that served the last
+ * access stay valid for the whole dispatch and are tried first (kernels touch few buffers, the mock may hold
+ * hundreds). Anything outside them still goes through the full lookup, so every access is checked. */
 typedef struct memctx {
   kfd_mock *m;
   unsigned gpu;
   bool *faulted;
+  uint64_t lo, hi; /* [lo, hi): the last allocation an access fitted in (empty at first) */
 } memctx;
 
 /* KFD's memory-exception event carries the first faulting address (the driver's take_error reads it). */
@@ -50,9 +55,17 @@ static void fault(memctx *x, uint64_t va) {
   *x->faulted = true;
 }
 
+static bool mem_ok(memctx *x, uint64_t va, uint32_t n) {
+  if (va >= x->lo && n <= x->hi - x->lo && va - x->lo <= x->hi - x->lo - n) return true;
+  kfd_mock_alloc *a = kfd_mock_find_alloc(x->m, x->gpu, va, n);
+  if (!a) return false;
+  x->lo = a->va, x->hi = a->va + a->size_B;
+  return true;
+}
+
 static hcq_status mem_rd(void *c, uint64_t va, uint32_t n, void *out) {
   memctx *x = c;
-  if (!kfd_mock_range_ok(x->m, x->gpu, va, n))
+  if (!mem_ok(x, va, n))
     return fault(x, va), hcq_status_make(HCQ_CODE_KERNEL_FAULT, "read of %u bytes at 0x%" PRIx64 " outside every live allocation "
                            "mapped to gpu %u", n, va, x->gpu);
   memcpy(out, (const void *)(uintptr_t)va, n);
@@ -60,7 +73,7 @@ static hcq_status mem_rd(void *c, uint64_t va, uint32_t n, void *out) {
 }
 static hcq_status mem_wr(void *c, uint64_t va, uint32_t n, const void *in) {
   memctx *x = c;
-  if (!kfd_mock_range_ok(x->m, x->gpu, va, n))
+  if (!mem_ok(x, va, n))
     return fault(x, va), hcq_status_make(HCQ_CODE_KERNEL_FAULT, "write of %u bytes at 0x%" PRIx64 " outside every live allocation "
                            "mapped to gpu %u", n, va, x->gpu);
   memcpy((void *)(uintptr_t)va, in, n);
@@ -79,18 +92,41 @@ static int fail(char *detail, hcq_status st) {
   return 1;
 }
 
+/* Does the decode stop at word `at` of [w, w + n): the end of the words, or a word that does not decode? */
+static bool decode_stops(const uint32_t *w, uint64_t n, uint64_t at) {
+  if (at >= n) return true;
+  r3_inst in;
+  hcq_status st = r3_decode(w + at, n - at, (uint32_t)(at * 4), &in);
+  hcq_status_free(st);
+  return st != HCQ_OK;
+}
+
 /* The decoded program for this dispatch: a cached one whose code bytes are unchanged, or a fresh decode. */
 static hcq_status program_for(amd_mock_exec *x, const kfd_mock_dispatch *d, const rdna3_kd *kd, rdna3_program **out) {
   uint64_t avail = kfd_mock_bytes_after(x->m, d->gpu, d->pgm_addr);
-  uint64_t code_B = (avail < MAX_CODE_B ? avail : MAX_CODE_B) & ~(uint64_t)3;
+  uint64_t max_B = (avail < MAX_CODE_B ? avail : MAX_CODE_B) & ~(uint64_t)3;
   const uint8_t *code = (const uint8_t *)(uintptr_t)d->pgm_addr;
+  const uint32_t *w = (const uint32_t *)code;
   /* The hardware fetches as it goes; the interpreter decodes ahead, so it takes the words that decode from the
    * program address on (what follows the code, padding or data, ends it). A branch past them fails the load, a
-   * wave running past them fails the run: both loudly. */
-  const uint32_t *w = (const uint32_t *)code;
+   * wave running past them fails the run: both loudly. A cached program is the same decode when its bytes are
+   * unchanged and the word after them still ends the decode, so a hit costs a compare, not a decode of up to
+   * MAX_CODE_B. */
+  centry *victim = &x->cache[0];
+  for (int i = 0; i < CACHE_N; i++) {
+    centry *e = &x->cache[i];
+    if (e->p && e->gpu == d->gpu && e->pgm == d->pgm_addr && e->code_B <= max_B && e->rsrc1 == d->rsrc1 &&
+        e->rsrc2 == d->rsrc2 && e->rsrc3 == d->rsrc3 && e->private_B == kd->private_segment_B &&
+        !memcmp(e->code, code, e->code_B) && decode_stops(w, max_B / 4, e->code_B / 4)) {
+      e->used = ++x->tick;
+      *out = e->p;
+      return HCQ_OK;
+    }
+    if (e->used < victim->used) victim = e;
+  }
   uint64_t ok = 0;
-  for (r3_inst in; ok < code_B / 4;) {
-    hcq_status st = r3_decode(w + ok, code_B / 4 - ok, (uint32_t)(ok * 4), &in);
+  for (r3_inst in; ok < max_B / 4;) {
+    hcq_status st = r3_decode(w + ok, max_B / 4 - ok, (uint32_t)(ok * 4), &in);
     if (st) {
       if (!ok) return st;
       hcq_status_free(st);
@@ -98,18 +134,7 @@ static hcq_status program_for(amd_mock_exec *x, const kfd_mock_dispatch *d, cons
     }
     ok += in.nwords;
   }
-  code_B = ok * 4;
-  centry *victim = &x->cache[0];
-  for (int i = 0; i < CACHE_N; i++) {
-    centry *e = &x->cache[i];
-    if (e->p && e->gpu == d->gpu && e->pgm == d->pgm_addr && e->code_B == code_B && e->rsrc1 == d->rsrc1 &&
-        e->rsrc2 == d->rsrc2 && e->rsrc3 == d->rsrc3 && e->private_B == kd->private_segment_B && !memcmp(e->code, code, code_B)) {
-      e->used = ++x->tick;
-      *out = e->p;
-      return HCQ_OK;
-    }
-    if (e->used < victim->used) victim = e;
-  }
+  uint64_t code_B = ok * 4;
   rdna3_program *p;
   HCQ_TRY(rdna3_load(code, code_B, d->pgm_addr, 0, kd, &p));
   uint8_t *copy = malloc(code_B);
@@ -195,7 +220,7 @@ static int run_dispatch_(amd_mock_exec *x, kfd_mock *m, const kfd_mock_dispatch 
   rdna3_program *p = NULL;
   hcq_status st = program_for(x, d, &kd, &p);
   if (st) return fail(detail, hcq_status_annotate(st, "decoding the program at 0x%" PRIx64, d->pgm_addr));
-  memctx mc = {m, d->gpu, &x->faulted};
+  memctx mc = {m, d->gpu, &x->faulted, 0, 0};
   rdna3_mem_ops mem = {&mc, mem_rd, mem_wr};
   rdna3_dispatch rd = {.groups = {d->grid[0], d->grid[1], d->grid[2]},
                        .block = {d->num_thread[0], d->num_thread[1], d->num_thread[2]},

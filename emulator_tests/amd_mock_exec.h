@@ -3,7 +3,8 @@
  * COMPUTE_PGM_LO/HI; its initial state comes from the registers (RSRC1/2/3, USER_DATA, NUM_THREAD, the initiator),
  * never from a side channel. The interpreter models gfx1100 (wave32) only: a dispatch on a mock of another arch,
  * a wave64 dispatch, scratch, or user SGPRs other than the kernarg pointer are refused with a queue fault naming
- * what. Decoded programs are cached by address and re-checked against the code bytes at every dispatch. */
+ * what. Decoded programs are cached by address and re-checked against the code bytes (and the word after them,
+ * which must still end the decode) at every dispatch. Tested by amd_mock_exec_test.c. */
 #ifndef HCQ_EMU_AMD_MOCK_EXEC_H
 #define HCQ_EMU_AMD_MOCK_EXEC_H
 

@@ -212,9 +212,12 @@ static void test_ring_wrap(void) {
   CHECK_OK(amd_mem_alloc(d, 4096, AMD_MEM_VRAM_HOST, NULL, &a));
   CHECK_OK(amd_mem_alloc(d, 4096, AMD_MEM_VRAM_HOST, NULL, &c));
   volatile uint32_t *s = (volatile uint32_t *)(uintptr_t)sig.va;
-  uint32_t w[8 * 40];
-  for (uint32_t round = 1; round <= 20; round++) { /* 20 x 40 x 8 dwords = 6400 dwords through a 1024-dword ring */
-    amd_cmdbuf b = {.w = w, .cap = 8 * 40};
+  uint32_t w[8 * 40 + 7];
+  for (uint32_t round = 1; round <= 20; round++) { /* 20 x 327 dwords through a 1024-dword ring */
+    amd_cmdbuf b = {.w = w, .cap = 8 * 40 + 7};
+    /* a 7-dword wait that is already satisfied (s[2] stays 0) moves every submission off the 8-dword grid, so
+     * the end of the ring falls inside packets and the writer splits them */
+    amd_pm4_wait_mem(&b, sig.va + 8, AMD_PM4_WAIT_REG_MEM_FUNCTION_EQ, 0, 0xffffffffu);
     for (uint32_t i = 0; i < 40; i++) amd_pm4_release_mem(&b, false, sig.va, round * 100 + i, AMD_RELEASE_DATA32, false, 0);
     CHECK_OK(PM4_SUBMIT(d, b));
   }

@@ -88,7 +88,7 @@ typedef struct rdna3_dispatch {
 
 typedef struct rdna3_stats {
   uint64_t wave_insts;  /* instructions executed, counted once per wave */
-  uint64_t lane_insts;  /* wave_insts * 32 (lanes of a wave32) */
+  uint64_t lane_insts;  /* per executed instruction, the lanes whose EXEC bit was set when it issued */
 } rdna3_stats;
 
 hcq_status rdna3_run(const rdna3_program *p, const rdna3_dispatch *d, const rdna3_mem_ops *mem, rdna3_stats *stats);

@@ -42,7 +42,8 @@ hcq_status r3_bad(ex *c, wave *w, const r3_inst *in, const char *why) {
 static hcq_status run_wave(ex *c, wave *w, int nwaves, rdna3_stats *stats) {
   const r3_inst *insts = c->p->insts;
   size_t n = c->p->n;
-  uint64_t count = 0;
+  uint64_t count = 0, lanes = 0;
+  uint32_t exec = w->s[R3_EXEC], active = (uint32_t)__builtin_popcount(exec); /* recounted when EXEC changes */
   hcq_status st = HCQ_OK;
   while (!st) {
     if (w->pc >= n) {
@@ -51,6 +52,8 @@ static hcq_status run_wave(ex *c, wave *w, int nwaves, rdna3_stats *stats) {
     }
     const r3_inst *in = &insts[w->pc++];
     count++;
+    if (w->s[R3_EXEC] != exec) exec = w->s[R3_EXEC], active = (uint32_t)__builtin_popcount(exec);
+    lanes += active; /* the lanes this instruction issues for */
     if (c->d->trace) {
       char dis[192], line[288];
       r3_print(in, dis, sizeof dis);
@@ -103,6 +106,7 @@ static hcq_status run_wave(ex *c, wave *w, int nwaves, rdna3_stats *stats) {
 out:
   w->ninst += count;
   stats->wave_insts += count;
+  stats->lane_insts += lanes;
   return st;
 }
 
@@ -200,7 +204,6 @@ hcq_status rdna3_run(const rdna3_program *p, const rdna3_dispatch *d, const rdna
         }
       }
 done:
-  stats->lane_insts = stats->wave_insts * 32;
   free(waves);
   free(vregs);
   free(lds);

@@ -6,6 +6,7 @@
  * - an endless loop ends with HCQ_CODE_TIMEOUT naming the wave, not a hang;
  * - s_barrier: two waves of one workgroup exchange values through LDS (each reads what the other wrote before the
  *   barrier), EXEC masking of a partial last wave, and the work-item ids packed in v0 (x 9:0, y 19:10);
+ * - lane-instructions count only the lanes EXEC enables;
  * - scratch: each lane's private memory is its own, and an access past private_segment_fixed_size faults. */
 #include "emulator_tests/rdna3_test_util.h"
 
@@ -17,6 +18,7 @@ static const rdna3_kd KD = {.code_props = (1u << 3) | (1u << 10), .rsrc2 = (2u <
                             .rsrc1 = 3u << 16 | 3u << 18, .group_segment_B = 256};
 
 static char g_trace[4096];
+static rdna3_stats g_stats; /* of the last run */
 static void trace(void *user, const char *line) {
   (void)user;
   size_t n = strlen(g_trace);
@@ -36,7 +38,8 @@ static hcq_status run(const char *src, rdna3_kd kd, uint32_t block_x, uint32_t b
   rdna3_dispatch d = {.groups = {groups, 1, 1}, .block = {block_x, block_y, 1}, .kernarg_va = (uint64_t)(uintptr_t)args,
                       .max_wave_insts = max_insts, .trace = trace};
   g_trace[0] = 0;
-  hcq_status st = rdna3_run(p, &d, &(rdna3_mem_ops){.ctx = &m, .read = r3t_read, .write = r3t_write}, NULL);
+  g_stats = (rdna3_stats){0};
+  hcq_status st = rdna3_run(p, &d, &(rdna3_mem_ops){.ctx = &m, .read = r3t_read, .write = r3t_write}, &g_stats);
   rdna3_free(p);
   return st;
 }
@@ -154,6 +157,24 @@ static void test_barrier_and_ids(void) {
     CHECK(g_buf[id] == want);
   }
   CHECK(g_buf[48] == 0xeeeeeeeeu); /* lanes past the block are off in EXEC */
+  /* 20 instructions per wave: 32 lanes in wave 0, 16 in wave 1 */
+  CHECK_EQ_INT(g_stats.wave_insts, 2 * 20);
+  CHECK_EQ_INT(g_stats.lane_insts, 20 * 32 + 20 * 16);
+}
+
+/* lane-instructions count the lanes whose EXEC bit is set when each instruction issues (not 32 per instruction):
+ * v_cmpx narrows EXEC to lanes 0..15 and the three instructions after it (s_endpgm included) count 16 each */
+static void test_lane_count(void) {
+  const char *src = "v_and_b32 v1, 0x3ff, v0\n"
+                    "v_cmpx_gt_u32 16, v1\n"
+                    "v_add_nc_u32 v2, 1, v1\n"
+                    "v_add_nc_u32 v2, 1, v2\n"
+                    "s_endpgm\n";
+  CHECK_OK(run(src, KD, 32, 1, 3, 0));
+  CHECK_EQ_INT(g_stats.wave_insts, 3 * 5);
+  CHECK_EQ_INT(g_stats.lane_insts, 3 * (2 * 32 + 3 * 16));
+  CHECK_OK(run(src, KD, 7, 1, 1, 0)); /* a partial wave: 7 lanes throughout */
+  CHECK_EQ_INT(g_stats.lane_insts, 5 * 7);
 }
 
 static void test_scratch(void) {
@@ -188,6 +209,7 @@ int main(void) {
   test_page_faults();
   test_refusals();
   test_barrier_and_ids();
+  test_lane_count();
   test_scratch();
   return testing_summary("rdna3_fault");
 }

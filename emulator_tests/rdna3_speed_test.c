@@ -1,6 +1,6 @@
 /* Speed of the RDNA3 interpreter on one core: examples/matmul.uop and examples/softmax.uop compiled for
  * amdgpu:gfx1100 with the default heuristic, each run repeatedly for about 0.5 s of CPU time; prints wave-instructions and
- * lane-instructions (32 per wave-instruction) per second, and the results must still match the reference
+ * lane-instructions (active lanes, EXEC bits, per wave-instruction) per second, and the results must still match the reference
  * interpreter. Nothing is asserted about the speed (sanitizer and emulated builds are slower); the number is
  * what the closing notes report. */
 #include <time.h>

@@ -33,11 +33,10 @@ static void fetch32(const wave *w, const r3_inst *in, unsigned code, int kind, b
     for (int l = 0; l < 32; l++) s->t[l] = x;
   }
   uint32_t sign = kind == 3 ? 0x8000u : 0x80000000u;
-  for (int l = 0; l < 32; l++) {
-    if (ftz) s->t[l] = flush32(s->t[l]);
-    if (abs) s->t[l] &= ~sign;
-    if (neg) s->t[l] ^= sign;
-  }
+  uint32_t keep = abs ? ~sign : ~0u, flip = neg ? sign : 0; /* branch-free lane loops (they vectorize) */
+  if (ftz)
+    for (int l = 0; l < 32; l++) s->t[l] = flush32(s->t[l]);
+  for (int l = 0; l < 32; l++) s->t[l] = (s->t[l] & keep) ^ flip;
   s->p = s->t;
 }
 
@@ -193,7 +192,7 @@ static bool vcompute(const wave *w, const r3_inst *in, unsigned id, const uint16
   switch (id) {
     case R3_V_MOV_B32: LANES OUT(A); break;
     case R3_V_READFIRSTLANE_B32: LANES OUT(A); break;
-    case R3_V_CNDMASK_B32: LANES OUT((mask >> l) & 1 ? B : A); break;
+    case R3_V_CNDMASK_B32: LANES { uint32_t m_ = 0u - ((mask >> l) & 1); OUT((B & m_) | (A & ~m_)); } break;
     case R3_V_ADD_F32: LANES OUTF(FA + FB); break;
     case R3_V_SUB_F32: LANES OUTF(FA - FB); break;
     case R3_V_SUBREV_F32: LANES OUTF(FB - FA); break;
@@ -583,11 +582,12 @@ static void vwrite(wave *w, unsigned dst, bool d64, const uint32_t *lo, const ui
     if (d64) memcpy(w->v[(dst + 1) & 255], hi, 128);
     return;
   }
-  for (int l = 0; l < 32; l++)
-    if ((exec >> l) & 1) {
-      w->v[dst][l] = lo[l];
-      if (d64) w->v[(dst + 1) & 255][l] = hi[l];
-    }
+  uint32_t *d0 = w->v[dst], *d1 = w->v[(dst + 1) & 255];
+  for (uint32_t e = exec; e; e &= e - 1) { /* only the active lanes (often few: serial tails, guards) */
+    int l = __builtin_ctz(e);
+    d0[l] = lo[l];
+    if (d64) d1[l] = hi[l];
+  }
 }
 
 hcq_status r3_valu(ex *c, wave *w, const r3_inst *in) {

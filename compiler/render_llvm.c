@@ -344,6 +344,24 @@ static void render_cast(lr *r, const char *v, const uop *n) {
   }
 }
 
+/* AMDGPU with LLVM 19 (clang-19): AMDGPUCodeGenPrepare divides 32- and 64-bit integers in float
+ * (expandDivRem24) when it can prove enough high bits of both operands, and that path is wrong in several ways:
+ * it counts sign bits also for udiv/urem, so leading ones (-1, x | 0xff000000, a sign-extended int8 as uint32)
+ * pass as small numbers (https://github.com/llvm/llvm-project/pull/116733, fixed in LLVM 20); an unsigned
+ * numerator in [2^23, 2^24) can get a quotient one too large (pull/201186); 23-bit operands can be off by one with
+ * the hardware's 1-ulp v_rcp_f32 (pull/202753); signed results are sign-extended from too few bits (pull/203436).
+ * An empty inline asm in front of the numerator leaves LLVM no known bits, so it takes its exact 32-bit (or the
+ * general 64-bit) expansion. Left alone where LLVM never takes that path: 8- and 16-bit operands (widened by the
+ * pass itself, exact in float), and a constant divisor of 32 bits or a positive power of two of 64 bits
+ * (divHasSpecialOptimization: magic-number multiplies or shifts). amd_div_test checks the classes on the mock. */
+static bool amd_div_opaque(const uop *n, uop_dtype st) {
+  int bits = uop_dt_bits(st);
+  const uop *d = n->src[1];
+  if (bits < 32) return false;
+  if (d->op != UOP_CONST) return true;
+  return bits > 32 && !(d->arg.i > 0 && (d->arg.i & (d->arg.i - 1)) == 0);
+}
+
 /* dt/st: result and operand dtypes; a, b, c: the operands */
 static void render_alu_in(lr *r, const char *v, const uop *n, uop_dtype dt, uop_dtype st, const char *a,
                           const char *b, const char *c) {
@@ -384,6 +402,24 @@ static void render_alu_in(lr *r, const char *v, const uop *n, uop_dtype dt, uop_
       }
       emit(r, "  %s.sh = %s %s %s, %s.amt", v, ins, t, a, v);
       emit(r, "  %s = select i1 %s.big, %s 0, %s %s.sh", v, v, t, t, v);
+      return;
+    }
+    if (op == UOP_IDIV || op == UOP_MOD) {
+      const char *num = a;
+      if (r->amd && amd_div_opaque(n, st)) {
+        emit(r, "  %s.n = call %s asm \"\", \"=v,0\"(%s %s)", v, t, t, a);
+        num = fmt(r, "%s.n", v);
+      }
+      /* sdiv/srem of MIN by -1 is undefined in LLVM IR (x86 traps); the interpreter wraps: MIN // -1 = MIN, % = 0 */
+      if (!un && uop_vmin(n->src[0]) <= uop_dt_min(st) && uop_vmin(n->src[1]) <= -1 && uop_vmax(n->src[1]) >= -1) {
+        emit(r, "  %s.m1 = icmp eq %s %s, -1", v, t, b);
+        emit(r, "  %s.d = select i1 %s.m1, %s 1, %s %s", v, v, t, t, b);
+        emit(r, "  %s.q = %s %s %s, %s.d", v, ins, t, num, v);
+        if (op == UOP_IDIV) emit(r, "  %s.ng = sub %s 0, %s", v, t, a);
+        emit(r, "  %s = select i1 %s.m1, %s %s, %s %s.q", v, v, t, op == UOP_IDIV ? fmt(r, "%s.ng", v) : "0", t, v);
+        return;
+      }
+      emit(r, "  %s = %s %s %s, %s", v, ins, t, num, b);
       return;
     }
     emit(r, "  %s = %s %s %s, %s", v, ins, t, a, b);

@@ -19,7 +19,7 @@
 typedef struct amd_arch {
   const char *name;            /* "gfx1100" */
   uint32_t gfx_target_version; /* KFD topology value, major*10000 + minor*100 + step */
-  bool gfx9;                   /* soc15 PM4 forms and gc_9_4_2 registers; else nvd.h forms and gc_11_0_0 */
+  bool gfx9;                   /* soc15 PM4, gc_9_4_2 regs (= gc_9_4_3 ones); else nvd.h, gc_11_0_0 (= gc_12_0_0) */
   bool rsrc1_priv;             /* set COMPUTE_PGM_RSRC1.PRIV (gfx11) */
   bool thread_mgmt_se4_7;      /* COMPUTE_STATIC_THREAD_MGMT_SE4..7 exist (gfx11+) */
   uint32_t cwsr_vgpr_per_cu_B; /* ops_amd.py CWSR sizing: 0x60000 for 11.0.0/12.0.x, 0x80000 for 9.4.x */

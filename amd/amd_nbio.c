@@ -1,6 +1,7 @@
 /* NBIO HDP flush register table (see amd_nbio.h). The version lists are linux 6.1 amdgpu_discovery.c's "set NBIO
- * version" switch; the register and field names per file are nbio_vX_Y.c's get_hdp_flush_{req,done}_offset and
- * hdp_flush_reg table.
+ * version" switch, plus 7.9.0 -> nbio_v7_9.c and 6.3.1 -> nbif_v6_3_1.c from the same switch in linux v6.12.117
+ * (their header lines are carried in autogen/gen/amd.spec); the register and field names per file are
+ * nbio_vX_Y.c's get_hdp_flush_{req,done}_offset and hdp_flush_reg table.
  * ref_and_mask: linux flushes with its own ring's bit (gfx_v9_0/gfx_v11_0 ring_emit_hdp_flush: ref_and_mask_cp2 <<
  * pipe on MEC1, ref_and_mask_cp6 << pipe on MEC2). KFD does not tell user space which MEC pipe a user queue runs on,
  * so the request names every MEC client (CP2..CP9) and waits for all of them; ops_amd.py writes 0xffffffff, which
@@ -28,6 +29,8 @@ static const hdp_file k_v7_0 = REGS(AMD_NBIO_V7_0_, GPU_HDP_FLUSH, GPU_HDP_FLUSH
 static const hdp_file k_v7_2 = REGS(AMD_NBIO_V7_2_, BIF_BX_PF0_GPU_HDP_FLUSH, BIF_BX_PF0_GPU_HDP_FLUSH_DONE, "nbio_7_2_0_offset.h");
 static const hdp_file k_v7_4 = REGS(AMD_NBIO_V7_4_, GPU_HDP_FLUSH, GPU_HDP_FLUSH_DONE, "nbio_7_4_offset.h");
 static const hdp_file k_v7_7 = REGS(AMD_NBIO_V7_7_, BIF_BX_PF0_GPU_HDP_FLUSH, BIF_BX_PF0_GPU_HDP_FLUSH_DONE, "nbio_7_7_0_offset.h");
+static const hdp_file k_v7_9 = REGS(AMD_NBIO_V7_9_, BIF_BX_PF0_GPU_HDP_FLUSH, BIF_BX_PF0_GPU_HDP_FLUSH_DONE, "nbio_7_9_0_offset.h (v6.12)");
+static const hdp_file k_v6_3_1 = REGS(AMD_NBIF_V6_3_1_, BIF_BX_PF0_GPU_HDP_FLUSH, BIF_BX_PF0_GPU_HDP_FLUSH_DONE, "nbif_6_3_1_offset.h (v6.12)");
 
 static const struct {
   unsigned major, minor, rev;
@@ -38,6 +41,7 @@ static const struct {
     {6, 1, 0, &k_v6_1}, {6, 2, 0, &k_v6_1}, {7, 0, 0, &k_v7_0}, {7, 0, 1, &k_v7_0}, {2, 5, 0, &k_v7_0},
     {7, 4, 0, &k_v7_4}, {7, 4, 1, &k_v7_4}, {7, 4, 4, &k_v7_4}, {7, 2, 0, &k_v7_2}, {7, 2, 1, &k_v7_2},
     {7, 3, 0, &k_v7_2}, {7, 5, 0, &k_v7_2}, {7, 5, 1, &k_v7_2}, {7, 7, 0, &k_v7_7}, {7, 7, 1, &k_v7_7},
+    {7, 9, 0, &k_v7_9}, {6, 3, 1, &k_v6_3_1},
 };
 
 hcq_status amd_hdp_regs_find(const unsigned ver[3], const uint32_t base[6], amd_hdp_regs *out) {
@@ -50,7 +54,7 @@ hcq_status amd_hdp_regs_find(const unsigned ver[3], const uint32_t base[6], amd_
     *out = (amd_hdp_regs){base[f->req_idx] + f->req, base[f->done_idx] + f->done, f->mask, f->header};
     return HCQ_OK;
   }
-  return hcq_status_make(HCQ_CODE_UNSUPPORTED, "amd: NBIO %u.%u.%u has no HDP flush register table (linux 6.1 has "
-                         "headers for NBIO 2.1.1, 2.3, 2.5, 3.3, 4.3, 6.1, 6.2, 7.0, 7.2-7.5, 7.7): memory barriers "
+  return hcq_status_make(HCQ_CODE_UNSUPPORTED, "amd: NBIO %u.%u.%u has no HDP flush register table (known: NBIO "
+                         "2.1.1, 2.3, 2.5, 3.3, 4.3, 6.1, 6.2, 6.3.1, 7.0, 7.2-7.5, 7.7, 7.9.0): memory barriers "
                          "cannot flush the HDP on this GPU", ver[0], ver[1], ver[2]);
 }

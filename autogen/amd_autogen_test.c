@@ -7,7 +7,9 @@
 #include "autogen/amd_nbio.h"
 #include "autogen/amd_pm4.h"
 #include "autogen/amd_regs_gfx11.h"
+#include "autogen/amd_regs_gfx12.h"
 #include "autogen/amd_regs_gfx9.h"
+#include "autogen/amd_regs_gfx942.h"
 #include "autogen/amd_sdma.h"
 #include "base/testing.h"
 
@@ -156,6 +158,43 @@ static void check_nbio_rsrc(void) {
   CHECK_EQ_INT(AMD_GFX9_SQ_BUF_RSRC_WORD1__BASE_ADDRESS_HI_MASK, 0xffff);
 }
 
+/* gfx942 (gc_9_4_3) and gfx12 (gc_12_0_0), from the v6.12 lines the spec carries: the registers and fields the
+ * dispatch writes (amd_dispatch.c amd_regs_of, the gfx9 / gfx11 tables it uses for them) must be equal, else the
+ * driver needs its own table for them. Values written out are from gc_9_4_3_offset.h / gc_12_0_0_offset.h v6.12.117
+ * (regCOMPUTE_PGM_LO 0x0e0c / 0x1bac, regCOMPUTE_PGM_RSRC3 0x0e2d / 0x1bc8, regCOMPUTE_USER_DATA_0 0x0e40 / 0x1be0). */
+static void check_newer_gc(void) {
+#define SAME(A, B, n) CHECK_EQ_INT(AMD_##A##_##n, AMD_##B##_##n); CHECK_EQ_INT(AMD_##A##_##n##_BASE_IDX, AMD_##B##_##n##_BASE_IDX)
+#define BOTH(n) SAME(GFX942, GFX9, n); SAME(GFX12, GFX11, n)
+#define FSAME(A, B, n) CHECK_EQ_INT(AMD_##A##_##n, AMD_##B##_##n)
+#define FBOTH(n) FSAME(GFX942, GFX9, n); FSAME(GFX12, GFX11, n)
+  BOTH(COMPUTE_PGM_LO); BOTH(COMPUTE_PGM_HI); BOTH(COMPUTE_PGM_RSRC1); BOTH(COMPUTE_PGM_RSRC2); BOTH(COMPUTE_PGM_RSRC3);
+  BOTH(COMPUTE_TMPRING_SIZE); BOTH(COMPUTE_DISPATCH_SCRATCH_BASE_LO); BOTH(COMPUTE_DISPATCH_SCRATCH_BASE_HI);
+  BOTH(COMPUTE_RESTART_X); BOTH(COMPUTE_RESTART_Y); BOTH(COMPUTE_RESTART_Z); BOTH(COMPUTE_STATIC_THREAD_MGMT_SE0);
+  BOTH(COMPUTE_STATIC_THREAD_MGMT_SE1); BOTH(COMPUTE_STATIC_THREAD_MGMT_SE2); BOTH(COMPUTE_STATIC_THREAD_MGMT_SE3);
+  BOTH(COMPUTE_USER_DATA_0); BOTH(COMPUTE_USER_DATA_15); BOTH(COMPUTE_RESOURCE_LIMITS); BOTH(COMPUTE_START_X);
+  BOTH(COMPUTE_NUM_THREAD_X); BOTH(COMPUTE_NUM_THREAD_Z); BOTH(COMPUTE_DISPATCH_INITIATOR); BOTH(GRBM_GFX_INDEX);
+  SAME(GFX12, GFX11, COMPUTE_STATIC_THREAD_MGMT_SE4); SAME(GFX12, GFX11, COMPUTE_STATIC_THREAD_MGMT_SE7);
+  FBOTH(COMPUTE_DISPATCH_INITIATOR__COMPUTE_SHADER_EN_MASK); FBOTH(COMPUTE_DISPATCH_INITIATOR__FORCE_START_AT_000_MASK);
+  FBOTH(COMPUTE_PGM_RSRC1__PRIV_MASK); FBOTH(COMPUTE_PGM_RSRC2__USER_SGPR_MASK); FBOTH(COMPUTE_PGM_RSRC2__SCRATCH_EN_MASK);
+  FBOTH(COMPUTE_PGM_RSRC2__LDS_SIZE_MASK); FBOTH(COMPUTE_TMPRING_SIZE__WAVES_MASK);
+  FSAME(GFX942, GFX9, COMPUTE_TMPRING_SIZE__WAVESIZE_MASK); FSAME(GFX12, GFX11, COMPUTE_DISPATCH_INITIATOR__CS_W32_EN_MASK);
+  FBOTH(COMPUTE_TMPRING_SIZE__WAVESIZE__SHIFT);
+  /* The one difference: gc_12_0_0 WAVESIZE is 18 bits (0x3FFFF000L), gc_11_0_0's 15 (0x07FFF000L). The driver encodes
+   * gfx12 with the gfx11 mask: same bits, a lower limit (amd_scratch.c refuses more, by name). */
+  CHECK_EQ_INT(AMD_GFX12_COMPUTE_TMPRING_SIZE__WAVESIZE_MASK, 0x3ffff000u);
+  CHECK_EQ_INT(AMD_GFX11_COMPUTE_TMPRING_SIZE__WAVESIZE_MASK & ~AMD_GFX12_COMPUTE_TMPRING_SIZE__WAVESIZE_MASK, 0);
+#undef FBOTH
+#undef FSAME
+#undef BOTH
+#undef SAME
+  CHECK_EQ_INT(AMD_GFX942_COMPUTE_PGM_LO, 0x0e0c);
+  CHECK_EQ_INT(AMD_GFX942_COMPUTE_PGM_RSRC3, 0x0e2d);
+  CHECK_EQ_INT(AMD_GFX942_COMPUTE_USER_DATA_0, 0x0e40);
+  CHECK_EQ_INT(AMD_GFX12_COMPUTE_PGM_LO, 0x1bac);
+  CHECK_EQ_INT(AMD_GFX12_COMPUTE_PGM_RSRC3, 0x1bc8);
+  CHECK_EQ_INT(AMD_GFX12_COMPUTE_USER_DATA_0, 0x1be0);
+}
+
 /* ---- generator bad input: a tiny fake source tree and spec files written by the test ---- */
 
 static char g_dir[64];
@@ -217,6 +256,21 @@ static void check_generator_errors(void) {
   CHECK_ERR(run_spec(SPEC("enum E E_B\n")), HCQ_CODE_INVALID, "t.spec:5: enum E: E_B (p.h:");
   CHECK_ERR(run_spec(SPEC("enum Q E_A\n")), HCQ_CODE_INVALID, "t.spec:5: enum Q: neither");
 
+  /* upstream blocks: the spec carries the source lines itself ('#' inside a line is text, not a comment) */
+  CHECK_OK(run_spec(SPEC("upstream x/new.h v6.12\nline #define regU 0x0106\nline #define regU_BASE_IDX 2\n"
+                         "line #define U__CP2__SHIFT 0x2\nline #define U__CP2_MASK 0x00000004L\nprefix N_\nreg U\nfields U\n")));
+  f = fopen(path, "r");
+  memset(text, 0, sizeof text);
+  if (f) { size_t n = fread(text, 1, sizeof text - 1, f); text[n] = 0; fclose(f); }
+  CHECK(strstr(text, "#define N_U 0x0106\n#define N_U_BASE_IDX 2\n") != NULL);
+  CHECK(strstr(text, "#define N_U__CP2__SHIFT 2\n#define N_U__CP2_MASK 0x00000004u\n") != NULL);
+  CHECK(strstr(text, "source: x/new.h at linux v6.12 (lines carried in the spec)") != NULL);
+  CHECK_ERR(run_spec(SPEC("line #define A 1\n")), HCQ_CODE_INVALID, "t.spec:5: 'line' outside an 'upstream' block");
+  CHECK_ERR(run_spec(SPEC("upstream x/new.h v6.12\nline #define A 1\nconst A\nline #define B 2\n")), HCQ_CODE_INVALID,
+            "t.spec:8: 'line' outside an 'upstream' block");
+  CHECK_ERR(run_spec(SPEC("upstream x/new.h v6.12\nline #define A 1\nreg A\n")), HCQ_CODE_INVALID,
+            "t.spec:7: register A: neither regA nor mmA is defined in x/new.h");
+  CHECK_ERR(run_spec(SPEC("upstream x/new.h\n")), HCQ_CODE_INVALID, "t.spec:5: 'upstream' takes 2..2 argument(s), got 1");
   CHECK_ERR(run_spec(SPEC("const PACKET3_MISSING\n")), HCQ_CODE_INVALID, "t.spec:5: PACKET3_MISSING: not found in p.h");
   CHECK_ERR(run_spec(SPEC("reg NOPE\n")), HCQ_CODE_INVALID, "t.spec:5: register NOPE: neither regNOPE nor mmNOPE");
   CHECK_ERR(run_spec(SPEC("reg NOIDX\n")), HCQ_CODE_INVALID, "t.spec:5: regNOIDX_BASE_IDX: not found");
@@ -244,6 +298,7 @@ int main(void) {
   check_sdma();
   check_regs();
   check_nbio_rsrc();
+  check_newer_gc();
   check_generator_errors();
   return testing_summary("amd_autogen_test");
 }

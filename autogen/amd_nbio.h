@@ -5,8 +5,9 @@
  * ip_base[NBIO][BASE_IDX] + offset (bases from sysfs ip_discovery, hw id 108 NBIF).
  * NBIO version -> file (linux 6.1 amdgpu_discovery.c amdgpu_discovery_set_ip_blocks, "set NBIO version"): 2.1.1,
  * 2.3.x, 3.3.x -> nbio_2_3; 4.3.x -> nbio_4_3_0; 6.1.0, 6.2.0 -> nbio_6_1; 7.0.x, 2.5.0 -> nbio_7_0; 7.2.x, 7.3.0,
- * 7.5.x -> nbio_7_2_0; 7.4.0, 7.4.1, 7.4.4 -> nbio_7_4; 7.7.x -> nbio_7_7_0. Others (7.9 gfx942, 6.3.1 gfx1201,
- * 7.11) have no header in linux 6.1: the driver refuses their HDP flush by name.
+ * 7.5.x -> nbio_7_2_0; 7.4.0, 7.4.1, 7.4.4 -> nbio_7_4; 7.7.x -> nbio_7_7_0. Newer than linux 6.1 (lines carried in
+ * the spec from linux v6.12.117, amdgpu_discovery.c there): 7.9.0 (gfx942) -> nbio_v7_9, 6.3.1 (gfx1201) -> nbif_v6_3_1.
+ * 7.11 (BIF_BX_PF1 registers) is not listed: the driver refuses its HDP flush by name.
  *   source: drivers/gpu/drm/amd/include/asic_reg/nbio/nbio_2_3_offset.h
  *   source: drivers/gpu/drm/amd/include/asic_reg/nbio/nbio_2_3_sh_mask.h
  *   source: drivers/gpu/drm/amd/include/asic_reg/nbio/nbio_4_3_0_offset.h
@@ -21,6 +22,10 @@
  *   source: drivers/gpu/drm/amd/include/asic_reg/nbio/nbio_7_4_sh_mask.h
  *   source: drivers/gpu/drm/amd/include/asic_reg/nbio/nbio_7_7_0_offset.h
  *   source: drivers/gpu/drm/amd/include/asic_reg/nbio/nbio_7_7_0_sh_mask.h
+ *   source: drivers/gpu/drm/amd/include/asic_reg/nbio/nbio_7_9_0_offset.h at linux v6.12.117 (lines carried in the spec)
+ *   source: drivers/gpu/drm/amd/include/asic_reg/nbio/nbio_7_9_0_sh_mask.h at linux v6.12.117 (lines carried in the spec)
+ *   source: drivers/gpu/drm/amd/include/asic_reg/nbif/nbif_6_3_1_offset.h at linux v6.12.117 (lines carried in the spec)
+ *   source: drivers/gpu/drm/amd/include/asic_reg/nbif/nbif_6_3_1_sh_mask.h at linux v6.12.117 (lines carried in the spec)
  *   pinned package: linux-source-6.1 6.1.192-3
  */
 #ifndef HCQ_AUTOGEN_AMD_NBIO_H
@@ -344,5 +349,61 @@
 #define AMD_NBIO_V7_7_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__RSVD_ENG18_MASK 0x40000000u
 #define AMD_NBIO_V7_7_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__RSVD_ENG19__SHIFT 31
 #define AMD_NBIO_V7_7_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__RSVD_ENG19_MASK 0x80000000u
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_REQ 0x0106
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_REQ_BASE_IDX 2
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE 0x0107
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE_BASE_IDX 2
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP0__SHIFT 0
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP0_MASK 0x00000001u
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP1__SHIFT 1
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP1_MASK 0x00000002u
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP2__SHIFT 2
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP2_MASK 0x00000004u
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP3__SHIFT 3
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP3_MASK 0x00000008u
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP4__SHIFT 4
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP4_MASK 0x00000010u
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP5__SHIFT 5
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP5_MASK 0x00000020u
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP6__SHIFT 6
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP6_MASK 0x00000040u
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP7__SHIFT 7
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP7_MASK 0x00000080u
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP8__SHIFT 8
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP8_MASK 0x00000100u
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP9__SHIFT 9
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP9_MASK 0x00000200u
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__SDMA0__SHIFT 10
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__SDMA0_MASK 0x00000400u
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__SDMA1__SHIFT 11
+#define AMD_NBIO_V7_9_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__SDMA1_MASK 0x00000800u
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_REQ 0x0106
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_REQ_BASE_IDX 2
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE 0x0107
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE_BASE_IDX 2
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP0__SHIFT 0
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP0_MASK 0x00000001u
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP1__SHIFT 1
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP1_MASK 0x00000002u
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP2__SHIFT 2
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP2_MASK 0x00000004u
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP3__SHIFT 3
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP3_MASK 0x00000008u
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP4__SHIFT 4
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP4_MASK 0x00000010u
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP5__SHIFT 5
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP5_MASK 0x00000020u
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP6__SHIFT 6
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP6_MASK 0x00000040u
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP7__SHIFT 7
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP7_MASK 0x00000080u
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP8__SHIFT 8
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP8_MASK 0x00000100u
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP9__SHIFT 9
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__CP9_MASK 0x00000200u
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__SDMA0__SHIFT 10
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__SDMA0_MASK 0x00000400u
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__SDMA1__SHIFT 11
+#define AMD_NBIF_V6_3_1_BIF_BX_PF0_GPU_HDP_FLUSH_DONE__SDMA1_MASK 0x00000800u
 
 #endif

@@ -2,7 +2,7 @@
 #   make autogen          regenerate the committed AMD outputs in autogen/
 #   make autogen-check    regenerate into a temp dir and fail with the diff if anything committed differs
 AMD_AUTOGEN_OUTPUTS := kfd.h kfd_abi_list.h kfd_decode.c kfd_decode.h amd_pm4.h amd_sdma.h amd_regs_gfx9.h \
-  amd_regs_gfx11.h amd_nbio.h
+  amd_regs_gfx11.h amd_regs_gfx942.h amd_regs_gfx12.h amd_nbio.h
 
 autogen::
 	bash autogen/gen/gen_amd.sh autogen

@@ -1,9 +1,10 @@
 /* The mock's NBIO HDP flush registers: a REQ/DONE pair per GPU. Writing client bits to REQ sets the same bits in DONE
  * (the mock's HDP holds nothing, so every flush completes at once); bits no client owns and any other register are
  * rejected. Offsets: autogen/amd_nbio.h for the NBIO version the mock GPU reports, chosen here by its own table
- * (linux 6.1 amdgpu_discovery.c: NBIO 4.3.0 -> nbio_4_3_0, 7.4.0 -> nbio_7_4), not by the driver's. */
+ * (k_models below), not by the driver's. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "autogen/amd_nbio.h"
 #include "emulator_tests/kfd_mock_internal.h"
@@ -20,20 +21,31 @@ typedef struct hdp_model {
   uint32_t req, done, clients; /* absolute dword addresses; the DONE bits that belong to a client */
 } hdp_model;
 
+#define MODEL(a, b, c, P, R, F)                                                                                     \
+  {{a, b, c}, P##R##_REQ_BASE_IDX, P##R##_REQ, P##R##_DONE_BASE_IDX, P##R##_DONE, CLIENTS(P##F)}
+
+/* NBIO version -> header, as linux amdgpu_discovery.c maps them (4.3.0 -> nbio_4_3_0, 7.4.0 -> nbio_7_4 in 6.1;
+ * 7.9.0 -> nbio_7_9_0, 6.3.1 -> nbif_6_3_1 in v6.12). */
+static const struct {
+  unsigned ver[3];
+  uint32_t req_idx, req, done_idx, done, clients;
+} k_models[] = {
+    MODEL(4, 3, 0, AMD_NBIO_V4_3_, BIF_BX_PF0_GPU_HDP_FLUSH, BIF_BX_PF_GPU_HDP_FLUSH_DONE),
+    MODEL(7, 4, 0, AMD_NBIO_V7_4_, GPU_HDP_FLUSH, GPU_HDP_FLUSH_DONE),
+    MODEL(7, 9, 0, AMD_NBIO_V7_9_, BIF_BX_PF0_GPU_HDP_FLUSH, BIF_BX_PF0_GPU_HDP_FLUSH_DONE),
+    MODEL(6, 3, 1, AMD_NBIF_V6_3_1_, BIF_BX_PF0_GPU_HDP_FLUSH, BIF_BX_PF0_GPU_HDP_FLUSH_DONE),
+};
+
 static bool model_of(const kfd_mock *m, hdp_model *out) {
   const unsigned *v = m->arch->nbif_ver;
   const uint32_t *b = kfd_mock_nbio_base;
-  if (v[0] == 4 && v[1] == 3 && v[2] == 0)
-    *out = (hdp_model){{4, 3, 0}, b[AMD_NBIO_V4_3_BIF_BX_PF0_GPU_HDP_FLUSH_REQ_BASE_IDX] + AMD_NBIO_V4_3_BIF_BX_PF0_GPU_HDP_FLUSH_REQ,
-                       b[AMD_NBIO_V4_3_BIF_BX_PF0_GPU_HDP_FLUSH_DONE_BASE_IDX] + AMD_NBIO_V4_3_BIF_BX_PF0_GPU_HDP_FLUSH_DONE,
-                       CLIENTS(AMD_NBIO_V4_3_BIF_BX_PF_GPU_HDP_FLUSH_DONE)};
-  else if (v[0] == 7 && v[1] == 4 && v[2] == 0)
-    *out = (hdp_model){{7, 4, 0}, b[AMD_NBIO_V7_4_GPU_HDP_FLUSH_REQ_BASE_IDX] + AMD_NBIO_V7_4_GPU_HDP_FLUSH_REQ,
-                       b[AMD_NBIO_V7_4_GPU_HDP_FLUSH_DONE_BASE_IDX] + AMD_NBIO_V7_4_GPU_HDP_FLUSH_DONE,
-                       CLIENTS(AMD_NBIO_V7_4_GPU_HDP_FLUSH_DONE)};
-  else
-    return false;
-  return true;
+  for (size_t i = 0; i < sizeof k_models / sizeof k_models[0]; i++) {
+    if (memcmp(k_models[i].ver, v, sizeof k_models[i].ver)) continue;
+    *out = (hdp_model){{v[0], v[1], v[2]}, b[k_models[i].req_idx] + k_models[i].req,
+                       b[k_models[i].done_idx] + k_models[i].done, k_models[i].clients};
+    return true;
+  }
+  return false;
 }
 
 int kfd_mock_hdp_write_wait(kfd_mock *m, unsigned gpu, uint32_t req_reg, uint32_t done_reg, uint32_t value,
@@ -41,8 +53,8 @@ int kfd_mock_hdp_write_wait(kfd_mock *m, unsigned gpu, uint32_t req_reg, uint32_
   hdp_model h;
   const unsigned *v = m->arch->nbif_ver;
   if (!model_of(m, &h))
-    return snprintf(err, err_B, "HDP flush on NBIO %u.%u.%u: the mock models the HDP registers of NBIO 4.3.0 and "
-                    "7.4.0 only", v[0], v[1], v[2]), -1;
+    return snprintf(err, err_B, "HDP flush on NBIO %u.%u.%u: the mock models the HDP registers of NBIO 4.3.0, "
+                    "6.3.1, 7.4.0 and 7.9.0 only", v[0], v[1], v[2]), -1;
   if (req_reg != h.req || done_reg != h.done)
     return snprintf(err, err_B, "write-wait on registers 0x%x / 0x%x: NBIO %u.%u.%u's HDP_FLUSH_REQ / _DONE are "
                     "0x%x / 0x%x; no other register is modelled", req_reg, done_reg, v[0], v[1], v[2], h.req,

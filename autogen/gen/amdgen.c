@@ -8,6 +8,9 @@
  *   output FILE GUARD        start a new output header autogen/FILE
  *   title TEXT / note TEXT   comment lines in the output
  *   source PATH              the source header for the following symbols (relative to SRCROOT)
+ *   upstream PATH TAG        the source is a header newer than the pinned tarball: PATH at upstream linux TAG,
+ *                            whose needed lines the spec carries itself as the `line` directives that follow
+ *   line TEXT                one line of the current upstream header, copied verbatim (read like a source line)
  *   prefix OUT [STRIP]       output names are OUT + source name without the leading STRIP
  *   const NAME               object-like macro with an integer value
  *   field NAME               one-parameter macro ((x) << N): emits NAME_SHIFT and NAME(x)
@@ -79,6 +82,8 @@ typedef struct ag_state {
   int have_src;
   char src_path[512];
   char *raw; /* the source's full text (comments kept), for enum and choice */
+  sbuf up;   /* the `line` text of an `upstream` source, parsed when the first symbol is asked of it */
+  int up_pending;
   char prefix[64], strip[64];
 } ag_state;
 
@@ -107,6 +112,14 @@ static void emit_value(sbuf *b, const char *name, uint64_t v) {
 
 static hcq_status need_ctx(ag_state *s, ag_output **o, const char *what) {
   if (!s->nout) return spec_err(s, "%s before any 'output' line", what);
+  if (s->up_pending) { /* the upstream block is complete: parse its lines as the source */
+    s->up_pending = 0;
+    hcq_status st = mt_load_text(s->up.p ? s->up.p : "", s->src_path, &s->src);
+    if (st) return hcq_status_annotate(st, "%s:%d: upstream %s", s->spec_path, s->line, s->src_path);
+    s->raw = strdup(s->up.p ? s->up.p : "");
+    if (!s->raw) return spec_err(s, "out of memory");
+    s->have_src = 1;
+  }
   if (!s->have_src) return spec_err(s, "%s before any 'source' line", what);
   if (!s->prefix[0]) return spec_err(s, "%s before any 'prefix' line", what);
   *o = &s->out[s->nout - 1];
@@ -453,6 +466,15 @@ static hcq_status run_line(ag_state *s, char *line) {
   char *p = line;
   while (isspace((unsigned char)*p)) p++;
   if (!*p || *p == '#') return HCQ_OK;
+  if (!strncmp(p, "line", 4) && (!p[4] || isspace((unsigned char)p[4]))) { /* verbatim: '#' is not a comment */
+    if (!s->up_pending) return spec_err(s, "'line' outside an 'upstream' block");
+    char *t = p + 4;
+    while (*t == ' ' || *t == '\t') t++;
+    size_t l = strlen(t);
+    while (l && isspace((unsigned char)t[l - 1])) t[--l] = 0;
+    sb_printf(&s->up, "%s\n", t);
+    return HCQ_OK;
+  }
   if (!strncmp(p, "title", 5) || !strncmp(p, "note", 4)) {
     rest_text = p + (p[0] == 't' ? 5 : 4);
     if (*rest_text && !isspace((unsigned char)*rest_text)) rest_text = NULL;
@@ -495,13 +517,24 @@ static hcq_status run_line(ag_state *s, char *line) {
     s->prefix[0] = s->strip[0] = 0;
     return HCQ_OK;
   }
-  if (!strcmp(kw, "source")) {
-    NARGS(1, 1);
-    if (!s->nout) return spec_err(s, "source before any 'output' line");
+  if (!strcmp(kw, "source") || !strcmp(kw, "upstream")) {
+    if (!s->nout) return spec_err(s, "%s before any 'output' line", kw);
     if (s->have_src) mt_free(&s->src);
-    s->have_src = 0;
+    s->have_src = s->up_pending = 0;
     free(s->raw);
     s->raw = NULL;
+    s->up.len = 0;
+    if (s->up.p) s->up.p[0] = 0;
+  }
+  if (!strcmp(kw, "upstream")) {
+    NARGS(2, 2);
+    snprintf(s->src_path, sizeof s->src_path, "%s", tok[1]);
+    s->up_pending = 1;
+    sb_printf(&s->out[s->nout - 1].head, " *   source: %s at linux %s (lines carried in the spec)\n", tok[1], tok[2]);
+    return HCQ_OK;
+  }
+  if (!strcmp(kw, "source")) {
+    NARGS(1, 1);
     char full[1024];
     snprintf(full, sizeof full, "%s/%s", s->srcroot, tok[1]);
     snprintf(s->src_path, sizeof s->src_path, "%s", tok[1]);
@@ -596,6 +629,7 @@ hcq_status amdgen_run(const char *spec_path, const char *srcroot, const char *ou
   if (!st) st = write_outputs(s, outdir);
   if (s->have_src) mt_free(&s->src);
   free(s->raw);
+  free(s->up.p);
   for (int i = 0; i < s->nout; i++) { free(s->out[i].head.p); free(s->out[i].body.p); }
   free(s);
   return st;

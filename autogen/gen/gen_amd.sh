@@ -1,7 +1,8 @@
 #!/bin/bash
 # Regenerates the AMD autogen outputs into OUTDIR (autogen/ for `make autogen`, a temp dir for `make autogen-check`):
 #   kfd.h kfd_abi_list.h kfd_decode.c kfd_decode.h   from the installed linux/kfd_ioctl.h      (autogen/gen/kfd.spec)
-#   amd_pm4.h amd_sdma.h amd_regs_gfx9.h amd_regs_gfx11.h amd_nbio.h  from the linux-source-6.1 tarball  (autogen/gen/amd.spec)
+#   amd_pm4.h amd_sdma.h amd_regs_gfx{9,11,942,12}.h amd_nbio.h  from the linux-source-6.1 tarball and the upstream
+#   lines autogen/gen/amd.spec carries (autogen/gen/amd.spec)
 # Run from the repository root. Needs: cc, tar with xz, dpkg-query, linux-source-6.1, linux-libc-dev.
 set -euo pipefail
 out=${1:?usage: autogen/gen/gen_amd.sh OUTDIR}

@@ -284,12 +284,19 @@ static const uop *max_ieee(uop_ctx *ctx, const uop *a, const uop *b) {
                    uop_where(ctx, uop_alu2(ctx, UOP_CMPLT, b, a), a, rest));
 }
 
-static const uop *decomp_fn(void *user, uop_ctx *ctx, const uop *n, hcq_status *st) {
-  const cc_target *t = user;
+/* Does the target need n rewritten (an ALU op it lacks, a float64 op it decomposes, or a float MAX)? */
+static bool needs_decomp(const cc_target *t, const uop *n) {
   uop_op op = (uop_op)n->op;
   bool f64_decomp = n->dtype.scalar == UOP_FLOAT64 && (t->f64_decomposed_ops & UOP_OPBIT(op));
   bool fmax = op == UOP_MAX && uop_dt_is_float(n->dtype); /* decomposed on every target (max_ieee) */
-  if (!uop_op_is_alu(op) || ((t->supported_ops & UOP_OPBIT(op)) && !f64_decomp && !fmax)) return n;
+  return uop_op_is_alu(op) && (!(t->supported_ops & UOP_OPBIT(op)) || f64_decomp || fmax);
+}
+
+static const uop *decomp_fn(void *user, uop_ctx *ctx, const uop *n, hcq_status *st) {
+  const cc_target *t = user;
+  uop_op op = (uop_op)n->op;
+  if (!needs_decomp(t, n)) return n;
+  bool fmax = op == UOP_MAX && uop_dt_is_float(n->dtype);
   if (n->dtype.count != 1) {
     *st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "decompositions: vector %s not supported yet", uop_op_name(op));
     return NULL;
@@ -317,5 +324,15 @@ static const uop *decomp_fn(void *user, uop_ctx *ctx, const uop *n, hcq_status *
 }
 
 hcq_status cc_pass_decompose(cc_pass_ctx *pc, const uop *sink, const uop **out_sink) {
+  /* nothing to decompose (the common case on c): the rebuild would return sink itself, skip its walk */
+  const uop **nodes;
+  size_t count;
+  HCQ_TRY(uop_toposort(pc->ctx, sink, &nodes, &count));
+  size_t k = 0;
+  while (k < count && !needs_decomp(pc->target, nodes[k])) k++;
+  if (k == count) {
+    *out_sink = sink;
+    return HCQ_OK;
+  }
   return cc_rebuild(pc->ctx, sink, decomp_fn, (void *)pc->target, out_sink);
 }

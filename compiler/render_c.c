@@ -86,11 +86,20 @@ static char *own(rc *r, char *s) {
 
 static char *fmt(rc *r, const char *f, ...) __attribute__((format(printf, 2, 3)));
 static char *fmt(rc *r, const char *f, ...) {
+  /* most pieces are short: format on the stack and copy out (vasprintf grows a heap buffer per call) */
+  char buf[256];
   va_list ap;
   va_start(ap, f);
-  char *s = NULL;
-  if (vasprintf(&s, f, ap) < 0) s = NULL;
+  int n = vsnprintf(buf, sizeof buf, f, ap);
   va_end(ap);
+  char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+  if (s && (size_t)n < sizeof buf) {
+    memcpy(s, buf, (size_t)n + 1);
+  } else if (s) {
+    va_start(ap, f);
+    vsnprintf(s, (size_t)n + 1, f, ap);
+    va_end(ap);
+  }
   return own(r, s);
 }
 

@@ -71,19 +71,21 @@ typedef struct acc {
   size_t order; /* position in the SINK (stores) or toposort (loads) */
 } acc;
 
-static int cmp_ptr(const void *a, const void *b) {
-  uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+/* Nodes (or NULL, first) by creation id: an order that does not depend on where the arena put them (comparing
+ * addresses made the group order, and so the generated source, change with the allocation pattern). */
+static int cmp_node(const uop *a, const uop *b) {
+  int64_t x = a ? (int64_t)a->id : -1, y = b ? (int64_t)b->id : -1;
   return x < y ? -1 : x > y;
 }
 
 /* Same group: same buffer, root, gate and the same sources other than the index (and, for stores, the value). */
 static int acc_key_cmp(const acc *a, const acc *b) {
   int c;
-  if ((c = cmp_ptr(a->buf, b->buf)) || (c = cmp_ptr(a->root, b->root)) || (c = cmp_ptr(a->gate, b->gate))) return c;
+  if ((c = cmp_node(a->buf, b->buf)) || (c = cmp_node(a->root, b->root)) || (c = cmp_node(a->gate, b->gate))) return c;
   const uop *x = a->node, *y = b->node;
   if (x->nsrc != y->nsrc) return x->nsrc < y->nsrc ? -1 : 1;
   for (uint32_t i = x->op == UOP_STORE ? 2 : 1; i < x->nsrc; i++)
-    if ((c = cmp_ptr(x->src[i], y->src[i]))) return c;
+    if ((c = cmp_node(x->src[i], y->src[i]))) return c;
   return 0;
 }
 

@@ -72,6 +72,7 @@ hcq_status uop_toposort(uop_ctx *ctx, const uop *root, const uop ***out_nodes, s
   if (!ctx) return hcq_status_make(HCQ_CODE_INVALID, "uop_toposort: NULL context");
   if (root->id >= uop_ctx_node_count(ctx))
     return hcq_status_make(HCQ_CODE_INVALID, "uop_toposort: the root is not a node of this context");
+  if (uop_ctx_topo_get(ctx, root, out_nodes, out_count)) return HCQ_OK;
   hcq_status st = HCQ_OK;
   uop_visit own = {0}, *v = uop_ctx_visit_acquire(ctx);
   if (!v) {
@@ -112,6 +113,7 @@ hcq_status uop_toposort(uop_ctx *ctx, const uop *root, const uop ***out_nodes, s
   for (size_t k = 0; k < order->n; k++) out[k] = (const uop *)order->v[k];
   *out_nodes = out;
   *out_count = order->n;
+  uop_ctx_topo_put(ctx, root, out, order->n);
   goto done;
 oom:
   st = hcq_status_make(HCQ_CODE_NOMEM, "uop_toposort: out of memory");

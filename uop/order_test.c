@@ -106,6 +106,18 @@ int main(void) {
       }
     }
   }
+  /* repeated walks (the order under a root is cached per context): roots that share a cache entry (ids 8 apart) and
+   * roots walked again after others, each checked against the brute-force reachable set */
+  for (int round = 0; round < 60; round++) {
+    const uop *r = made[n - 1 - rnd(64)];
+    check_topo(ctx, r);
+    for (size_t j = n; j-- > 0;)
+      if (made[j] != r && made[j]->id % 8 == r->id % 8) {
+        check_topo(ctx, made[j]);
+        break;
+      }
+    check_topo(ctx, r);
+  }
   /* substitute: vars -> other values, compared with evaluating the original under those values */
   for (int round = 0; round < 40; round++) {
     int64_t base[10], subst[10];

@@ -49,7 +49,27 @@ struct uop_ctx {
   uop_rw_memo memo[UOP_CTX_MEMO_SLOTS];
   uop_visit visit;
   bool memo_busy[UOP_CTX_MEMO_SLOTS];
+  struct {
+    const uop *root;
+    const uop **nodes;
+    size_t count;
+  } topo[UOP_CTX_TOPO_SLOTS];
 };
+
+bool uop_ctx_topo_get(const uop_ctx *ctx, const uop *root, const uop ***out_nodes, size_t *out_count) {
+  const __typeof__(ctx->topo[0]) *e = &ctx->topo[root->id % UOP_CTX_TOPO_SLOTS];
+  if (e->root != root) return false;
+  *out_nodes = e->nodes;
+  *out_count = e->count;
+  return true;
+}
+
+void uop_ctx_topo_put(uop_ctx *ctx, const uop *root, const uop **nodes, size_t count) {
+  __typeof__(ctx->topo[0]) *e = &ctx->topo[root->id % UOP_CTX_TOPO_SLOTS];
+  e->root = root;
+  e->nodes = nodes;
+  e->count = count;
+}
 
 uop_visit *uop_ctx_visit_acquire(uop_ctx *ctx) {
   if (!ctx || ctx->visit.busy) return NULL;

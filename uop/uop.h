@@ -220,7 +220,8 @@ hcq_status uop_lower_index(uop_ctx *ctx, const uop *root, const uop **out_root);
  * sources. */
 int uop_struct_cmp(const uop *a, const uop *b);
 
-/* Iterative topological order (sources before users) of the DAG under root. The array lives in the ctx arena. */
+/* Iterative topological order (sources before users) of the DAG under root. The array lives in the ctx arena and
+ * is read-only: a later call on the same root may return the same array. */
 hcq_status uop_toposort(uop_ctx *ctx, const uop *root, const uop ***out_nodes, size_t *out_count);
 
 #endif

@@ -44,6 +44,14 @@ typedef struct uop_visit {
 uop_visit *uop_ctx_visit_acquire(uop_ctx *ctx);
 void uop_ctx_visit_release(uop_ctx *ctx, uop_visit *v);
 
+/* Toposort cache: nodes are immutable and interned, so the order under a root is a pure function of the root and
+ * an arena array computed once stays valid for the ctx's life. Passes sort the same SINK several times (a pass's
+ * own walk, then cc_rebuild's); a few direct-mapped entries keyed by root id catch those repeats. get returns false
+ * on a miss; put overwrites the entry. */
+#define UOP_CTX_TOPO_SLOTS 8
+bool uop_ctx_topo_get(const uop_ctx *ctx, const uop *root, const uop ***out_nodes, size_t *out_count);
+void uop_ctx_topo_put(uop_ctx *ctx, const uop *root, const uop **nodes, size_t count);
+
 /* Mark pm as memoizable per context; slot_fn gives the memo slot for the current call (-1: do not memoize). */
 typedef int (*uop_pm_memo_slot_fn)(void);
 void uop_pm_set_memo(uop_pm *pm, uop_pm_memo_slot_fn slot_fn);

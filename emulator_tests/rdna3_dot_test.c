@@ -5,6 +5,7 @@
  *    +-inf, NaN, denormals, -0, max; f32 accumulators that are denormal (v_dot2_f32_f16 flushes them), and a
  *    cancellation that tells the ISA's step-by-step rounding from a fused sum;
  *  - modifiers the ISA leaves open are refused with an error naming the instruction, not run;
+ *  - v_fma_mix* (the other VOP3P family LLVM emits) prints as llvm-objdump-19 does;
  *  - the pipeline: uint8/int8 multiply-add reduces compiled for amdgpu:gfx1100, whose code (checked with
  *    llvm-objdump-19, decoder text included) contains v_dot4, run on HCQ_MOCK=amd (runtime, PM4, the mock's
  *    command processor) and compared with the reference interpreter. */
@@ -233,6 +234,33 @@ static void test_refused(void) {
   }
 }
 
+/* The other VOP3P family LLVM emits, v_fma_mix*, prints its neg_lo / neg_hi as -x / |x| and op_sel_hi only when
+ * set (the fuzzer met `-v1 ... op_sel_hi:[1,1,1]` printed as `v1 ... neg_lo:[1,0,0]`). */
+static void test_mix_print(void) {
+  static const char *const cs[] = {
+      "v_fma_mix_f32 v0, v1, v2, v3", "v_fma_mix_f32 v0, v1, v2, v3 op_sel_hi:[1,1,0]",
+      "v_fma_mix_f32 v0, -v1, |v2|, -|v3| op_sel:[1,0,0] op_sel_hi:[1,0,0]",
+      "v_fma_mixlo_f16 v0, -v1, v0, v5 op_sel_hi:[1,1,1]", "v_fma_mixlo_f16 v0, v1, v0, v5 op_sel_hi:[1,1,1] clamp",
+      "v_fma_mixhi_f16 v0, v1, v0, v5 op_sel:[0,1,0]"};
+  size_t n = sizeof cs / sizeof *cs, len = 0;
+  char src[2048];
+  for (size_t k = 0; k < n; k++) len += (size_t)snprintf(src + len, sizeof src - len, "%s\n", cs[k]);
+  snprintf(src + len, sizeof src - len, "s_endpgm\n");
+  static uint8_t obj[65536];
+  r3t_code c;
+  rdna3_program *p = NULL;
+  rdna3_kd kd = {.code_props = 1u << 10};
+  CHECK(r3t_asm(src, obj, sizeof obj, &c));
+  if (c.text) CHECK_OK(rdna3_load(c.text, c.text_B, 0, 0, &kd, &p));
+  for (size_t k = 0; p && k < n && k < rdna3_count(p); k++) {
+    char got[256];
+    rdna3_print(p, k, got, sizeof got);
+    r3t_norm(got);
+    CHECK_EQ_STR(got, cs[k]);
+  }
+  rdna3_free(p);
+}
+
 /* ---- the pipeline ---- */
 
 static const char *const KERNELS[] = {
@@ -308,6 +336,7 @@ int main(void) {
   test_int();
   test_float();
   test_refused();
+  test_mix_print();
   test_pipeline();
   return testing_summary("rdna3_dot");
 }

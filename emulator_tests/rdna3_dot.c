@@ -10,8 +10,9 @@
  *    op_sel_hi pick the half of src0/src1 feeding the low / high product and neg_lo / neg_hi negate it; the f32
  *    src2 takes neg_lo as negate and neg_hi as abs (LLVM AMDGPUISelDAGToDAG SelectVOP3PModsF32). v_dot2_f32_f16
  *    flushes f32 denormals of src2 and of the result to zero whatever the denorm mode (LLVM SIISelLowering.cpp
- *    performFMACombine: "fdot2_f32_f16 always flushes fp32 denormal operand and output to zero"); v_dot2_f32_bf16
- *    follows the wave's f32 denorm mode like other f32 operations. CLAMP clamps to [0, 1] (NaN gives 0).
+ *    performFMACombine: "fdot2_f32_f16 always flushes fp32 denormal operand and output to zero"); in
+ *    v_dot2_f32_bf16 each step is an f32 operation under the wave's f32 denorm mode (inputs, bf16 ones included,
+ *    and each result flushed as the mode says). CLAMP clamps to [0, 1] (NaN gives 0).
  * Modifiers whose hardware meaning the guide leaves open (op_sel on the integer forms, neg_lo on the unsigned ones,
  * neg_hi on an integer source, op_sel of the f32 src2) are refused, never guessed; LLVM does not emit them. */
 #pragma GCC optimize("fp-contract=off") /* each step rounds on its own */
@@ -88,8 +89,12 @@ static hcq_status float_dot(ex *c, wave *w, const r3_inst *in, uint32_t *out) {
       float fx = bf ? bf16_to_f32(x) : r3_h2f(x), fy = bf ? bf16_to_f32(y) : r3_h2f(y);
       if (ng & 1) fx = -fx;
       if (ng & 2) fy = -fy;
-      float p = fx * fy;
+      if (bf && w->ftz_in32) fx = r3_f(ftz32(r3_u(fx))), fy = r3_f(ftz32(r3_u(fy)));
+      float p = fx * fy; /* exact for f16 inputs */
+      if (bf && w->ftz_out32) p = r3_f(ftz32(r3_u(p)));
+      if (bf && w->ftz_in32) p = r3_f(ftz32(r3_u(p))), tmp = r3_f(ftz32(r3_u(tmp)));
       tmp = tmp + p;
+      if (bf && w->ftz_out32) tmp = r3_f(ftz32(r3_u(tmp)));
     }
     uint32_t r = r3_u(tmp);
     if (flush_out) r = ftz32(r);

@@ -160,6 +160,8 @@ static bool same_f(uint32_t got, float want) { return got == fb(want) || (isnan(
 
 typedef struct { bool bf16, clamp; unsigned sel, selhi, nlo, nhi; uint32_t mode; } fcase;
 
+static float flush(float x) { return fpclassify(x) == FP_SUBNORMAL ? (signbit(x) ? -0.0f : 0.0f) : x; }
+
 /* ISA pseudocode order: tmp = S2; tmp += lo product; tmp += hi product, each an f32 operation. */
 static float ref_float(const fcase *f, uint32_t a, uint32_t b, uint32_t c) {
   bool ftz = !f->bf16 || f->mode != 3;
@@ -173,8 +175,11 @@ static float ref_float(const fcase *f, uint32_t a, uint32_t b, uint32_t c) {
     volatile float fx = f->bf16 ? cc_bf16_to_f32(x) : cc_f16_to_f32(x), fy = f->bf16 ? cc_bf16_to_f32(y) : cc_f16_to_f32(y);
     if (ng & 1) fx = -fx;
     if (ng & 2) fy = -fy;
+    if (f->bf16 && ftz) fx = flush(fx), fy = flush(fy); /* bf16: every step under the f32 denorm mode */
     volatile float p = fx * fy; /* volatile: rounded on its own, never contracted into the add */
+    if (f->bf16 && ftz) p = flush(p), acc = flush(acc);
     acc = acc + p;
+    if (f->bf16 && ftz) acc = flush(acc);
   }
   if (ftz && !(fb(acc) & 0x7f800000u)) acc = signbit(acc) ? -0.0f : 0.0f;
   if (f->clamp) acc = isnan(acc) || acc < 0 ? 0.0f : acc > 1 ? 1.0f : acc;

@@ -511,8 +511,17 @@ void r3_print(const r3_inst *in, char *buf, size_t n) {
     case E_VOP3P: {
       pf(&b, "%s ", o->name);
       pr_vreg(&b, in->dst, 1);
-      for (int s = 0; s < o->nsrc; s++) pf(&b, ", "), pr_src(&b, in, in->src[s], 1, 0, false, false);
+      /* v_fma_mix*: neg_lo / neg_hi read as neg / abs source modifiers and op_sel_hi defaults to 0 (llvm-objdump-19) */
+      bool mix = in->id == R3_V_FMA_MIX_F32 || in->id == R3_V_FMA_MIXLO_F16 || in->id == R3_V_FMA_MIXHI_F16;
+      for (int s = 0; s < o->nsrc; s++)
+        pf(&b, ", "), pr_src(&b, in, in->src[s], 1, 0, mix && ((in->abs >> s) & 1), mix && ((in->neg >> s) & 1));
       unsigned full = (1u << o->nsrc) - 1;
+      if (mix) {
+        if (in->opsel & full) pf(&b, " op_sel:[%d,%d,%d]", in->opsel & 1, (in->opsel >> 1) & 1, (in->opsel >> 2) & 1);
+        if (in->omod & full) pf(&b, " op_sel_hi:[%d,%d,%d]", in->omod & 1, (in->omod >> 1) & 1, (in->omod >> 2) & 1);
+        if (in->clamp) pf(&b, " clamp");
+        return;
+      }
       /* defaults: op_sel all 0, op_sel_hi all 1 (printed only when different) */
       if (in->opsel & full) {
         pf(&b, " op_sel:[");

@@ -100,9 +100,10 @@ static void test_page_faults(void) {
 }
 
 static void test_refusals(void) {
-  /* v_dot2_f32_f16 (VOP3P) is not among the operations the interpreter knows */
-  expect_error(run("s_nop 0\nv_dot2_f32_f16 v1, v2, v3, v4\ns_endpgm\n", KD, 32, 1, 1, 0), "unknown instruction",
-               (const char *const[]){"unknown instruction", "offset 0x4", "VOP3P opcode 19", "0xcc134001", NULL});
+  /* v_wmma_f32_16x16x16_f16 (VOP3P) is not among the operations the interpreter knows */
+  expect_error(run("s_nop 0\nv_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[0:7]\ns_endpgm\n", KD, 32, 1, 1, 0),
+               "unknown instruction",
+               (const char *const[]){"unknown instruction", "offset 0x4", "VOP3P opcode 64", "0xcc404000", NULL});
   /* DPP is not modelled: refused, not read as a zero operand */
   expect_error(run("v_mov_b32_dpp v1, v2 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf\ns_endpgm\n", KD, 32, 1, 1, 0),
                "DPP operand", (const char *const[]){"offset 0x0", "operand code 250", "DPP", NULL});

@@ -447,6 +447,12 @@ enum { E_SOP1, E_SOP2, E_SOPK, E_SOPC, E_SOPP, E_SMEM, E_VOP1, E_VOP2, E_VOPC, E
   X(V_PK_MUL_F16, "v_pk_mul_f16", E_VOP3P, 16, 2, F_FP | F_F16)                      \
   X(V_PK_MIN_F16, "v_pk_min_f16", E_VOP3P, 17, 2, F_FP | F_F16)                      \
   X(V_PK_MAX_F16, "v_pk_max_f16", E_VOP3P, 18, 2, F_FP | F_F16)                      \
+  X(V_DOT2_F32_F16, "v_dot2_f32_f16", E_VOP3P, 19, 3, F_FP)                          \
+  X(V_DOT4_I32_IU8, "v_dot4_i32_iu8", E_VOP3P, 22, 3, 0)                             \
+  X(V_DOT4_U32_U8, "v_dot4_u32_u8", E_VOP3P, 23, 3, 0)                               \
+  X(V_DOT8_I32_IU4, "v_dot8_i32_iu4", E_VOP3P, 24, 3, 0)                             \
+  X(V_DOT8_U32_U4, "v_dot8_u32_u4", E_VOP3P, 25, 3, 0)                               \
+  X(V_DOT2_F32_BF16, "v_dot2_f32_bf16", E_VOP3P, 26, 3, F_FP)                        \
   X(V_FMA_MIX_F32, "v_fma_mix_f32", E_VOP3P, 32, 3, F_FP)                            \
   X(V_FMA_MIXLO_F16, "v_fma_mixlo_f16", E_VOP3P, 33, 3, F_FP)                        \
   X(V_FMA_MIXHI_F16, "v_fma_mixhi_f16", E_VOP3P, 34, 3, F_FP)

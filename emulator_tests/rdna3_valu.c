@@ -606,6 +606,7 @@ hcq_status r3_valu(ex *c, wave *w, const r3_inst *in) {
     return HCQ_OK;
   }
   if (id == R3_V_NOP) return HCQ_OK;
+  if (in->enc == E_VOP3P && r3_is_dot(id)) return r3_dot(c, w, in);
   if (id == R3_V_READLANE_B32 || id == R3_V_WRITELANE_B32) {
     uint32_t lane = sval32(w, in->src[1], in->lit, 0) & 31;
     if (id == R3_V_READLANE_B32) {

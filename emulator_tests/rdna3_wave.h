@@ -36,6 +36,8 @@ hcq_status r3_fault(ex *c, wave *w, const r3_inst *in, int lane, uint64_t addr, 
 hcq_status r3_bad(ex *c, wave *w, const r3_inst *in, const char *why);
 
 hcq_status r3_valu(ex *c, wave *w, const r3_inst *in);
+bool r3_is_dot(unsigned id); /* the VOP3P dot products, run by r3_dot (rdna3_dot.c) */
+hcq_status r3_dot(ex *c, wave *w, const r3_inst *in);
 hcq_status r3_salu(ex *c, wave *w, const r3_inst *in);
 hcq_status r3_sopk(ex *c, wave *w, const r3_inst *in);
 hcq_status r3_set_mode(ex *c, wave *w, const r3_inst *in, uint32_t mode);

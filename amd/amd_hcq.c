@@ -337,6 +337,7 @@ static hcq_status calibrate_clock(amd_hcq *h) {
     best = t1 - t0;
     h->dev.timestamp_offset_ns = (int64_t)t0 - (int64_t)(a.gpu_clock_counter * AMD_HCQ_NS_PER_TICK);
   }
+  h->dev.timestamp_early_ns = best + AMD_HCQ_NS_PER_TICK;
   h->dev.timestamp_ns_per_tick = AMD_HCQ_NS_PER_TICK;
   return HCQ_OK;
 }

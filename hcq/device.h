@@ -128,9 +128,12 @@ struct hcq_device {
   struct hcq_retire_entry *retire; /* resources freed once the timeline passes their value (hcq/retire.h) */
   size_t nretire, retire_cap;
   /* Timestamps (hcq_signal_timestamp_ns): a device whose counter is not ns of hcq_now_ns() sets these after init;
-   * ns = ticks * timestamp_ns_per_tick + timestamp_offset_ns. 0 ns per tick: the device writes ns already. */
+   * ns = ticks * timestamp_ns_per_tick + timestamp_offset_ns. 0 ns per tick: the device writes ns already.
+   * timestamp_early_ns: how much earlier than the truth a converted time can be (the calibration's uncertainty plus
+   * one tick; a converted time is never later than the truth). */
   uint32_t timestamp_ns_per_tick;
   int64_t timestamp_offset_ns;
+  uint64_t timestamp_early_ns;
 };
 
 /* Create the core state: timeline + shadow signals (value 0), timeline_value = 1. `name` is copied. */

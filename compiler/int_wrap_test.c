@@ -32,7 +32,7 @@ int main(void) {
     return 77;
   }
   otu_refill = edge_fill;
-  static const char *const DTS[] = {"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64"}; /* uint64: tu_elem has no case */
+  static const char *const DTS[] = {"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"};
   static const char *const EXPRS[] = {
       "(+ x x)", "(* x x)", "(- x (const 100 DT))", "(max (const 0 DT) (* (+ x x) (+ x x)))",
       /* x + 100 < x holds only when the addition wrapped */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "compiler/compiler.h"
+#include "compiler/interp.h"
 #include "compiler/kernel_text.h"
 #include "compiler/toolchain.h"
 
@@ -85,9 +86,12 @@ static inline hcq_status tu_build(uop_ctx *ctx, const char *text, const cc_targe
   return tu_build_sink(ctx, sink, t, &(cc_options){.noopt = true}, out_prog, k);
 }
 
-/* Element i of a buffer of dtype dt, as a double (NAN for a dtype not listed). */
+/* Element i of a buffer of dtype dt, as a double (for float tolerances and messages: an int64/uint64 beyond 2^53
+ * rounds, so compare elements with tu_elem_match); NAN for a dtype no buffer has. */
 static inline double tu_elem(const void *data, uop_dtype dt, int64_t i) {
   switch (dt.scalar) {
+    case UOP_FLOAT16: return cc_f16_to_f32(((const uint16_t *)data)[i]);
+    case UOP_BFLOAT16: return cc_bf16_to_f32(((const uint16_t *)data)[i]);
     case UOP_FLOAT32: return ((const float *)data)[i];
     case UOP_FLOAT64: return ((const double *)data)[i];
     case UOP_INT32: return ((const int32_t *)data)[i];
@@ -97,9 +101,31 @@ static inline double tu_elem(const void *data, uop_dtype dt, int64_t i) {
     case UOP_INT16: return ((const int16_t *)data)[i];
     case UOP_UINT16: return ((const uint16_t *)data)[i];
     case UOP_INT64: return (double)((const int64_t *)data)[i];
+    case UOP_UINT64: return (double)((const uint64_t *)data)[i];
     case UOP_BOOL: return ((const uint8_t *)data)[i];
     default: return NAN;
   }
+}
+
+/* Does element i of got match want's? Integers and bool exactly, as their own bytes (every bit of an int64 counts;
+ * a bool byte other than 0/1 is a mismatch); floats by cc_float_match (NaN matches only NaN, -0 == +0, rel and abs
+ * tolerances); a dtype no buffer has never matches, so it cannot pass unchecked. */
+static inline bool tu_elem_match(const void *want, const void *got, uop_dtype dt, int64_t i, double rel,
+                                 double abs) {
+  if (uop_dt_is_float(dt)) return cc_float_match(tu_elem(got, dt, i), tu_elem(want, dt, i), rel, abs);
+  if (dt.scalar < UOP_BOOL || dt.scalar > UOP_UINT64) return false;
+  size_t item = dt.scalar <= UOP_UINT8 ? 1 : dt.scalar <= UOP_UINT16 ? 2 : dt.scalar <= UOP_UINT32 ? 4 : 8;
+  return memcmp((const uint8_t *)want + (size_t)i * item, (const uint8_t *)got + (size_t)i * item, item) == 0;
+}
+
+/* Element i as text into buf (integers exactly in their own type, floats with 17 digits). */
+static inline const char *tu_elem_str(char *buf, size_t n, const void *data, uop_dtype dt, int64_t i) {
+  switch (dt.scalar) {
+    case UOP_INT64: snprintf(buf, n, "%lld", (long long)((const int64_t *)data)[i]); break;
+    case UOP_UINT64: snprintf(buf, n, "%llu", (unsigned long long)((const uint64_t *)data)[i]); break;
+    default: snprintf(buf, n, "%.17g", tu_elem(data, dt, i)); break;
+  }
+  return buf;
 }
 
 /* Brute-force reference of examples/conv2d.uop at (co, y, x): a 3x3 convolution with zero padding 1 of 2 input

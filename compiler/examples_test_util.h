@@ -79,14 +79,11 @@ static inline void etu_compare(const cc_kbuf *ref, size_t nref, const cc_kbuf *g
       if (isfinite(a) && a > norm) norm = a;
     }
     for (int64_t e = 0; e < ref[i].nelems; e++) {
-      double a = tu_elem(ref[i].data, ref[i].dtype, e), b = tu_elem(got[i].data, got[i].dtype, e);
       r->checked++;
+      r->bad += !tu_elem_match(ref[i].data, got[i].data, ref[i].dtype, e, 2e-5, 1e-6 + 4e-6 * norm);
       if (is_float) {
-        double err = fabs(a - b);
-        if (!cc_float_match(b, a, 2e-5, 1e-6 + 4e-6 * norm)) r->bad++;
+        double err = fabs(tu_elem(ref[i].data, ref[i].dtype, e) - tu_elem(got[i].data, got[i].dtype, e));
         if (err > r->worst) r->worst = err;
-      } else {
-        r->bad += a != b;
       }
     }
   }

@@ -23,6 +23,23 @@ static void edge_fill(cc_kbuf *bufs, size_t n, uint64_t seed) {
   }
 }
 
+/* A uint64 shift by a loaded amount (full range: its bounds' vmax is -1, UINT64_MAX's bit pattern) is guarded on
+ * c and llvm-cpu: unguarded, 1 << 64 is C UB and LLVM poison, which can give the right answer by luck. */
+static void check_u64_shift_guarded(const cc_target *t, const char *guard) {
+  static const char *const text = "(kernel w (let o (buf 0 uint64 64)) (let a (buf 1 uint64 64)) (let r (range 0 64))"
+                                  " (sink (store (index o r) (<< (const 1 uint64) (load (index a r))) r)))";
+  uop_ctx *ctx = NULL;
+  CHECK_OK(uop_ctx_create(&ctx));
+  const uop *k = NULL;
+  cc_program *p = NULL;
+  CHECK_OK(cc_kernel_parse(ctx, text, strlen(text), "w", &k));
+  if (k) CHECK_OK(cc_compile_source(ctx, k, t, &(cc_options){.noopt = true}, &p));
+  if (p && !strstr(p->source, guard)) fprintf(stderr, "%s: no \"%s\" in\n%s\n", t->name, guard, p->source);
+  CHECK(p && strstr(p->source, guard));
+  cc_program_free(p);
+  uop_ctx_destroy(ctx);
+}
+
 int main(void) {
   char dir[] = "/tmp/hcq-intwrap-XXXXXX";
   if (!mkdtemp(dir)) return 1;
@@ -32,7 +49,7 @@ int main(void) {
     return 77;
   }
   otu_refill = edge_fill;
-  static const char *const DTS[] = {"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64"}; /* uint64: tu_elem has no case */
+  static const char *const DTS[] = {"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"};
   static const char *const EXPRS[] = {
       "(+ x x)", "(* x x)", "(- x (const 100 DT))", "(max (const 0 DT) (* (+ x x) (+ x x)))",
       /* x + 100 < x holds only when the addition wrapped */
@@ -49,6 +66,8 @@ int main(void) {
   CHECK_OK(cc_target_get("llvm-cpu", 1, &llvm));
   bool have_llvm = tu_have("clang-19");
   if (!have_llvm) printf("*** SKIPPED: llvm-cpu part (clang-19 not found: Debian package clang-19) ***\n");
+  check_u64_shift_guarded(&c, ">= 64)");
+  check_u64_shift_guarded(&llvm, "icmp uge i64");
   cc_options noopt = {.noopt = true};
   int runs = 0;
   for (size_t d = 0; d < sizeof DTS / sizeof DTS[0]; d++)

@@ -65,7 +65,8 @@ static inline size_t otu_diff(const cc_kbuf *a, const cc_kbuf *b, size_t n) {
     bool fl = uop_dt_is_float(a[i].dtype);
     for (int64_t e = 0; e < a[i].nelems; e++) {
       double x = tu_elem(a[i].data, a[i].dtype, e), y = tu_elem(b[i].data, b[i].dtype, e);
-      bad += fl ? !(otu_bit_exact ? otu_float_bits_same(x, y) : otu_float_same(x, y)) : x != y;
+      bad += fl ? !(otu_bit_exact ? otu_float_bits_same(x, y) : otu_float_same(x, y))
+                : !tu_elem_match(a[i].data, b[i].data, a[i].dtype, e, 0, 0);
     }
   }
   return bad;

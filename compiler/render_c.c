@@ -401,7 +401,8 @@ static const char *render_int_defined(rc *r, const uop *n, const char *a, const 
   const char *ty = ctype(r, n->dtype);
   const char *uty = bits <= 32 ? "unsigned int" : "unsigned long long";
   if (op == UOP_SHL || op == UOP_SHR) {
-    bool amount_ok = uop_vmin(n->src[1]) >= 0 && uop_vmax(n->src[1]) < bits;
+    /* a uint64 amount of full range has vmax -1 (the bit pattern of UINT64_MAX, uop/bounds.c): not below bits */
+    bool amount_ok = uop_vmin(n->src[1]) >= 0 && uop_vmax(n->src[1]) >= 0 && uop_vmax(n->src[1]) < bits;
     const char *big = fmt(r, "((%s)(%s) >= %d)", uty, b, bits); /* a negative amount is huge as unsigned */
     if (op == UOP_SHR) {
       if (amount_ok) return NULL;

@@ -390,7 +390,9 @@ static void render_alu_in(lr *r, const char *v, const uop *n, uop_dtype dt, uop_
     if ((op == UOP_FDIV && !fl) || (fl && (op == UOP_IDIV || op == UOP_MOD || op == UOP_SHL || op == UOP_SHR ||
                                            op == UOP_AND || op == UOP_OR || op == UOP_XOR)))
       fail(r, HCQ_CODE_INVALID, "%s on dtype %s", uop_op_name(op), uop_dt_name(st));
-    if ((op == UOP_SHL || op == UOP_SHR) && !fl && !(uop_vmin(n->src[1]) >= 0 && uop_vmax(n->src[1]) < uop_dt_bits(st))) {
+    /* (a full-range uint64 amount has vmax -1, the bit pattern of UINT64_MAX: not a safe amount) */
+    if ((op == UOP_SHL || op == UOP_SHR) && !fl &&
+        !(uop_vmin(n->src[1]) >= 0 && uop_vmax(n->src[1]) >= 0 && uop_vmax(n->src[1]) < uop_dt_bits(st))) {
       /* LLVM: a shift by the width or more is poison; the interpreter (and ptx's clamped shifts) give 0, or the
        * sign for >> of a signed value. A negative amount is huge as unsigned. */
       int bits = uop_dt_bits(st);

@@ -17,7 +17,9 @@
 #include "emulator_tests/rdna3_internal.h"
 
 #define CACHE_N 128 /* decoded programs kept (benchmarks load 64 kernels) */
-#define MAX_CODE_B ((uint64_t)1 << 20) /* decode at most this much from the program address */
+/* Decode at most this much from the program address (the end of its allocation comes first for every loaded code
+ * object; the cap only bounds a program address inside a huge buffer). A load that fails past it names it. */
+#define MAX_CODE_B ((uint64_t)64 << 20)
 
 typedef struct centry {
   unsigned gpu;
@@ -136,7 +138,11 @@ static hcq_status program_for(amd_mock_exec *x, const kfd_mock_dispatch *d, cons
   }
   uint64_t code_B = ok * 4;
   rdna3_program *p;
-  HCQ_TRY(rdna3_load(code, code_B, d->pgm_addr, 0, kd, &p));
+  hcq_status st = rdna3_load(code, code_B, d->pgm_addr, 0, kd, &p);
+  if (st && code_B == max_B && max_B < avail)
+    return hcq_status_annotate(st, "amd mock: the program's code was decoded only up to the mock's limit of %llu MiB",
+                               (unsigned long long)(MAX_CODE_B >> 20));
+  HCQ_TRY(st);
   uint8_t *copy = malloc(code_B);
   if (!copy) {
     rdna3_free(p);

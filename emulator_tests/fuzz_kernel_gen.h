@@ -10,9 +10,7 @@
  *             the buffers used declared (in slots 1..: the runtime refuses gaps); no bfloat16, int64 or bool; casts only
  *             between floats or between integers (LLVM's fptosi/fptoui of an out-of-range value is poison); float16
  *             without division, recip and the transcendentals (the reference rounds a correctly rounded result to
- *             half, the GPU's 1-ULP units may differ by one half ULP); integer // and % always divide a value
- *             that includes a load (llc-19 miscompiles `udiv i32 -1, d` for gfx1100 with d a small masked value:
- *             a 24-bit float division, reproduced faithfully by the interpreter and not by the reference). */
+ *             half, the GPU's 1-ULP units may differ by one half ULP). */
 #ifndef HCQ_EMU_FUZZ_KERNEL_GEN_H
 #define HCQ_EMU_FUZZ_KERNEL_GEN_H
 
@@ -37,17 +35,16 @@ typedef struct kg_profile {
   const int *others_i;   /* the other dtype of an integer kernel */
   uint32_t nothers_f, nothers_i;
   bool half_exact;       /* float16: only correctly rounded operations */
-  bool div_loads;        /* integer // and %: the dividend includes a load */
   bool dense_slots;      /* declare only the buffers the kernel reads, in slots 1.. (a runtime that loads the
                             compiled program refuses gaps) */
   bool permuted_loads;   /* over two loop ranges, loads also index transposed (r1 major) or broadcast (r0 only) */
 } kg_profile;
 
 static const int KG_PTX_DTS[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, KG_PTX_OTHERS[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
-static const kg_profile KG_PTX = {KG_PTX_DTS, 11, NULL, KG_PTX_OTHERS, 0, 12, false, false, false, false};
+static const kg_profile KG_PTX = {KG_PTX_DTS, 11, NULL, KG_PTX_OTHERS, 0, 12, false, false, false};
 static const int KG_RDNA3_DTS[] = {0, 2, 3, 4, 5, 6, 7, 8, 10}, KG_RDNA3_OTHERS_F[] = {0, 2, 3},
                  KG_RDNA3_OTHERS_I[] = {4, 5, 6, 7, 8, 10};
-static const kg_profile KG_RDNA3 = {KG_RDNA3_DTS, 9, KG_RDNA3_OTHERS_F, KG_RDNA3_OTHERS_I, 3, 6, true, true, true, true};
+static const kg_profile KG_RDNA3 = {KG_RDNA3_DTS, 9, KG_RDNA3_OTHERS_F, KG_RDNA3_OTHERS_I, 3, 6, true, true, true};
 
 typedef struct kg_spec {
   const kg_profile *prof;
@@ -155,15 +152,7 @@ static void kg_expr(fuzz_text *b, kg_spec *k, int depth, bool in_red) {
         fuzz_put(b, ")");
       } else { /* a divisor in 1..8 */
         fuzz_put(b, "(%s ", fuzz_rnd(2) ? "//" : "%");
-        if (k->prof->div_loads) {
-          fuzz_put(b, "(^ ");
-          kg_load(b, k, (int)fuzz_rnd(3), in_red);
-          fuzz_put(b, " ");
-          kg_expr(b, k, depth - 1, in_red);
-          fuzz_put(b, ")");
-        } else {
-          kg_expr(b, k, depth - 1, in_red);
-        }
+        kg_expr(b, k, depth - 1, in_red);
         fuzz_put(b, " (+ (& ");
         kg_expr(b, k, depth - 1, in_red);
         fuzz_put(b, " (const 7 %s)) (const 1 %s)))", KG_DTYPES[dt], KG_DTYPES[dt]);

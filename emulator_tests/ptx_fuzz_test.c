@@ -50,11 +50,13 @@ static size_t compare(const cc_kbuf *ref, const cc_kbuf *got, size_t n, bool exa
     for (int64_t e = 0; e < ref[i].nelems; e++) {
       double a = tu_elem(ref[i].data, ref[i].dtype, e), g = tu_elem(got[i].data, got[i].dtype, e);
       bool ok;
-      if (!fl) ok = a == g;
+      if (!fl) ok = tu_elem_match(ref[i].data, got[i].data, ref[i].dtype, e, 0, 0);
       else if (exact) ok = (isnan(a) && isnan(g)) || (a == g && signbit(a) == signbit(g));
       else ok = cc_float_match(g, a, rel, 1e-6 + rel * norm);
+      char sg[40], sa[40];
       if (!ok && bad++ < 3)
-        fprintf(stderr, "  buffer %zu element %lld: got %.17g, want %.17g\n", i, (long long)e, g, a);
+        fprintf(stderr, "  buffer %zu element %lld: got %s, want %s\n", i, (long long)e,
+                tu_elem_str(sg, sizeof sg, got[i].data, got[i].dtype, e), tu_elem_str(sa, sizeof sa, ref[i].data, ref[i].dtype, e));
     }
   }
   return bad;

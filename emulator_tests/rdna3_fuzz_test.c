@@ -62,8 +62,10 @@ static void fuzz_case(const cc_target *t, bool check_decode) {
   if (r.bad) {
     fprintf(stderr, "%zu of %zu elements differ (%s); kernel: %s\n", r.bad, r.checked, noopt ? "noopt" : "opts", b.s);
     for (int64_t e = 0, shown = 0; e < ref[0].nelems && shown < 4; e++) {
-      double x = tu_elem(ref[0].data, ref[0].dtype, e), y = tu_elem(got[0].data, got[0].dtype, e);
-      if (x != y && !(isnan(x) && isnan(y))) fprintf(stderr, "  out[%lld]: reference %.17g, rdna3 %.17g\n", (long long)e, x, y), shown++;
+      char sx[40], sy[40];
+      if (!tu_elem_match(ref[0].data, got[0].data, ref[0].dtype, e, 0, 0))
+        fprintf(stderr, "  out[%lld]: reference %s, rdna3 %s\n", (long long)e, tu_elem_str(sx, sizeof sx, ref[0].data, ref[0].dtype, e),
+                tu_elem_str(sy, sizeof sy, got[0].data, got[0].dtype, e)), shown++;
     }
   }
   CHECK_EQ_INT(r.bad, 0);

@@ -17,7 +17,7 @@
 #define BRANCH_AT (1024 * KiB - 64 * KiB) /* byte offset of the s_branch */
 #define TARGET_AT (1024 * KiB + 32 * KiB) /* byte offset of its target */
 #define CODE_B (1280 * KiB)
-#define NOT_DECODED 0xcc134001u /* v_dot2_f32_f16: the mock's decoder does not take it, so the decode stops */
+#define NOT_DECODED 0xffffffffu /* an invalid gfx1100 encoding (llvm-mc-19 --disassemble: "invalid instruction encoding"), so the decode stops */
 
 /* The failure of this dispatch ("" when it ran to its signal). */
 static const char *dispatch(amd_device *d, amd_mock_exec *x, uint64_t code_va, uint64_t out_va, volatile uint32_t *sig) {

@@ -410,6 +410,14 @@ static void render_alu_in(lr *r, const char *v, const uop *n, uop_dtype dt, uop_
         emit(r, "  %s.n = call %s asm \"\", \"=v,0\"(%s %s)", v, t, t, a);
         num = fmt(r, "%s.n", v);
       }
+      /* A zero divisor is undefined behaviour in LLVM IR (x86 happens to trap, Arm returns 0): trap explicitly on
+       * the CPU, as the c target does, so it is a kernel fault and never a silent wrong answer. */
+      if (!r->amd && uop_vmin(n->src[1]) <= 0 && uop_vmax(n->src[1]) >= 0) {
+        declare(r, "declare void @llvm.trap()");
+        emit(r, "  %s.z = icmp eq %s %s, 0", v, t, b);
+        emit(r, "  br i1 %s.z, label %s.dz, label %s.ok\n%s.dz:", v, v, v, v + 1);
+        emit(r, "  call void @llvm.trap()\n  unreachable\n%s.ok:", v + 1);
+      }
       /* sdiv/srem of MIN by -1 is undefined in LLVM IR (x86 traps); the interpreter wraps: MIN // -1 = MIN, % = 0 */
       if (!un && uop_vmin(n->src[0]) <= uop_dt_min(st) && uop_vmin(n->src[1]) <= -1 && uop_vmax(n->src[1]) >= -1) {
         emit(r, "  %s.m1 = icmp eq %s %s, -1", v, t, b);

@@ -674,8 +674,6 @@ hcq_status cc_render_llvm(const cc_target *t, const char *name, const uop *const
   r.decl_f = open_memstream(&r.decls, &r.ndecls_B);
   FILE *f = open_memstream(&out, &out_len);
   if (!r.body || !r.globals || !r.decl_f || !f) fail(&r, HCQ_CODE_NOMEM, "open_memstream failed");
-  for (size_t k = 0; k < count && !r.st; k++)
-    if (!base_ptrmap_put(&r.pos, list[k], k)) fail(&r, HCQ_CODE_NOMEM, "out of memory");
   if (!r.st) {
     if (r.amd) fprintf(f, "target datalayout = \"%s\"\ntarget triple = \"amdgcn-amd-amdhsa\"\n\n", AMDGPU_DATALAYOUT);
     /* signature: buffers by slot, then vars by name (the linearizer's order), then core_id on the CPU */
@@ -703,7 +701,10 @@ hcq_status cc_render_llvm(const cc_target *t, const char *name, const uop *const
     if (!r.amd) fprintf(f, "%si32 %%core_id", first ? "" : ", ");
     fprintf(f, ") #0 {\nentry:\n");
   }
-  for (size_t k = 0; k < count && !r.st; k++) render_node(&r, list[k], k);
+  /* pos: a node's latest statement (the linearizer emits a RANGE, and a value used in two loop nests, once per nest) */
+  for (size_t k = 0; k < count && !r.st; k++)
+    if (!base_ptrmap_put(&r.pos, list[k], k)) fail(&r, HCQ_CODE_NOMEM, "out of memory");
+    else render_node(&r, list[k], k);
   if (r.body) fclose(r.body);
   if (r.globals) fclose(r.globals);
   if (r.decl_f) fclose(r.decl_f);

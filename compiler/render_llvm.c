@@ -539,6 +539,9 @@ static void render_special(lr *r, const char *v, const uop *n) {
 static void render_node(lr *r, const uop *n, size_t k) {
   uop_op op = (uop_op)n->op;
   const char *v = fmt(r, "%%v%zu", k);
+  /* a value emitted again (once per loop nest) drops the name of its earlier statement */
+  bool again = base_ptrmap_find(&r->str, n) && op != UOP_DEFINE_GLOBAL && op != UOP_DEFINE_VAR;
+  if (again) set(r, n, 0);
   switch (op) {
     case UOP_DEFINE_GLOBAL: case UOP_DEFINE_VAR: return; /* parameters */
     case UOP_SPECIAL: render_special(r, v, n); return;
@@ -647,7 +650,8 @@ static void render_node(lr *r, const uop *n, size_t k) {
       render_alu(r, v, n);
       break;
   }
-  if (!base_ptrmap_find(&r->str, n)) set(r, n, v);
+  uintptr_t *m = base_ptrmap_find(&r->str, n);
+  if (!m || !*m) set(r, n, v); /* unless the case named it (a cast to the same type is its operand) */
 }
 
 /* The product of the constant lidx sizes (1 without locals; 1024 if one is symbolic). */

@@ -16,21 +16,25 @@ static const char *KERNEL_FMT =
     "(kernel dz (let o (buf 0 %s 8)) (let a (buf 1 %s 8)) (let b (buf 2 %s 8)) (let r (range 0 8 loop))\n"
     "  (sink (store (index o r) (%s (load (index a r)) (load (index b r))) r)))";
 
-static cc_program *compile(uop_ctx *ctx, const char *text, bool binary, const uop **sink) {
+static cc_program *compile_for(uop_ctx *ctx, const char *target, const char *text, bool binary, const uop **sink) {
   cc_target t;
-  CHECK_OK(cc_target_get("llvm-cpu", 4, &t));
+  CHECK_OK(cc_target_get(target, 4, &t));
   cc_program *p = NULL;
   hcq_status st = cc_kernel_parse(ctx, text, strlen(text), "<test>", sink);
   if (!st) st = cc_compile_source(ctx, *sink, &t, &(cc_options){.noopt = true}, &p);
   if (!st && binary) st = cc_compile_binary(&t, p);
   if (st) {
-    fprintf(stderr, "llvm-cpu: %s\n", hcq_status_message(st));
+    fprintf(stderr, "%s: %s\n", target, hcq_status_message(st));
     hcq_status_free(st);
     CHECK(!"compile");
     cc_program_free(p);
     return NULL;
   }
   return p;
+}
+
+static cc_program *compile(uop_ctx *ctx, const char *text, bool binary, const uop **sink) {
+  return compile_for(ctx, "llvm-cpu", text, binary, sink);
 }
 
 /* The guard is emitted where the divisor may be 0 and only there. */
@@ -48,6 +52,22 @@ static void test_ir(void) {
   p = compile(ctx, never, false, &sink);
   if (p) CHECK(!strstr(p->source, "@llvm.trap"));
   cc_program_free(p);
+  /* every dtype whose load may hold 0, uint64 too (its bounds are bit patterns, the full range is [0, -1]); the c
+   * target for Arm likewise */
+  const char *dts[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64"};
+  for (size_t i = 0; i < sizeof dts / sizeof *dts; i++) {
+    char text[300];
+    snprintf(text, sizeof text, "(kernel u (let o (buf 0 %s 8)) (let a (buf 1 %s 8)) (let r (range 0 8 loop))\n"
+             "  (sink (store (index o r) (// (load (index o r)) (load (index a r))) r)))", dts[i], dts[i]);
+    p = compile(ctx, text, false, &sink);
+    if (p && !strstr(p->source, "call void @llvm.trap()")) fprintf(stderr, "llvm-cpu %s: no zero guard\n", dts[i]);
+    CHECK(p && strstr(p->source, "call void @llvm.trap()"));
+    cc_program_free(p);
+    p = compile_for(ctx, "c:aarch64", text, false, &sink);
+    if (p && !strstr(p->source, "__builtin_trap()")) fprintf(stderr, "c:aarch64 %s: no zero guard\n", dts[i]);
+    CHECK(p && strstr(p->source, "__builtin_trap()"));
+    cc_program_free(p);
+  }
   uop_ctx_destroy(ctx);
 }
 

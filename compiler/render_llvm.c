@@ -412,7 +412,8 @@ static void render_alu_in(lr *r, const char *v, const uop *n, uop_dtype dt, uop_
       }
       /* A zero divisor is undefined behaviour in LLVM IR (x86 happens to trap, Arm returns 0): trap explicitly on
        * the CPU, as the c target does, so it is a kernel fault and never a silent wrong answer. */
-      if (!r->amd && uop_vmin(n->src[1]) <= 0 && uop_vmax(n->src[1]) >= 0) {
+      const uop *d = n->src[1]; /* may be 0: uint64 bounds are bit patterns, [0, -1] is its full range */
+      if (!r->amd && (st.scalar == UOP_UINT64 ? uop_vmin(d) == 0 : uop_vmin(d) <= 0 && uop_vmax(d) >= 0)) {
         declare(r, "declare void @llvm.trap()");
         emit(r, "  %s.z = icmp eq %s %s, 0", v, t, b);
         emit(r, "  br i1 %s.z, label %s.dz, label %s.ok\n%s.dz:", v, v, v, v + 1);

@@ -4,7 +4,9 @@
  *    consumers' context; a STORE removes the ranges it lists (a store closes its loops).
  * 2. Scope: a node is placed in the loop nest of its context, extended by the outer loops of its users that nest
  *    outside its innermost range (so a load that depends only on an inner range is still emitted inside the outer
- *    loop its users live in). Range ids are names, not an order: loops nest in an order derived from the graph
+ *    loop its users live in). A value whose users sit in different loop nests (two stores sharing a range, one of
+ *    them also inside another loop) gets one instance per nest: the same node emitted once in each (STOREs and
+ *    other void nodes are never copied). Range ids are names, not an order: loops nest in an order derived from the graph
  *    (a range used by another range's END is outside it; the ranges live at a node that reads a STORE are outside
  *    the ranges that STORE closes, e.g. the loops around a reduce's accumulator), ties by id.
  * 3. Emission: per scope, its direct nodes and its child loops (each a unit, opened by its RANGE and closed by an
@@ -27,9 +29,17 @@ typedef struct lin {
   const uop **ranges;  /* bit -> RANGE */
   size_t nranges, W;   /* words per set */
   uint64_t *ctxs;      /* context per node (W words each) */
-  uint64_t *effs;      /* emission scope per node */
-  uint64_t *pend;      /* union of the users' scopes per node */
-  /* per toposort index, for the scope being split (valid where stamp == that scope's number): */
+  /* instances: a node emitted in one loop nest; numbered by node, each node's ones contiguous from ifirst[node] */
+  size_t ninst, capinst;
+  uint32_t *inode;     /* instance -> toposort index */
+  uint64_t *effs;      /* emission scope per instance (W words each) */
+  size_t *isrc;        /* instance -> offset in srcinst of its sources' instances */
+  uint32_t *srcinst;   /* the instance each source slot reads */
+  size_t nsrcinst, capsrcinst;
+  uint32_t *ifirst, *icount; /* per toposort index */
+  size_t *rqhead, *rqnext, *rqinst, *rqslot; /* requests: instance rqinst's source slot rqslot wants node k */
+  size_t nrq, caprq;
+  /* per instance, for the scope being split (valid where stamp == that scope's number): */
   uint32_t *stamp, *slot;   /* member of the scope, at list index slot */
   uint32_t *rstamp, *runit; /* a RANGE opening child unit runit */
   uint32_t nscopes;
@@ -128,7 +138,7 @@ static void emit_scope(lin *l, size_t from, const size_t *list, size_t n) {
     l->slot[list[i]] = (uint32_t)i;
   }
   for (size_t i = 0; i < n; i++) {
-    size_t b = bit_next(&l->effs[list[i] * l->W], l->W, from);
+    size_t b = bit_next(&l->effs[list[i] * l->W], l->W, from); /* list holds instances */
     if (b == SIZE_MAX) {
       unit_range[nunits] = NULL;
       unit_first[nunits] = i;
@@ -165,17 +175,18 @@ static void emit_scope(lin *l, size_t from, const size_t *list, size_t n) {
       }
   size_t nb = SIZE_MAX; /* while scanning unit i - n: the loop last scanned */
   for (size_t i = 0; i < n + nunits; i = nb == SIZE_MAX ? i + 1 : i) {
-    const uop *u;
+    size_t ui;
     if (i < n) {
-      u = l->nodes[list[i]];
+      ui = list[i];
     } else {
       nb = bit_next(&nest[(i - n) * l->W], l->W, nb == SIZE_MAX ? from : nb + 1);
       if (nb == SIZE_MAX) continue;
-      u = l->ranges[nb];
+      ui = l->ifirst[pos_of(l, l->ranges[nb])]; /* a RANGE has one instance */
     }
+    const uop *u = l->nodes[l->inode[ui]];
     size_t to = i < n ? unit_of[i] : i - n;
     for (uint32_t s = 0; s < u->nsrc; s++) {
-      size_t sp = pos_of(l, u->src[s]);
+      size_t sp = l->srcinst[l->isrc[ui] + s];
       if (l->stamp[sp] != sc) continue;
       size_t from = unit_of[l->slot[sp]];
       if (from == to) continue;
@@ -216,7 +227,7 @@ static void emit_scope(lin *l, size_t from, const size_t *list, size_t n) {
     for (size_t k = eoff[pick]; k < eoff[pick + 1]; k++)
       if (--indeg[etarget[k]] == 0) heap_push(heap, &nheap, etarget[k]);
     if (!unit_range[pick]) {
-      if (!push(l, l->nodes[list[unit_first[pick]]])) goto oom;
+      if (!push(l, l->nodes[l->inode[list[unit_first[pick]]]])) goto oom;
       continue;
     }
     const uop *r = unit_range[pick];
@@ -341,22 +352,117 @@ static bool nest_order(lin *l) {
   return ok;
 }
 
+/* *pp (a pointer to an array) resized to n elements of elem_B bytes. */
+static bool resize(void *pp, size_t n, size_t elem_B) {
+  void **p = pp, *np = realloc(*p, n * elem_B);
+  if (!np) return false;
+  *p = np;
+  return true;
+}
+static size_t grown(size_t cap, size_t need) {
+  size_t nc = cap ? cap * 2 : 64;
+  return nc > need ? nc : need;
+}
+
+/* A new instance of node k in scope e, asking each of its sources for an instance in that scope. */
+static bool new_instance(lin *l, size_t k, const uint64_t *e) {
+  const uop *n = l->nodes[k];
+  size_t i = l->ninst, ns = l->nsrcinst + n->nsrc, nq = l->nrq + n->nsrc;
+  if (i == l->capinst) {
+    size_t nc = grown(l->capinst, i + 1);
+    if (!resize(&l->inode, nc, sizeof *l->inode) || !resize(&l->isrc, nc, sizeof *l->isrc) ||
+        !resize(&l->effs, nc * l->W, sizeof *l->effs))
+      return false;
+    l->capinst = nc;
+  }
+  if (ns > l->capsrcinst) {
+    size_t nc = grown(l->capsrcinst, ns);
+    if (!resize(&l->srcinst, nc, sizeof *l->srcinst)) return false;
+    l->capsrcinst = nc;
+  }
+  if (nq > l->caprq) {
+    size_t nc = grown(l->caprq, nq);
+    if (!resize(&l->rqnext, nc, sizeof *l->rqnext) || !resize(&l->rqinst, nc, sizeof *l->rqinst) ||
+        !resize(&l->rqslot, nc, sizeof *l->rqslot))
+      return false;
+    l->caprq = nc;
+  }
+  l->inode[i] = (uint32_t)k;
+  memcpy(&l->effs[i * l->W], e, l->W * sizeof *e);
+  l->isrc[i] = l->nsrcinst;
+  for (uint32_t s = 0; s < n->nsrc; s++) {
+    size_t sp = pos_of(l, n->src[s]), q = l->nrq++;
+    l->srcinst[l->nsrcinst + s] = UINT32_MAX;
+    l->rqinst[q] = i;
+    l->rqslot[q] = l->nsrcinst + s;
+    l->rqnext[q] = l->rqhead[sp];
+    l->rqhead[sp] = q;
+  }
+  l->nsrcinst += n->nsrc;
+  l->ninst++;
+  return true;
+}
+
+/* Step 2, users before sources: each request gets the instance of scope context + the requester's loops outside
+ * the node's innermost range; STOREs and void nodes take the union of all requests in one instance instead. */
+static bool scopes(lin *l) {
+  const size_t W = l->W;
+  uint64_t *e = malloc(W * sizeof *e), *below = malloc(W * sizeof *below);
+  bool ok = e && below;
+  for (size_t k = l->count; ok && k-- > 0;) {
+    const uop *n = l->nodes[k];
+    const uint64_t *c = &l->ctxs[k * W];
+    size_t inner = bit_last(c, W);
+    bool extend = inner != SIZE_MAX && !is_silent(n) && n->op != UOP_RANGE;
+    bool copies = extend && n->op != UOP_STORE && n->dtype.scalar != UOP_VOID;
+    memset(below, 0, W * sizeof *below);
+    for (size_t w = 0; extend && w <= inner / 64; w++)
+      below[w] = w < inner / 64 ? ~(uint64_t)0 : ((uint64_t)1 << (inner % 64)) - 1;
+    l->ifirst[k] = (uint32_t)l->ninst;
+    memcpy(e, c, W * sizeof *e);
+    if (!copies) {
+      for (size_t q = l->rqhead[k]; q != SIZE_MAX; q = l->rqnext[q])
+        for (size_t w = 0; w < W; w++) e[w] |= l->effs[l->rqinst[q] * W + w] & below[w];
+      ok = new_instance(l, k, e);
+    }
+    for (size_t q = l->rqhead[k]; ok && q != SIZE_MAX; q = l->rqnext[q]) {
+      size_t found = l->ifirst[k];
+      if (copies) {
+        for (size_t w = 0; w < W; w++) e[w] = c[w] | (l->effs[l->rqinst[q] * W + w] & below[w]);
+        while (found < l->ninst && memcmp(&l->effs[found * W], e, W * sizeof *e)) found++;
+        if (found == l->ninst) ok = new_instance(l, k, e);
+      }
+      if (ok) l->srcinst[l->rqslot[q]] = (uint32_t)found;
+    }
+    if (ok && l->ninst == l->ifirst[k]) { /* no users: the SINK */
+      memcpy(e, c, W * sizeof *e);
+      ok = new_instance(l, k, e);
+    }
+    l->icount[k] = (uint32_t)(l->ninst - l->ifirst[k]);
+  }
+  free(e);
+  free(below);
+  return ok;
+}
+
 hcq_status cc_linearize(uop_ctx *ctx, const uop *sink, const uop ***out_list, size_t *out_count) {
   *out_list = NULL;
   *out_count = 0;
   lin l = {.ctx = ctx};
   HCQ_TRY(uop_toposort(ctx, sink, &l.nodes, &l.count));
-  size_t *list = malloc(l.count * sizeof *list);
+  size_t *list = NULL;
   const uop **tops = malloc(l.count * sizeof *tops);
   size_t nlist = 0, ntops = 0;
   l.pos = malloc((uop_ctx_node_count(ctx) + 1) * sizeof *l.pos);
   l.rank = malloc(l.count * sizeof *l.rank);
   l.ranges = malloc(l.count * sizeof *l.ranges);
-  l.stamp = calloc(l.count, sizeof *l.stamp);
-  l.slot = malloc(l.count * sizeof *l.slot);
   l.rstamp = calloc(l.count, sizeof *l.rstamp);
   l.runit = malloc(l.count * sizeof *l.runit);
-  if (!list || !tops || !l.pos || !l.rank || !l.ranges || !l.stamp || !l.slot || !l.rstamp || !l.runit) goto oom;
+  l.ifirst = malloc(l.count * sizeof *l.ifirst);
+  l.icount = malloc(l.count * sizeof *l.icount);
+  l.rqhead = malloc(l.count * sizeof *l.rqhead);
+  if (!tops || !l.pos || !l.rank || !l.ranges || !l.rstamp || !l.runit || !l.ifirst || !l.icount || !l.rqhead) goto oom;
+  for (size_t k = 0; k < l.count; k++) l.rqhead[k] = SIZE_MAX;
   if (l.count > UINT32_MAX) {
     l.st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "linearize: %zu nodes is too many", l.count);
     goto fail;
@@ -369,35 +475,28 @@ hcq_status cc_linearize(uop_ctx *ctx, const uop *sink, const uop ***out_list, si
   for (size_t b = 0; b < l.nranges; b++) l.rank[pos_of(&l, l.ranges[b])] = (uint32_t)b;
   const size_t W = l.W = l.nranges / 64 + 1;
   l.ctxs = calloc(l.count * W, sizeof *l.ctxs);
-  l.effs = calloc(l.count * W, sizeof *l.effs);
-  l.pend = calloc(l.count * W, sizeof *l.pend);
-  if (!l.ctxs || !l.effs || !l.pend) goto oom;
+  if (!l.ctxs) goto oom;
   /* 1. contexts, in id order first; then the nesting order from them, and the contexts again in that order */
   if (!contexts(&l) || !nest_order(&l)) goto oom;
   memset(l.ctxs, 0, l.count * W * sizeof *l.ctxs);
   if (!contexts(&l)) goto oom;
-  /* 2. scopes, users before sources: pend[k] collects the scopes of node k's users. */
-  for (size_t k = l.count; k-- > 0;) {
-    const uop *n = l.nodes[k];
-    uint64_t *e = &l.effs[k * W];
-    const uint64_t *c = &l.ctxs[k * W], *p = &l.pend[k * W];
-    memcpy(e, c, W * sizeof *e);
-    size_t inner = bit_last(c, W);
-    if (inner != SIZE_MAX && !is_silent(n) && n->op != UOP_RANGE) /* the users' loops outside the innermost one */
-      for (size_t w = 0; w <= inner / 64; w++)
-        e[w] |= p[w] & (w < inner / 64 ? ~(uint64_t)0 : ((uint64_t)1 << (inner % 64)) - 1);
-    for (uint32_t s = 0; s < n->nsrc; s++) {
-      uint64_t *ps = &l.pend[pos_of(&l, n->src[s]) * W];
-      for (size_t w = 0; w < W; w++) ps[w] |= e[w];
-    }
+  /* 2. scopes: instances of the nodes */
+  if (!scopes(&l)) goto oom;
+  if (l.ninst > UINT32_MAX) {
+    l.st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "linearize: %zu node instances is too many", l.ninst);
+    goto fail;
   }
+  list = malloc(l.ninst * sizeof *list);
+  l.stamp = calloc(l.ninst, sizeof *l.stamp);
+  l.slot = malloc(l.ninst * sizeof *l.slot);
+  if (!list || !l.stamp || !l.slot) goto oom;
   /* 3. emission */
   for (size_t k = 0; k < l.count; k++) {
     const uop *n = l.nodes[k];
     if (n->op == UOP_DEFINE_GLOBAL || n->op == UOP_DEFINE_VAR || n->op == UOP_DEFINE_REG || n->op == UOP_SPECIAL)
       tops[ntops++] = n;
     else if (!is_silent(n) && n->op != UOP_RANGE)
-      list[nlist++] = k;
+      for (uint32_t i = 0; i < l.icount[k]; i++) list[nlist++] = l.ifirst[k] + i;
   }
   qsort(tops, ntops, sizeof *tops, top_cmp);
   for (size_t i = 0; i < ntops; i++)
@@ -405,14 +504,14 @@ hcq_status cc_linearize(uop_ctx *ctx, const uop *sink, const uop ***out_list, si
   emit_scope(&l, 0, list, nlist);
   if (l.st) goto fail;
   /* 4. check: every value is used inside the scope it was defined in (STOREs are ordering-only sources). */
-  for (size_t k = 0; k < l.count && !l.st; k++) {
-    const uop *n = l.nodes[k];
+  for (size_t i = 0; i < l.ninst && !l.st; i++) {
+    const uop *n = l.nodes[l.inode[i]];
     if (is_silent(n) || n->op == UOP_RANGE) continue;
     for (uint32_t s = 0; s < n->nsrc; s++) {
       const uop *src = n->src[s];
       if (is_silent(src) || src->op == UOP_RANGE || src->op == UOP_STORE) continue;
       /* the source's loops are the outermost loops of the user's: se is ne cut after se's last bit */
-      const uint64_t *se = &l.effs[pos_of(&l, src) * W], *ne = &l.effs[k * W];
+      const uint64_t *se = &l.effs[l.srcinst[l.isrc[i] + s] * W], *ne = &l.effs[i * W];
       size_t last = bit_last(se, W);
       bool prefix = true;
       for (size_t w = 0; w < W && prefix && last != SIZE_MAX; w++) {
@@ -442,7 +541,15 @@ fail:
 cleanup:
   free(l.ctxs);
   free(l.effs);
-  free(l.pend);
+  free(l.inode);
+  free(l.isrc);
+  free(l.srcinst);
+  free(l.ifirst);
+  free(l.icount);
+  free(l.rqhead);
+  free(l.rqnext);
+  free(l.rqinst);
+  free(l.rqslot);
   free(list);
   free(tops);
   free(l.out);

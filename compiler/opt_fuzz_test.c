@@ -117,7 +117,14 @@ static void draw_ids(kspec *k, int nd) {
   }
 }
 
+static int64_t g_shared; /* kernels with a second store sharing a value with the first */
+
 static void gen_kernel(fuzz_text *b, kspec *k) {
+  /* every third elementwise kernel of 2+ dims also stores S = sh[rj] * 3 to out2[rj] (closing rj alone) and adds S
+   * to the first store's value: S is shared by two loop nests. Decided by a counter, not the rng: the random
+   * stream, and so every other kernel of a seed, stays the same. */
+  static unsigned nkern;
+  bool shared_case = ++nkern % 3 == 0;
   memset(k, 0, sizeof *k);
   k->nred = fuzz_rnd(3) == 0 ? 0 : 1 + (int)fuzz_rnd(2);
   k->nout = (k->nred ? 0 : 1) + (int)fuzz_rnd(k->nred ? 3 : 3);
@@ -158,11 +165,17 @@ static void gen_kernel(fuzz_text *b, kspec *k) {
     for (int i = 0; i < k->nin_dims[j]; i++) n *= k->size[k->in_dims[j][i]];
     fuzz_put(b, "(let in%d (buf %d %s %lld)) ", j, j + 1, T(k), (long long)n);
   }
+  bool shared = shared_case && !k->nred && k->nout >= 2;
+  int sj = nkern % 2 ? k->nout - 1 : 0; /* the shared range: innermost or outermost */
+  if (shared)
+    fuzz_put(b, "(let out2 (buf %d %s %lld)) (let sh (buf %d %s %lld)) ", k->nbufs + 1, T(k), (long long)k->size[sj],
+             k->nbufs + 2, T(k), (long long)k->size[sj]);
   if (k->symbolic) fuzz_put(b, "(let n (var n 1 %lld index)) ", (long long)(k->size[0] / 4));
   for (int i = 0; i < nd; i++) {
     if (i == 0 && k->symbolic) fuzz_put(b, "(let r0 (range %" PRId64 " (* n 4) loop)) ", k->id[0]);
     else fuzz_put(b, "(let r%d (range %" PRId64 " %lld %s)) ", i, k->id[i], (long long)k->size[i], i < k->nout ? "loop" : "reduce");
   }
+  if (shared) fuzz_put(b, "(let S (* (load (index sh r%d)) %s)) ", sj, k->is_float ? "3.0" : "(const 3 int32)");
   fuzz_put(b, "(sink (store (index out ");
   int od[MAXD];
   for (int i = 0; i < k->nout; i++) od[i] = i;
@@ -184,10 +197,15 @@ static void gen_kernel(fuzz_text *b, kspec *k) {
       fuzz_put(b, ")");
     }
   } else {
+    if (shared) fuzz_put(b, "(+ ");
     value_expr(b, k, 3);
+    if (shared) fuzz_put(b, " S)");
   }
   for (int i = 0; i < k->nout; i++) fuzz_put(b, " r%d", i);
-  fuzz_put(b, ")))");
+  fuzz_put(b, ")");
+  if (shared) fuzz_put(b, " (store (index out2 r%d) (+ S %s) r%d)", sj, k->is_float ? "0.5" : "(const 1 int32)", sj);
+  fuzz_put(b, "))");
+  g_shared += shared;
 }
 
 /* The current case's kernel, for wild_fill; g_native_fill: the fill is for a native run. */
@@ -450,14 +468,15 @@ int main(void) {
     for (int i = 0; i < 16; i++) fuzz_case(ctx, fuzz_rnd(4) == 0 ? &ptx : &c, have_cc && i % 4 == 0);
     uop_ctx_destroy(ctx);
   }
-  printf("opt_fuzz: %lld kernels (%lld with full-range inputs), %lld opts applied (%lld THREAD, %lld on a reduce axis: "
+  printf("opt_fuzz: %lld kernels (%lld with full-range inputs, %lld with a value shared by two loop nests), %lld opts applied (%lld THREAD, %lld on a reduce axis: "
          "%lld of those kernels run natively; %lld KBLOCK), %lld refused, "
          "%lld run natively (%lld float reduces also without opts on full-range values), out-of-bounds variants: "
          "%lld refused, %lld in bounds, %.1f s\n",
-         (long long)g_cases, (long long)g_wild_cases, (long long)g_applied, (long long)g_threaded,
+         (long long)g_cases, (long long)g_wild_cases, (long long)g_shared, (long long)g_applied, (long long)g_threaded,
          (long long)g_thread_reduce, (long long)g_native_thread_reduce, (long long)g_kblocked,
          (long long)g_refused, (long long)g_native, (long long)g_native_reduce_wild, (long long)g_oob_refused, (long long)g_oob_allowed, fuzz_now_s() - t0);
   CHECK(g_cases > 0 && g_applied > 0);
+  CHECK(g_shared > 0);
   CHECK(g_thread_reduce > 0); /* the cross-thread reduce is exercised (the seed is fixed by default) */
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -417,7 +417,9 @@ static const char *render_int_defined(rc *r, const uop *n, const char *a, const 
     /* x86 traps (SIGFPE) on a zero divisor and on MIN / -1; Arm returns a value for both. The interpreter wraps
      * MIN / -1 and calls a zero divisor an error: so -1 is handled where MIN may meet it, and on other
      * architectures a zero divisor traps explicitly (a kernel fault, like on x86). */
-    bool zero = uop_vmin(n->src[1]) <= 0 && uop_vmax(n->src[1]) >= 0 && strcmp(r->t->arch, "x86_64") != 0;
+    const uop *d = n->src[1]; /* uint64 bounds are bit patterns: [0, -1] is its full range */
+    bool zero = (d->dtype.scalar == UOP_UINT64 ? uop_vmin(d) == 0 : uop_vmin(d) <= 0 && uop_vmax(d) >= 0) &&
+                strcmp(r->t->arch, "x86_64") != 0;
     bool min_m1 = !uns && bits >= 32 && uop_vmin(n->src[0]) == (bits == 32 ? INT32_MIN : INT64_MIN) &&
                   uop_vmin(n->src[1]) <= -1 && uop_vmax(n->src[1]) >= -1;
     if (!zero && !min_m1) return NULL;

@@ -412,6 +412,15 @@ static void render_alu_in(lr *r, const char *v, const uop *n, uop_dtype dt, uop_
         emit(r, "  %s.n = call %s asm \"\", \"=v,0\"(%s %s)", v, t, t, a);
         num = fmt(r, "%s.n", v);
       }
+      /* A zero divisor is undefined behaviour in LLVM IR (x86 happens to trap, Arm returns 0): trap explicitly on
+       * the CPU, as the c target does, so it is a kernel fault and never a silent wrong answer. */
+      const uop *d = n->src[1]; /* may be 0: uint64 bounds are bit patterns, [0, -1] is its full range */
+      if (!r->amd && (st.scalar == UOP_UINT64 ? uop_vmin(d) == 0 : uop_vmin(d) <= 0 && uop_vmax(d) >= 0)) {
+        declare(r, "declare void @llvm.trap()");
+        emit(r, "  %s.z = icmp eq %s %s, 0", v, t, b);
+        emit(r, "  br i1 %s.z, label %s.dz, label %s.ok\n%s.dz:", v, v, v, v + 1);
+        emit(r, "  call void @llvm.trap()\n  unreachable\n%s.ok:", v + 1);
+      }
       /* sdiv/srem of MIN by -1 is undefined in LLVM IR (x86 traps); the interpreter wraps: MIN // -1 = MIN, % = 0 */
       if (!un && uop_vmin(n->src[0]) <= uop_dt_min(st) && uop_vmin(n->src[1]) <= -1 && uop_vmax(n->src[1]) >= -1) {
         emit(r, "  %s.m1 = icmp eq %s %s, -1", v, t, b);
@@ -533,6 +542,9 @@ static void render_special(lr *r, const char *v, const uop *n) {
 static void render_node(lr *r, const uop *n, size_t k) {
   uop_op op = (uop_op)n->op;
   const char *v = fmt(r, "%%v%zu", k);
+  /* a value emitted again (once per loop nest) drops the name of its earlier statement */
+  bool again = base_ptrmap_find(&r->str, n) && op != UOP_DEFINE_GLOBAL && op != UOP_DEFINE_VAR;
+  if (again) set(r, n, 0);
   switch (op) {
     case UOP_DEFINE_GLOBAL: case UOP_DEFINE_VAR: return; /* parameters */
     case UOP_SPECIAL: render_special(r, v, n); return;
@@ -641,7 +653,8 @@ static void render_node(lr *r, const uop *n, size_t k) {
       render_alu(r, v, n);
       break;
   }
-  if (!base_ptrmap_find(&r->str, n)) set(r, n, v);
+  uintptr_t *m = base_ptrmap_find(&r->str, n);
+  if (!m || !*m) set(r, n, v); /* unless the case named it (a cast to the same type is its operand) */
 }
 
 /* The product of the constant lidx sizes (1 without locals; 1024 if one is symbolic). */
@@ -668,8 +681,6 @@ hcq_status cc_render_llvm(const cc_target *t, const char *name, const uop *const
   r.decl_f = open_memstream(&r.decls, &r.ndecls_B);
   FILE *f = open_memstream(&out, &out_len);
   if (!r.body || !r.globals || !r.decl_f || !f) fail(&r, HCQ_CODE_NOMEM, "open_memstream failed");
-  for (size_t k = 0; k < count && !r.st; k++)
-    if (!base_ptrmap_put(&r.pos, list[k], k)) fail(&r, HCQ_CODE_NOMEM, "out of memory");
   if (!r.st) {
     if (r.amd) fprintf(f, "target datalayout = \"%s\"\ntarget triple = \"amdgcn-amd-amdhsa\"\n\n", AMDGPU_DATALAYOUT);
     /* signature: buffers by slot, then vars by name (the linearizer's order), then core_id on the CPU */
@@ -697,7 +708,10 @@ hcq_status cc_render_llvm(const cc_target *t, const char *name, const uop *const
     if (!r.amd) fprintf(f, "%si32 %%core_id", first ? "" : ", ");
     fprintf(f, ") #0 {\nentry:\n");
   }
-  for (size_t k = 0; k < count && !r.st; k++) render_node(&r, list[k], k);
+  /* pos: a node's latest statement (the linearizer emits a RANGE, and a value used in two loop nests, once per nest) */
+  for (size_t k = 0; k < count && !r.st; k++)
+    if (!base_ptrmap_put(&r.pos, list[k], k)) fail(&r, HCQ_CODE_NOMEM, "out of memory");
+    else render_node(&r, list[k], k);
   if (r.body) fclose(r.body);
   if (r.globals) fclose(r.globals);
   if (r.decl_f) fclose(r.decl_f);

@@ -80,10 +80,18 @@ hcq_status cc_kblock(cc_sched *s, const uop *rng, int64_t amount, const uop **ou
   else if (red->nsrc > 64 || st->nsrc >= 64)
     *why = "too many ranges on the store or the reduce";
   if (*why) return HCQ_OK;
-  bool listed = false;
-  for (uint32_t i = 1; i < red->nsrc; i++) listed |= red->src[i] == rng;
+  bool listed = false, threaded = false;
+  for (uint32_t i = 1; i < red->nsrc; i++) {
+    listed |= red->src[i] == rng;
+    threaded |= cc_axis_type(red->src[i]) == UOP_AXIS_THREAD;
+  }
   if (!listed) {
     *why = "the axis is not a range of the stored REDUCE";
+    return HCQ_OK;
+  }
+  /* group_reduce.c combines the threads' partials once, after the whole reduce: not once per OUTER iteration */
+  if (threaded) {
+    *why = "the REDUCE is a cross-thread reduce (THREAD on a reduce axis), whose combine cannot sit in an OUTER loop";
     return HCQ_OK;
   }
   hcq_status e;

@@ -132,6 +132,19 @@ static void test_errors(void) {
   static const char *READS = "(kernel rd (let o (buf 0 float32 4)) (let r0 (range 0 4 loop)) (let r (range 1000 16 reduce))"
                              " (sink (store (index o r0) (reduce add (load (index o (+ r0 0))) r) r0)))";
   expect_err(READS, &g_c, "KBLOCK:0:4", "reads its output");
+  /* KBLOCK and a cross-thread reduce (THREAD on a reduce axis, group_reduce.c) do not compose: the combine would sit
+   * inside the OUTER loop. Both orders are refused when the second opt is applied, on the threaded axis itself or
+   * on another reduce axis of the same REDUCE. */
+  static const char *SUM1 = "(kernel s1 (let o (buf 0 float32 1)) (let a (buf 1 float32 64)) (let r (range 1000 64 reduce))"
+                            " (sink (store (index o 0) (reduce add (load (index a r)) r))))";
+  static const char *SUM2 = "(kernel s2 (let o (buf 0 float32 1)) (let a (buf 1 float32 68)) (let r0 (range 1000 4 reduce))"
+                            " (let r1 (range 1001 16 reduce)) (sink (store (index o 0) (reduce add (load (index a (+ (* r0 17) r1))) r0 r1))))";
+  expect_err(SUM1, &g_c, "THREAD:0:4,KBLOCK:0:8", "cross-thread reduce");
+  expect_err(SUM1, &g_c, "KBLOCK:0:8,THREAD:0:4", "outer");
+  expect_err(SUM2, &g_c, "THREAD:0:4,KBLOCK:0:8", "cross-thread reduce");
+  expect_err(SUM2, &g_c, "THREAD:1:4,KBLOCK:0:2", "cross-thread reduce");
+  expect_err(SUM2, &g_c, "KBLOCK:1:8,THREAD:0:4", "outer");
+  expect_err(SUM2, &g_c, "KBLOCK:0:2,THREAD:1:4", "outer");
 }
 
 /* The heuristic blocks k when the lane-indexed panel (k x lanes x 4 bytes) exceeds 1 MiB, with the largest block

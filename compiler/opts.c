@@ -464,7 +464,8 @@ static const uop *first_reduce(const cc_sched *s) {
 /* THREAD on a REDUCE axis (a cross-thread reduce, lowered by group_reduce.c: per-thread partials, then the last
  * thread to arrive combines them). The kernel must be one reduce: every range other than UPCAST/UNROLL is listed by
  * the one REDUCE that lists rng, so nothing but the combine and the stores follows the point where a single thread
- * goes on; the size must be constant and divisible (no gated chunks inside a reduce). */
+ * goes on; the size must be constant and divisible (no gated chunks inside a reduce). A KBLOCKed kernel is refused
+ * here (its OUTER range is not the REDUCE's); kblock.c refuses KBLOCK after this THREAD. */
 static hcq_status thread_reduce_check(const cc_sched *s, cc_opt o, const uop *rng, int64_t amt) {
   if (s->t->kind != CC_TARGET_C)
     return opt_error(s, o, rng, "THREAD on a reduce axis needs the c target (its cross-thread combine)");

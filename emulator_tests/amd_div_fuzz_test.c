@@ -3,7 +3,8 @@
  * cases, `| top ones`, `& low mask`, `>>`, `+ constant`, sign-extended int8 loads; divisors masked and or'ed so they
  * are never 0) on int32/uint32/int64/uint64, compiled for amdgpu:gfx1100 without opts or with the heuristic. The
  * general AMD fuzzer (rdna3_kernel_gen.h) keeps its dividends opaque; this one aims at the class amd_div_test
- * covers (render_llvm.c, amd_div_opaque). Seed: HCQ_FUZZ_SEED (fixed default); budget: HCQ_FUZZ_SECONDS
+ * covers (render_llvm.c, amd_div_opaque); one kernel in three shares a loop-invariant divisor with a guarded
+ * a[r0] // Y (see fuzz_case). Seed: HCQ_FUZZ_SEED (fixed default); budget: HCQ_FUZZ_SECONDS
  * (default 3). */
 #include "emulator_tests/amd_rt_test_util.h"
 #include "base/fuzz.h"
@@ -106,6 +107,14 @@ static long run_exact(hcq_rt_device *dev, const uop *sink, const char *text, con
   return bad;
 }
 
+/* The divisor Y of "(op X Y)": where it starts, and its length in *len. */
+static const char *divisor_at(const char *expr, int *len) {
+  const char *p = strchr(expr, ' ') + 1; /* X */
+  for (int depth = 0; *p && (depth > 0 || *p != ' '); p++) depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
+  *len = (int)strlen(p + 1) - 1; /* Y, without the closing parenthesis of the top */
+  return p + 1;
+}
+
 static long g_run, g_refused;
 
 static void fuzz_case(hcq_rt_device *dev) {
@@ -122,19 +131,36 @@ static void fuzz_case(hcq_rt_device *dev) {
   else operand(f, d, true);
   fprintf(f, ")");
   fclose(f);
+  /* Shared shape (1 in 3): the fuzzed store runs over r1 only, after a loop over r0 that divides a[r0] (may be
+   * MIN: render_llvm guards it with Y == -1) by the same divisor; LLVM then branches on Y == -1 before both and
+   * divides the fuzzed store by a divisor known to be -1 (once missed: 100 // -1 gave -1 on the mock). */
+  bool shared = rnd(3) == 0;
+  if (shared)
+    for (char *q = expr; (q = strstr(q, " r0))")) != NULL; q++)
+      q[2] = '1';
   f = open_memstream(&text, &len);
   CHECK(f != NULL);
   if (!f) return;
   /* declare the inputs the expression uses, in slots 1.. (slots must be contiguous) */
-  fprintf(f, "(kernel divfz (let out (buf 0 %s 64)) ", d->name);
+  fprintf(f, "(kernel divfz (let out (buf 0 %s %d)) ", d->name, shared ? 80 : 64);
   int slot = 1;
   for (const char *in = "abce"; *in; in++) {
     char use[16];
-    snprintf(use, sizeof use, "(index %c r0)", *in);
+    snprintf(use, sizeof use, "(index %c r", *in);
     if (strstr(expr, use))
-      fprintf(f, "(let %c (buf %d %s 64)) ", *in, slot++, *in == 'a' || *in == 'b' ? d->name : "int8");
+      fprintf(f, "(let %c (buf %d %s %d)) ", *in, slot++, *in == 'a' || *in == 'b' ? d->name : "int8",
+              shared && *in != 'a' ? 16 : 64); /* (the fill of 16 elements has -1 among them) */
   }
-  fprintf(f, "(let r0 (range 0 64 loop)) (sink (store (index out r0) %s r0)))", expr);
+  int dlen = 0;
+  const char *y = divisor_at(expr, &dlen);
+  if (!shared) {
+    fprintf(f, "(let r0 (range 0 64 loop)) (sink (store (index out r0) %s r0)))", expr);
+  } else {
+    if (!strstr(expr, "(index a r")) fprintf(f, "(let a (buf %d %s 64)) ", slot++, d->name);
+    fprintf(f, "(let r1 (range 1 16)) (let r0 (range 0 4 loop)) (sink "
+               "(store (index out (+ (* r0 16) (+ r1 16))) (// (load (index a r0)) %.*s) r0 r1) "
+               "(store (index out r1) %s r1)))", dlen, y, expr);
+  }
   fclose(f);
   free(expr);
   uop_ctx *ctx = NULL;

@@ -239,7 +239,7 @@ static size_t run_llvm_cpu(const cc_target *t, const dtinfo *d, const kernel_des
 
 /* Run kernel k (dtype d) on dev and compare out with ref; returns the mismatches (the first few printed). */
 static size_t run_dev(hcq_rt_device *dev, const char *devname, const dtinfo *d, const kernel_desc *k,
-                      const cc_kbuf *ref) {
+                      const cc_kbuf *ref, const char *opts) {
   cc_kbuf *got = NULL;
   size_t ngot = 0;
   uop_ctx *ctx = NULL;
@@ -247,7 +247,7 @@ static size_t run_dev(hcq_rt_device *dev, const char *devname, const dtinfo *d, 
   hcq_rt_program *p = NULL;
   hcq_rt_kernel *kern = NULL;
   hcq_rt_buffer *bufs[8] = {0};
-  hcq_status st = hcq_rt_program_compile(dev, k->text, "", &p);
+  hcq_status st = hcq_rt_program_compile(dev, k->text, opts, &p);
   if (!st) st = hcq_rt_kernel_load(dev, hcq_rt_program_desc(p), &kern);
   for (size_t i = 0; !st && i < ngot; i++) {
     st = hcq_rt_buffer_alloc(dev, got[i].size_B, HCQ_RT_MEM_HOST_VISIBLE, &bufs[i]);
@@ -271,6 +271,77 @@ static size_t run_dev(hcq_rt_device *dev, const char *devname, const dtinfo *d, 
   cc_kbufs_free(got, ngot);
   uop_ctx_destroy(ctx);
   return bad;
+}
+
+/* One divisor Y = b[r1] | 1 shared by a guarded division (a[r0] may be MIN: render_llvm selects Y == -1 apart) and
+ * by constant numerators (never MIN: no guard). LLVM then unswitches on Y == -1 and, in that copy, divides by a
+ * known |Y| = 1 with a 64-bit reciprocal literal (s_mov_b64 s, 0xffffffff): 100 // -1 gave -1 while the RDNA3
+ * interpreter sign-extended such literals. The kernels above give each store its own divisor load, so LLVM never
+ * saw a divisor known to be -1 there; and with a variable bound n LLVM does not unswitch, so these loops have
+ * constant bounds. Divisors include -1, -3, -7 and MIN+1; with and without the heuristic opts. */
+static void build_shared_kernel(const dtinfo *d, kernel_desc *k) {
+  char c1[64];
+  const int64_t cnums[] = {100, -100, 7, -1, 0xc00002, INT64_MAX};
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  CHECK(f != NULL);
+  if (!f) return;
+  k->nst = 0;
+  store_desc *s0 = &k->st[k->nst++];
+  snprintf(s0->what, sizeof s0->what, "(// X (| Y 1))");
+  s0->off = 0;
+  int64_t off = N * M;
+  fprintf(f, "(kernel divy_%s\n  (let out (buf 0 %s %lld))\n  (let a (buf 1 %s %d))\n  (let b (buf 2 %s %d))\n"
+             "  (let r1 (range 1 %d)) (let r0 (range 0 %d))\n"
+             "  (let Y (| (load (index b r1)) %s))\n  (sink\n"
+             "    (store (index out (+ (* r0 %d) r1)) (// (load (index a r0)) Y) r0 r1)\n",
+          d->name, d->name, (long long)(N * M + 2 * M * (int64_t)(sizeof cnums / sizeof *cnums)), d->name, N,
+          d->name, M, M, N, cst(c1, sizeof c1, d, 1), M);
+  const char *ops[2] = {"//", "%"};
+  for (int o = 0; o < 2; o++)
+    for (size_t i = 0; i < sizeof cnums / sizeof *cnums; i++) {
+      int64_t v = d->bits == 32 && cnums[i] == INT64_MAX ? INT32_MAX : cnums[i];
+      store_desc *s = &k->st[k->nst++];
+      snprintf(s->what, sizeof s->what, "(%s %s (| Y 1))", ops[o], cst(c1, sizeof c1, d, v));
+      s->off = off, s->const_num = true, s->num = v;
+      fprintf(f, "    (store (index out (+ r1 %lld)) (%s %s Y) r1)\n", (long long)off, ops[o], c1);
+      off += M;
+    }
+  fprintf(f, "  ))\n");
+  fclose(f);
+  k->out_elems = off;
+  k->text = text;
+}
+
+static void test_shared_divisor(hcq_rt_device *amd) {
+  for (size_t t = 0; t < sizeof DTS / sizeof *DTS; t += 2) { /* int32, int64: the signed ones */
+    const dtinfo *d = &DTS[t];
+    kernel_desc *k = calloc(1, sizeof *k);
+    CHECK(k != NULL);
+    if (!k) return;
+    build_shared_kernel(d, k);
+    uop_ctx *ctx = NULL;
+    cc_kbuf *ref = NULL;
+    size_t nref = 0;
+    make_bufs(&ctx, k, d, &ref, &nref);
+    const uop *sink = NULL;
+    CHECK_OK(cc_kernel_parse(ctx, k->text, strlen(k->text), "<amd_div_test>", &sink));
+    void *ptrs[3] = {0};
+    size_t sizes[3] = {0};
+    for (size_t i = 0; i < nref && ref[i].slot < 3; i++) ptrs[ref[i].slot] = ref[i].data, sizes[ref[i].slot] = ref[i].size_B;
+    CHECK_OK(cc_interp_run(sink, ptrs, sizes, 3, &(uop_var_val){"n", N}, 1));
+    for (int h = 0; h < 2; h++) {
+      size_t bad = run_dev(amd, "amd:0", d, k, ref, h ? NULL : "");
+      printf("amd:0    %-6s shared divisor, %s: %zu of %lld differ from the interpreter\n", d->name,
+             h ? "heuristic opts" : "no opts", bad, (long long)k->out_elems);
+      CHECK(bad == 0);
+    }
+    cc_kbufs_free(ref, nref);
+    uop_ctx_destroy(ctx);
+    free(k->text);
+    free(k);
+  }
 }
 
 static double ms_since(const struct timespec *t0) {
@@ -319,7 +390,7 @@ int main(void) {
       struct timespec t0;
       clock_gettime(CLOCK_MONOTONIC, &t0);
       const char *name = i < ndev ? devnames[i] : "llvm-cpu";
-      size_t bad = i < ndev ? (devs[i] ? run_dev(devs[i], name, d, k, ref) : 1) : run_llvm_cpu(&llvm_cpu, d, k, ref);
+      size_t bad = i < ndev ? (devs[i] ? run_dev(devs[i], name, d, k, ref, "") : 1) : run_llvm_cpu(&llvm_cpu, d, k, ref);
       printf("%-8s %-6s %d stores, %lld elements: %zu differ from the interpreter (%.0f ms with the compile)\n", name,
              d->name, k->nst, (long long)k->out_elems, bad, ms_since(&t0));
       CHECK(bad == 0);
@@ -329,6 +400,7 @@ int main(void) {
     free(k->text);
     free(k);
   }
+  if (devs[0]) test_shared_divisor(devs[0]);
   for (int i = 0; i < ndev; i++) hcq_rt_close(devs[i]);
   amd_mock_uninstall();
   return testing_summary("amd_div");

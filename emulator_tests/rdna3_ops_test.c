@@ -235,6 +235,44 @@ static void test_integers(void) {
   }
 }
 
+/* A 32-bit literal as a 64-bit integer operand: zero-extended for b64/u64 operands, sign-extended for i64 ones
+ * (LLVM PR #70274). LLVM 19 relies on it: 100 / -1 once gave -1 through `s_mov_b64 s[6:7], 0xffffffff`. */
+static void test_literal64(void) {
+  for (int i = 0; i < N; i++) g_in[i][0] = rnd32(), g_in[i][1] = i % 3 == 0 ? 0 : i % 3 == 1 ? 0xffffffffu : rnd32();
+  static const uint32_t lits[] = {0xffffff9cu, 0x80000000u, 0xffffffffu, 0x7fffffffu, 0x12345678u};
+  for (size_t li = 0; li < sizeof lits / sizeof *lits; li++) {
+    uint32_t L = lits[li];
+    uint64_t zx = L, sx = (uint64_t)(int64_t)(int32_t)L;
+    char body[256];
+    for (int c = 0; c < 8; c++) {
+      static const char *const fmt[] = {
+          "s_mov_b64 s[10:11], 0x%x\nv_mov_b32 v4, s11",                   /* high half: 0 */
+          "s_and_b64 s[10:11], 0x%x, -1\nv_mov_b32 v4, s11",
+          "s_ashr_i64 s[10:11], 0x%x, 4\nv_mov_b32 v4, s11",                /* i64: sign-extended */
+          "v_cmp_lt_u64 vcc_lo, 0x%x, v[1:2]\nv_cndmask_b32 v4, 0, 1, vcc_lo",
+          "v_cmp_lt_i64 vcc_lo, 0x%x, v[1:2]\nv_cndmask_b32 v4, 0, 1, vcc_lo",
+          "v_mad_u64_u32 v[4:5], null, v1, 1, 0x%x\nv_mov_b32 v4, v5",
+          "v_mad_i64_i32 v[4:5], null, v1, 1, 0x%x\nv_mov_b32 v4, v5",
+          "v_ashrrev_i64 v[4:5], 4, 0x%x\nv_mov_b32 v4, v5"};
+      snprintf(body, sizeof body, fmt[c], L);
+      CHECK(run_asm(body, 3));
+      for (int i = 0; i < N; i++) {
+        uint64_t v = (uint64_t)g_in[i][1] << 32 | g_in[i][0];
+        uint32_t w;
+        switch (c) {
+          case 0: case 1: w = (uint32_t)(zx >> 32); break;
+          case 2: case 7: w = (uint32_t)((uint64_t)((int64_t)sx >> 4) >> 32); break;
+          case 3: w = zx < v; break;
+          case 4: w = (int64_t)sx < (int64_t)v; break;
+          case 5: w = (uint32_t)(((uint64_t)g_in[i][0] + zx) >> 32); break;
+          default: w = (uint32_t)((uint64_t)((int64_t)(int32_t)g_in[i][0] + (int64_t)sx) >> 32); break;
+        }
+        expect(g_out[i] == w, body, i, g_out[i], w);
+      }
+    }
+  }
+}
+
 /* ulps between two finite floats of the same sign */
 static double ulps(float got, double want) {
   float w = (float)want;
@@ -358,6 +396,7 @@ int main(void) {
   test_minmax_nan();
   test_conversions();
   test_integers();
+  test_literal64();
   test_transcendentals();
   test_division();
   test_half();

@@ -18,7 +18,8 @@ hcq_status r3_salu(ex *c, wave *w, const r3_inst *in) {
   uint32_t fl = o->flags;
   uint32_t a = 0, b = 0;
   uint64_t a64 = 0, b64 = 0;
-  if (o->nsrc > 0) a = sval32(w, in->src[0], in->lit, 0), a64 = (fl & F_S0_64) ? sval64(w, in->src[0], in->lit, 0) : a;
+  int k0 = in->id == R3_S_ASHR_I64 || in->id == R3_S_BFE_I64 ? 4 : 0; /* signed 64-bit source: literal sign-extends */
+  if (o->nsrc > 0) a = sval32(w, in->src[0], in->lit, 0), a64 = (fl & F_S0_64) ? sval64(w, in->src[0], in->lit, k0) : a;
   if (o->nsrc > 1) b = sval32(w, in->src[1], in->lit, 0), b64 = (fl & F_S1_64) ? sval64(w, in->src[1], in->lit, 0) : b;
   uint32_t r = 0;
   uint64_t r64 = 0;

@@ -148,6 +148,8 @@ static bool vcompute(const wave *w, const r3_inst *in, unsigned id, const uint16
     if (id == R3_V_LDEXP_F32 && k == 1) kind = 0;
     if ((id == R3_V_LDEXP_F64) && k == 1) kind = 0;
     if (type >= 9 && k == 1) kind = 0; /* v_cmp_class: src1 is the class mask */
+    if (type == 7 || (id == R3_V_ASHRREV_I64 && k == 1) || (id == R3_V_MAD_I64_I32 && k == 2))
+      kind = 4; /* signed 64-bit sources (v_cmp_*_i64 too): a 32-bit literal sign-extends */
     bool mods = (fl & F_FP) || id == R3_V_CNDMASK_B32; /* v_cndmask_b32_e64 takes float source modifiers too */
     bool ab = e64 && ((in->abs >> k) & 1) && mods, ng = e64 && ((in->neg >> k) & 1) && mods;
     if (w64) fetch64(w, in, codes[k], kind, ab, ng, &s[k]);

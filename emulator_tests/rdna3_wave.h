@@ -54,7 +54,7 @@ static const uint64_t k_f64[9] = {0x3fe0000000000000, 0xbfe0000000000000, 0x3ff0
                                   0x3fc45f306dc9c882};
 static const uint16_t k_f16[9] = {0x3800, 0xb800, 0x3c00, 0xbc00, 0x4000, 0xc000, 0x4400, 0xc400, 0x3118};
 
-/* Scalar value of operand code (kind: 0 int, 1 f32, 2 f64 (64-bit), 3 f16). */
+/* Scalar value of operand code (kind: 0 int, 1 f32, 2 f64 (64-bit), 3 f16, 4 signed int64). */
 static inline uint32_t sval32(const wave *w, unsigned code, uint32_t lit, int kind) {
   if (code < 128) return code == R3_NULL ? 0 : w->s[code];
   if (code <= 192) return code - 128;
@@ -73,7 +73,10 @@ static inline uint64_t sval64(const wave *w, unsigned code, uint32_t lit, int ki
   if (code <= 192) return code - 128;
   if (code <= 208) return (uint64_t)(int64_t)(192 - (int)code);
   if (code >= 240 && code <= 248) return k_f64[code - 240]; /* a 64-bit operand's float constants are doubles */
-  if (code == R3_LIT) /* a float64 literal gives the high half; an integer one is sign-extended */ return kind == 2 ? (uint64_t)lit << 32 : (uint64_t)(int64_t)(int32_t)lit;
+  /* A 32-bit literal as a 64-bit operand: a float64's high half; zero-extended for a b64/u64 operand and
+   * sign-extended only for an i64 one (LLVM PR #70274, AMDGPU: "either correctly sign extended or
+   * incorrectly zero extended by HW"; llc-19 emits s_mov_b64 s[6:7], 0xffffffff for 0x00000000ffffffff). */
+  if (code == R3_LIT) return kind == 2 ? (uint64_t)lit << 32 : kind == 4 ? (uint64_t)(int64_t)(int32_t)lit : lit;
   return sval32(w, code, lit, kind);
 }
 

@@ -38,10 +38,30 @@ const char *cc_toolchain_tune(void) {
   return tune && tune[0] ? tune : native;
 }
 
+/* GCC 12 (12.2, Debian 12) miscompiles some groups of int accumulators when its loop vectorizer uses 512-bit
+ * vectors: an int32 column sum with UPCAST:0:8 (eight scalar accumulators, `+ 2` after the reduce) gives wrong sums
+ * under -march=native / x86-64-v4 on AVX-512, right ones with -mprefer-vector-width=256, without AVX-512 or with
+ * clang-19 (found by opt_fuzz, seed 0x3039; compiler/gcc_vec_width_test.c). The kernels' own vector types are not
+ * auto-vectorized, so capping gcc's choice at 256 bits costs them nothing. */
+static bool host_cc_is_gcc12_x86(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  const char *text = NULL;
+  hcq_status st = cc_toolchain_version(cc_toolchain_cc(), &text);
+  if (st) {
+    hcq_status_free(st);
+    return false;
+  }
+  return text && !strstr(text, "clang") && strstr(text, ") 12.") != NULL;
+#else
+  return false;
+#endif
+}
+
 const char *cc_toolchain_flags(void) {
   static __thread char buf[512];
   snprintf(buf, sizeof buf, "-c -x c -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-math-errno "
-           "-fno-stack-protector -fno-asynchronous-unwind-tables -fno-ident %s", cc_toolchain_tune());
+           "-fno-stack-protector -fno-asynchronous-unwind-tables -fno-ident%s %s",
+           host_cc_is_gcc12_x86() ? " -mprefer-vector-width=256" : "", cc_toolchain_tune());
   return buf;
 }
 

@@ -595,18 +595,24 @@ static void nt_flush(rc *r) {
 }
 
 /* A scalar STORE into a non-temporal buffer (unmasked): held back until the window fills or the scope changes.
- * float32 vector stores go out at once as 4-lane chunks. */
+ * float32 vector stores go out at once as 4-lane chunks; a masked one (one bool for the vector: the padded tail of a
+ * tiled transpose, PADTO) too, under its gate, when it is a whole line. */
 static bool nt_store_hold(rc *r, const uop *n) {
   const uop *idx = n->src[0];
-  if (idx->op != UOP_INDEX_OP || idx->nsrc != 2 || !base_ptrmap_find(&r->nt_bufs, idx->src[0])) return false;
+  if (idx->op != UOP_INDEX_OP || idx->nsrc < 2 || idx->nsrc > 3 || !base_ptrmap_find(&r->nt_bufs, idx->src[0]))
+    return false;
   uop_dtype vdt = n->src[1]->dtype;
+  /* gated: whole 64-byte lines only; 16-byte pieces of a line written apart (an odd row stride) reach memory as
+   * partial-line writes (4095x4097 transpose: 10x slower than plain stores) */
+  if (idx->nsrc == 3 && (vdt.count != 16 || idx->src[2]->dtype.count != 1)) return false;
   if (vdt.count != 1) {
     /* A float32 vector from the vectorize pass: 4-lane chunks through HCQ_NT4 (which checks alignment at run
      * time and falls back to plain stores). Other vectors take the plain path. */
     if (vdt.scalar != UOP_FLOAT32 || vdt.count % 4 != 0) return false;
     nt_flush(r);
     const char *v = get(r, n->src[1]), *ptr = get(r, idx);
-    line(r, "{ %s hcq_v_ = %s;", vec_ctype(r, vdt, false), v);
+    line(r, "%s{ %s hcq_v_ = %s;", idx->nsrc == 3 ? fmt(r, "if (%s) ", get(r, idx->src[2])) : "",
+         vec_ctype(r, vdt, false), v);
     if (vdt.count == 16) /* one whole 64-byte line where it is aligned */
       line(r, "  if (HCQ_NT_HAS16 && ((__UINTPTR_TYPE__)(%s) & 63) == 0) HCQ_NT_V16((%s), hcq_v_); else {", ptr, ptr);
     for (int i = 0; i < vdt.count; i += 4)

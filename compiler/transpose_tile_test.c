@@ -99,6 +99,34 @@ static void run_all(const cc_target *t, size_t ndt) {
   }
 }
 
+/* Non-temporal stores in a padded tile (x86_64): a gated 16-float row into 64-byte aligned output rows (128x100:
+ * the load axis padded, so the output's row index is gated) is one whole-line NT store under its gate; gated stores
+ * into rows that are not line-aligned (132x67: a 132-float row stride, float4 stores) stay plain, since NT pieces
+ * of a line written apart reach memory as partial-line writes. */
+static void check_nt_gated(const cc_target *nt) {
+  static const struct { long r, c; bool want16, want_none; } SH[] = {{128, 100, true, false}, {132, 67, false, true}};
+  for (size_t i = 0; i < sizeof SH / sizeof SH[0]; i++) {
+    char *text = transpose_text("float32", SH[i].r, SH[i].c);
+    const uop *k = NULL;
+    if (text) CHECK_OK(cc_kernel_parse(g_ctx, text, strlen(text), "<test>", &k));
+    free(text);
+    size_t bad = SIZE_MAX;
+    cc_program *p = NULL;
+    if (k) CHECK_OK(otu_native_same(g_ctx, k, nt, NULL, NULL, 0, 13, &bad, &p));
+    if (!p) continue;
+    const char *body = strstr(p->source, "core_id)"); /* past the macro definitions */
+    bool has16 = body && strstr(body, "HCQ_NT_V16((") != NULL;
+    bool any = body && (has16 || strstr(body, "HCQ_NT4(") || strstr(body, "HCQ_NT1("));
+    if (bad || has16 != SH[i].want16 || any == SH[i].want_none)
+      fprintf(stderr, "  nt gated %ldx%ld (HCQ_CC=%s): %zu bad, 64-byte nt %d, any nt %d\n", SH[i].r, SH[i].c,
+              getenv("HCQ_CC"), bad, has16, any);
+    CHECK_EQ_INT((long long)bad, 0);
+    CHECK_EQ_INT(has16, SH[i].want16);
+    CHECK_EQ_INT(any, !SH[i].want_none);
+    cc_program_free(p);
+  }
+}
+
 int main(void) {
   char dir[] = "/tmp/hcq-transpose-tile-test-XXXXXX";
   if (!mkdtemp(dir)) return 1;
@@ -117,6 +145,7 @@ int main(void) {
     cc_target nt = t;
     nt.nt_store_min_B = 1024;
     run_all(&nt, 2);
+    if (nt.vector_max >= 16) check_nt_gated(&nt); /* 16-float rows need AVX-512's vectors */
   }
   uop_ctx_destroy(g_ctx);
   char cmd[300];

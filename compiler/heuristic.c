@@ -4,7 +4,7 @@
  * axis: a cross-thread reduce, group_reduce.c). CPU targets with cpu_tiles deviate: reduce kernels get a vectorizable register tile instead of
  * the upcast loop and unroll (column reduces: the output axis upcast by the vector width; other reduces:
  * cpu_vector_reduce; a register-tiled reduce over a big panel: KBLOCK, compiler/kblock.c), transposes a 16x4 tile
- * instead of the default upcast. Tensor cores and the matvec
+ * instead of the default upcast (axes off the tile's multiples padded first: PADTO). Tensor cores and the matvec
  * special case are not implemented. An opt the checks refuse is skipped (the reference would skip or end that step
  * too). */
 #include <stdlib.h>

@@ -43,25 +43,45 @@ const char *cc_toolchain_tune(void) {
  * under -march=native / x86-64-v4 on AVX-512, right ones with -mprefer-vector-width=256, without AVX-512 or with
  * clang-19 (found by opt_fuzz, seed 0x3039; compiler/gcc_vec_width_test.c). The kernels' own vector types are not
  * auto-vectorized, so capping gcc's choice at 256 bits costs them nothing. */
-static bool host_cc_is_gcc12_x86(void) {
-#if defined(__x86_64__) || defined(__i386__)
+static int cc_is_gcc12(const char *cc) { /* -1: its version could not be read */
   const char *text = NULL;
-  hcq_status st = cc_toolchain_version(cc_toolchain_cc(), &text);
+  hcq_status st = cc_toolchain_version(cc, &text);
   if (st) {
     hcq_status_free(st);
-    return false;
+    return -1;
   }
   return text && !strstr(text, "clang") && strstr(text, ") 12.") != NULL;
-#else
-  return false;
-#endif
 }
 
+/* The flags into out; returns cc_is_gcc12's answer (-1: not known) when x86, else 0; -2 when they do not fit. */
+static int flags_into(const char *cc, bool x86, const char *tune, char *out, size_t cap) {
+  int gcc12 = x86 ? cc_is_gcc12(cc) : 0;
+  int n = snprintf(out, cap, "-c -x c -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-math-errno "
+                   "-fno-stack-protector -fno-asynchronous-unwind-tables -fno-ident%s%s%s",
+                   gcc12 == 1 ? " -mprefer-vector-width=256" : "", tune[0] ? " " : "", tune);
+  return n < 0 || (size_t)n >= cap ? -2 : gcc12;
+}
+
+bool cc_toolchain_flags_for(const char *cc, bool x86, const char *tune, char *out, size_t cap) {
+  return flags_into(cc, x86, tune ? tune : "", out, cap) != -2;
+}
+
+/* Built once per thread for the compiler and tuning flag in use: rebuilt (and the version asked again, which takes
+ * the version cache's lock) only when $HCQ_CC or $HCQ_CC_TUNE changed since the last call in this thread. */
 const char *cc_toolchain_flags(void) {
-  static __thread char buf[512];
-  snprintf(buf, sizeof buf, "-c -x c -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-math-errno "
-           "-fno-stack-protector -fno-asynchronous-unwind-tables -fno-ident%s %s",
-           host_cc_is_gcc12_x86() ? " -mprefer-vector-width=256" : "", cc_toolchain_tune());
+  static __thread char buf[512], for_cc[256], for_tune[128];
+  static __thread bool valid;
+#if defined(__x86_64__) || defined(__i386__)
+  const bool x86 = true;
+#else
+  const bool x86 = false;
+#endif
+  const char *cc = cc_toolchain_cc(), *tune = cc_toolchain_tune();
+  if (valid && !strcmp(for_cc, cc) && !strcmp(for_tune, tune)) return buf;
+  int gcc12 = flags_into(cc, x86, tune, buf, sizeof buf);
+  /* an unreadable version or names too long to keep are not memoized (the next call builds the string again) */
+  valid = gcc12 >= 0 && strlen(cc) < sizeof for_cc && strlen(tune) < sizeof for_tune;
+  if (valid) memcpy(for_cc, cc, strlen(cc) + 1), memcpy(for_tune, tune, strlen(tune) + 1);
   return buf;
 }
 

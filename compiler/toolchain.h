@@ -55,8 +55,13 @@ const char *cc_toolchain_cc(void);
 /* The CPU tuning flag of host builds (C and llvm-cpu): $HCQ_CC_TUNE when set, else -march=native (-mcpu=native on
  * arm). A cross compiler run under qemu-user cannot detect "native" and needs e.g. -mcpu=cortex-a57. */
 const char *cc_toolchain_tune(void);
-/* The compile flags (one string, space separated) for the host. */
+/* The compile flags (one string, space separated) for the host: cc_toolchain_flags_for($HCQ_CC or cc, host is x86,
+ * cc_toolchain_tune()), kept per thread until those change. */
 const char *cc_toolchain_flags(void);
+/* The freestanding compile flags for compiler cc building for an x86 target or not, ending with `tune` (flags,
+ * space separated; NULL or "": none): GCC 12 building for x86 gets -mprefer-vector-width=256. The one source of
+ * these flags, for the JIT above and AOT images (tools/aot.c). false when they do not fit in cap bytes. */
+bool cc_toolchain_flags_for(const char *cc, bool x86, const char *tune, char *out, size_t cap);
 /* `CC --version` text, cached per process and compiler name. */
 hcq_status cc_toolchain_version(const char *cc, const char **out_text);
 

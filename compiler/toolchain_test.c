@@ -165,6 +165,32 @@ static void test_driver_failures(void) {
   unsetenv("HCQ_PTXAS");
 }
 
+/* The GCC 12 cap (-mprefer-vector-width=256, x86 only) follows the compiler in use, also when $HCQ_CC changes back
+ * and forth in one process (the flags are memoized per compiler): fake compilers whose --version text is the
+ * reference. */
+static void test_flags_follow_cc(void) {
+  char gcc12[512], clang[512];
+  write_script("fake-gcc12", "echo 'cc (Debian 12.2.0-14) 12.2.0'", gcc12, sizeof gcc12);
+  write_script("fake-clang19", "echo 'Debian clang version 19.1.7 (3)'", clang, sizeof clang);
+  const char *saved = getenv("HCQ_CC");
+  char *saved_copy = saved ? strdup(saved) : NULL;
+#if defined(__x86_64__) || defined(__i386__)
+  const bool x86 = true;
+#else
+  const bool x86 = false;
+#endif
+  for (int round = 0; round < 3; round++) {
+    setenv("HCQ_CC", round == 1 ? clang : gcc12, 1);
+    for (int again = 0; again < 2; again++) {
+      bool capped = strstr(cc_toolchain_flags(), " -mprefer-vector-width=256") != NULL;
+      CHECK_EQ_INT(capped, x86 && round != 1);
+    }
+  }
+  if (saved_copy) setenv("HCQ_CC", saved_copy, 1);
+  else unsetenv("HCQ_CC");
+  free(saved_copy);
+}
+
 /* The tuning flag shared by the C and llvm-cpu drivers, and the host arch name (uname's machine as reference). */
 static void test_tune_and_arch(void) {
   const char *saved = getenv("HCQ_CC_TUNE");
@@ -194,6 +220,7 @@ int main(void) {
   test_run();
   test_driver_failures();
   test_tune_and_arch();
+  test_flags_follow_cc();
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
   if (system(cmd) != 0) fprintf(stderr, "cleanup of %s failed\n", g_dir);

@@ -10,6 +10,7 @@
 #include "hcq/device.h"
 #include "hcq/signal.h"
 #include "nv/nv_hcq.h"
+#include "nv/nv_internal.h"
 #include "nv/nv_rt.h"
 
 static const char *ADD = "(kernel add (let o (buf 0 float32 256)) (let a (buf 1 float32 256)) (let b (buf 2 float32 256))"
@@ -90,17 +91,18 @@ static void check_load_errors(void) {
   ntu_close(&e);
 }
 
+static const char *FAULT = "(kernel oob (let o (buf 0 int32 8)) (let a (buf 1 int32 8)) (let r (range 0 8 loop))"
+                           " (sink (store (index o r) (load (index a (+ r (* (cast index (- (load (index a r))"
+                           " (const 1 int32))) (const 100000000 index))))) r)))";
+static const char *FILL = "(kernel fill (let o (buf 0 int32 8)) (let a (buf 1 int32 8)) (let r (range 0 8 loop))"
+                          " (sink (store (index o r) (+ (load (index a r)) (const 40 int32)) r)))";
+
 /* Two different kernels queued, the first faulting (it reads 400 MB below its buffer): take_error (via
  * hcq_rt_sync) is Xid 31 by its nverror.h name and names the faulting kernel, not the one behind it, which never
  * runs (robust-channel recovery stops the channel group, as on hardware); later work is HCQ_CODE_DEVICE_LOST, and a
  * reopened device runs again. With the fault second (the first launch completes), the second is named, also when
- * a launch recorded before a timeline wrap at the same address released a larger value. */
+ * launches from before two timeline wraps (the first at the same address) released larger values. */
 static void check_fault_order(bool fault_first, bool wrap) {
-  static const char *FAULT = "(kernel oob (let o (buf 0 int32 8)) (let a (buf 1 int32 8)) (let r (range 0 8 loop))"
-                             " (sink (store (index o r) (load (index a (+ r (* (cast index (- (load (index a r))"
-                             " (const 1 int32))) (const 100000000 index))))) r)))";
-  static const char *FILL = "(kernel fill (let o (buf 0 int32 8)) (let a (buf 1 int32 8)) (let r (range 0 8 loop))"
-                            " (sink (store (index o r) (+ (load (index a r)) (const 40 int32)) r)))";
   ntu_env e;
   ntu_open(&e, &(nv_mock_config){.arch = NV_MOCK_HOPPER});
   if (!e.dev) return;
@@ -116,18 +118,18 @@ static void check_fault_order(bool fault_first, bool wrap) {
   out[1] = bufs[1];
   if (!k[0] || !k[1]) goto done;
   if (wrap) {
-    /* a launch recorded before a timeline wrap, at the same timeline address, releasing 2^31 (its QMD names no
-     * loaded program): the values restart after a wrap, so it must not pass for the first unreached launch */
-    CHECK_OK(hcq_rt_launch(k[1], out, 2, NULL, 0));
-    CHECK_OK(hcq_rt_sync(e.dev, 5000));
+    /* fill runs just before each of two timeline wraps: its releases (2^31) stay in the channel, the first at the
+     * address the timeline has again after the second wrap, where values restart: they are from an older round and
+     * must not pass for the first launch the timeline has not reached */
     hcq_device *d = hcq_rt_lower(e.dev);
-    uint64_t tl = d->timeline->va, v = HCQ_TIMELINE_WRAP_AT, q = 0x12345; /* not one of the device's QMD slots */
-    const uint32_t inc = (uint32_t)NV_DMA_SEC_OP_INC_METHOD << NV_DMA_SEC_OP_SHIFT;
-    uint32_t w[] = {inc | 1u << NV_DMA_METHOD_COUNT_SHIFT | NV_SUBCH_COMPUTE << NV_DMA_METHOD_SUBCHANNEL_SHIFT |
-                        NV_HOPPER_COMPUTE_A_SEND_PCAS_A >> 2, (uint32_t)q,
-                    inc | 5u << NV_DMA_METHOD_COUNT_SHIFT | NV_AMPERE_CHANNEL_GPFIFO_A_SEM_ADDR_LO >> 2, (uint32_t)tl,
-                    (uint32_t)(tl >> 32), (uint32_t)v, (uint32_t)(v >> 32), NV_SEM_EXECUTE_OPERATION_RELEASE};
-    nv_rt_note_submit(nv_hcq_dev(d), tl, w, sizeof w / 4);
+    uint64_t tl0 = d->timeline->va, wraps = d->timeline_wraps;
+    for (int r = 0; r < 2; r++) {
+      d->timeline_value = HCQ_TIMELINE_WRAP_AT; /* as if 2^31 submissions went by */
+      hcq_signal_set(d->timeline, HCQ_TIMELINE_WRAP_AT - 1);
+      CHECK_OK(hcq_rt_launch(k[1], out, 2, NULL, 0));
+      CHECK_OK(hcq_rt_sync(e.dev, 5000));
+    }
+    CHECK(d->timeline->va == tl0 && d->timeline_value == 1 && d->timeline_wraps == wraps + 2);
     CHECK_OK(hcq_rt_launch(k[0], bufs, 2, NULL, 0));
   } else if (fault_first) {
     CHECK_OK(hcq_rt_launch(k[0], bufs, 2, NULL, 0));
@@ -162,6 +164,53 @@ done:
   ntu_close(&e);
 }
 
+/* The faulting kernel is found in the push buffers still in the channel, decoded at fault time: with far more than
+ * 64 launches queued behind it (all counted), and right after the command ring wrapped, where the older GPFIFO
+ * entries point at words the newer submissions overwrote (those must not be decoded as launches again). */
+static void check_fault_after_cmd_wrap(void) {
+  ntu_env e;
+  ntu_open(&e, &(nv_mock_config){.arch = NV_MOCK_HOPPER});
+  if (!e.dev) return;
+  hcq_rt_program *p[2] = {0};
+  hcq_rt_kernel *k[2] = {0};
+  hcq_rt_buffer *bufs[2] = {0}, *out[2] = {0};
+  for (int i = 0; i < 2; i++) {
+    CHECK_OK(hcq_rt_program_compile(e.dev, i ? FILL : FAULT, "", &p[i]));
+    CHECK_OK(p[i] ? hcq_rt_kernel_load(e.dev, hcq_rt_program_desc(p[i]), &k[i]) : HCQ_OK);
+    CHECK_OK(hcq_rt_buffer_alloc(e.dev, 32, HCQ_RT_MEM_HOST_VISIBLE, &bufs[i]));
+  }
+  CHECK_OK(hcq_rt_buffer_alloc(e.dev, 32, HCQ_RT_MEM_HOST_VISIBLE, &out[0]));
+  out[1] = bufs[1];
+  if (!k[0] || !k[1] || !out[0]) goto done;
+  const nv_chan *c = &nv_hcq_dev(hcq_rt_lower(e.dev))->compute;
+  /* a kernel launched again waits for its previous launch (its arguments are rewritten), which a fault ends: each
+   * launch queued behind the fault is another load of fill */
+  enum { BEHIND = 70 };
+  hcq_rt_kernel *behind[BEHIND] = {0};
+  for (int n = 0; n < BEHIND; n++) CHECK_OK(hcq_rt_kernel_load(e.dev, hcq_rt_program_desc(p[1]), &behind[n]));
+  /* fills until the command ring wraps (the wrapping submission lands at offset 0) */
+  for (int n = 0; n < 100000; n++) {
+    uint64_t off = c->cmd_off;
+    CHECK_OK(hcq_rt_launch(k[1], out, 2, NULL, 0));
+    if (c->cmd_off < off) break;
+  }
+  CHECK(c->cmd_off < c->cmd.size_B / 4 && c->nsubmits > 100);
+  CHECK_OK(hcq_rt_launch(k[0], bufs, 2, NULL, 0));
+  for (int n = 0; n < BEHIND; n++) CHECK_OK(behind[n] ? hcq_rt_launch(behind[n], out, 2, NULL, 0) : HCQ_OK);
+  hcq_status st = hcq_rt_sync(e.dev, 20000);
+  printf("take_error after the command ring wrapped: %s\n", hcq_status_message(st));
+  CHECK_EQ_INT(hcq_status_code(st), HCQ_CODE_KERNEL_FAULT);
+  char want[64];
+  snprintf(want, sizeof want, "%d later launches never ran", BEHIND);
+  CHECK(strstr(hcq_status_message(st), "kernel 'oob'") && strstr(hcq_status_message(st), want));
+  hcq_status_free(st);
+  for (int n = 0; n < BEHIND; n++) hcq_rt_kernel_free(behind[n]);
+done:
+  for (int i = 0; i < 2; i++) hcq_rt_kernel_free(k[i]), hcq_rt_program_free(p[i]), hcq_rt_buffer_free(bufs[i]);
+  hcq_rt_buffer_free(out[0]);
+  ntu_close(&e);
+}
+
 int main(void) {
   NV_TEST_NEEDS_64BIT("nv_rt_test");
   if (!kif_exists(kif_default(), "/dev/nvidiactl")) {
@@ -181,5 +230,6 @@ int main(void) {
   check_fault_order(true, false);
   check_fault_order(false, false);
   check_fault_order(false, true); /* a launch from before a timeline wrap is not taken for the faulting one */
+  check_fault_after_cmd_wrap();
   return testing_summary("emulator_tests/nv_rt_test");
 }

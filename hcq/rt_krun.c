@@ -199,6 +199,25 @@ static double elem_f(const void *d, uop_dtype dt, int64_t i) {
   }
 }
 
+/* Element i as text: integers exactly (signed or not by the dtype), floats to 17 significant digits. */
+static void elem_text(const void *d, uop_dtype dt, int64_t i, char *out, size_t cap) {
+  if (uop_dt_is_float(dt)) {
+    snprintf(out, cap, "%.17g", elem_f(d, dt, i));
+    return;
+  }
+  const uint8_t *p = (const uint8_t *)d + (size_t)i * (size_t)uop_dt_itemsize_B(dt);
+  int64_t v;
+  uint64_t u;
+  switch (uop_dt_itemsize_B(dt)) {
+    case 1: v = *(const int8_t *)p, u = *p; break;
+    case 2: v = *(const int16_t *)p, u = *(const uint16_t *)p; break;
+    case 4: v = *(const int32_t *)p, u = *(const uint32_t *)p; break;
+    default: v = *(const int64_t *)p, u = *(const uint64_t *)p; break;
+  }
+  if (uop_dt_is_unsigned(dt) || dt.scalar == UOP_BOOL) snprintf(out, cap, "%llu", (unsigned long long)u);
+  else snprintf(out, cap, "%lld", (long long)v);
+}
+
 void krun_compare(const void *got, const void *want, uop_dtype dt, int64_t nelems, double rel, double abs,
                   krun_cmp *acc) {
   size_t item = (size_t)uop_dt_itemsize_B(dt);
@@ -225,10 +244,15 @@ void krun_compare(const void *got, const void *want, uop_dtype dt, int64_t nelem
       bad = memcmp((const uint8_t *)got + (size_t)i * item, (const uint8_t *)want + (size_t)i * item, item) != 0;
     }
     if (bad) {
-      if (acc->mismatches == 0) acc->first_bad = i;
+      if (acc->mismatches == 0) {
+        acc->first_bad = i;
+        elem_text(got, dt, i, acc->first_got, sizeof acc->first_got);
+        elem_text(want, dt, i, acc->first_want, sizeof acc->first_want);
+      }
       acc->mismatches++;
     }
   }
+  if (is_float) acc->float_checked += (size_t)(nelems > 0 ? nelems : 0);
 }
 
 hcq_status krun_check_interp(krun *k, cc_kbuf *host, size_t nhost, double rel, double abs, krun_cmp *out) {
@@ -247,8 +271,12 @@ hcq_status krun_check_interp(krun *k, cc_kbuf *host, size_t nhost, double rel, d
     }
   }
   if (!st) st = cc_interp_run(k->sink, ptrs, sizes, nhost, k->vv, hcq_program_nvars(&k->prog->desc));
-  for (size_t i = 0; !st && i < nhost; i++)
+  out->first_bad_slot = -1;
+  for (size_t i = 0; !st && i < nhost; i++) {
+    bool clean = out->mismatches == 0;
     krun_compare(k->bufs[i].data, host[i].data, host[i].dtype, host[i].nelems, rel, abs, out);
+    if (clean && out->mismatches) out->first_bad_slot = host[i].slot;
+  }
   free(ptrs);
   free(sizes);
   return hcq_status_annotate(st, "reference interpreter");

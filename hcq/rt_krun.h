@@ -62,11 +62,15 @@ char *krun_opts_text(const krun *k);
 void krun_free(krun *k);
 
 /* Compare got with want element-wise: ints exactly, floats |got-want| <= rel*|want| + abs (NaN == NaN).
- * Reports the mismatches and the largest absolute / relative float error. */
+ * Reports the mismatches, the largest absolute / relative error over the float elements, and the first mismatch's
+ * values as text (integers exactly, as integers). */
 typedef struct krun_cmp {
   size_t checked, mismatches;
+  size_t float_checked; /* how many of the checked elements are floats (max_abs / max_rel are over these) */
   double max_abs, max_rel;
-  int64_t first_bad; /* -1 */
+  int64_t first_bad;    /* -1 */
+  int first_bad_slot;   /* the buffer slot of first_bad (set by krun_check_interp; -1: not known) */
+  char first_got[40], first_want[40];
 } krun_cmp;
 void krun_compare(const void *got, const void *want, uop_dtype dt, int64_t nelems, double rel, double abs,
                   krun_cmp *acc);

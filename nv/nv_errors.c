@@ -3,10 +3,10 @@
  * RM posts a channel error (an MMU fault, Xid 31, ...) into the channels' error notifier, an NvNotification
  * (autogen NvNotification, from open-gpu-kernel-modules nvtypes.h; the Xid names from nverror.h). The notifier
  * carries no kernel, but robust-channel recovery stops the channel group where the fault happened: the timeline
- * semaphore holds the value of the last launch that completed. So every submission to the compute channel is
- * scanned for its launches (SEND_PCAS_A: the QMD address) and the timeline value it releases, kept in a ring; on
- * an error the first launch whose value the timeline has not reached is the faulting one, and its QMD's program
- * address names the kernel among the loaded programs.
+ * semaphore holds the value of the last launch that completed. So on an error the push buffers still in the compute
+ * channel are decoded for their launches (SEND_PCAS_A: the QMD address) and the timeline values they release; the
+ * first launch whose value the timeline has not reached is the faulting one, and its QMD's program address names
+ * the kernel among the loaded programs. Submits record nothing.
  *
  * After an error the channel group is stopped for good (RC tears it down): take_error says so, and every later
  * submit or wait on the device is HCQ_CODE_DEVICE_LOST until it is closed and opened again. */
@@ -45,32 +45,6 @@ void nv_rt_forget_program(nv_dev *d, const void *program) {
     }
 }
 
-/* The submission's launches and the timeline value it releases (the last host semaphore RELEASE at tl_va). The
- * words were built by our own encoders; anything else is skipped, not judged. */
-void nv_rt_note_submit(nv_dev *d, uint64_t tl_va, const uint32_t *w, size_t n) {
-  uint64_t qmds[16], value = 0;
-  unsigned nq = 0;
-  for (size_t i = 0; i < n;) {
-    uint32_t hdr = w[i++], op = HDR(hdr, NV_DMA_SEC_OP), count = HDR(hdr, NV_DMA_METHOD_COUNT);
-    uint32_t subch = HDR(hdr, NV_DMA_METHOD_SUBCHANNEL), method = HDR(hdr, NV_DMA_METHOD_ADDRESS) * 4;
-    if (op != NV_DMA_SEC_OP_INC_METHOD && op != NV_DMA_SEC_OP_NON_INC_METHOD && op != NV_DMA_SEC_OP_ONE_INC) continue;
-    if (count > n - i) break;
-    const uint32_t *v = w + i;
-    i += count;
-    if (subch == NV_SUBCH_COMPUTE && method == NV_HOPPER_COMPUTE_A_SEND_PCAS_A && count >= 1 && nq < 16)
-      qmds[nq++] = (uint64_t)v[0] << 8;
-    else if (subch == NV_SUBCH_HOST && method == NV_AMPERE_CHANNEL_GPFIFO_A_SEM_ADDR_LO && count == 5 &&
-             op == NV_DMA_SEC_OP_INC_METHOD && ((uint64_t)v[1] << 32 | v[0]) == tl_va &&
-             HDR(v[4], NV_SEM_EXECUTE_OPERATION) == NV_SEM_EXECUTE_OPERATION_RELEASE)
-      value = (uint64_t)v[3] << 32 | v[2];
-  }
-  if (value && value < d->last_tl_value) /* the timeline wrapped (values restart, maybe at the same address) */
-    for (unsigned k = 0; k < NV_LAUNCH_RING; k++) d->launches[k].value = 0;
-  if (value) d->last_tl_value = value;
-  for (unsigned k = 0; k < nq; k++)
-    d->launches[d->nlaunches++ % NV_LAUNCH_RING] = (nv_launch_rec){qmds[k], tl_va, value};
-}
-
 /* The kernel a QMD launches, by its program address (read from the QMD only here, on the error path). */
 static const char *nv_qmd_kernel(const nv_dev *d, uint64_t qmd_va) {
   bool v5 = d->cls_compute >= BLACKWELL_COMPUTE_A, ours = false;
@@ -89,23 +63,81 @@ static const char *nv_qmd_kernel(const nv_dev *d, uint64_t qmd_va) {
   return NULL;
 }
 
-/* Which launch faulted: the first recorded one whose timeline value the timeline has not reached. */
+/* A GPFIFO entry's push buffer address and length (nv_chan_submit writes them). */
+static uint64_t nv_entry_va(uint64_t e) {
+  return (e & (NV_GP_ENTRY0_GET_MASK << NV_GP_ENTRY0_GET_SHIFT)) | (uint64_t)HDR(e >> 32, NV_GP_ENTRY1_GET_HI) << 32;
+}
+static uint32_t nv_entry_words(uint64_t e) { return HDR(e >> 32, NV_GP_ENTRY1_LENGTH); }
+
+/* How many of the compute channel's newest GPFIFO entries still hold their push buffer words: walking back from
+ * GP_PUT, an entry ends before the next one in the command ring, except once where the command ring wrapped; past
+ * that wrap, an entry is intact only above the newest words (the command ring restarted at 0 and grew to cmd_off). */
+static uint32_t nv_intact_entries(const nv_chan *c) {
+  uint64_t limit = c->nsubmits < c->entries - 1u ? c->nsubmits : c->entries - 1u, next_off = c->cmd.size_B;
+  bool wrapped = false;
+  uint32_t back = 0;
+  for (; back < limit; back++) {
+    uint64_t e = c->ring[(c->put + c->entries - 1u - back) % c->entries];
+    uint64_t va = nv_entry_va(e), len_B = 4ull * nv_entry_words(e), off = va - c->cmd.va;
+    if (va < c->cmd.va || off >= c->cmd.size_B || len_B > c->cmd.size_B - off) break; /* not one of ours */
+    if (off + len_B > next_off) {
+      if (wrapped) break;
+      wrapped = true;
+    }
+    if (wrapped && off < c->cmd_off) break;
+    next_off = off;
+  }
+  return back;
+}
+
+/* Which launch faulted, decoded at fault time from the push buffers still in the compute channel (as AMD decodes its
+ * ring): the first launch (SEND_PCAS_A: the QMD address) followed by a release of the timeline that the timeline has
+ * not reached. The timeline wraps only once all work is done, swapping with its shadow and restarting its values:
+ * a release of the shadow, or a release smaller than the one before, ends an older round, whose launches all ran.
+ * Only words our encoders write are decoded; others are skipped. Nothing of this runs at submit. */
 static void nv_name_fault(hcq_device *dev, nv_dev *d, char *out, size_t cap) {
+  const nv_chan *c = &d->compute;
   uint64_t tl_va = dev->timeline ? dev->timeline->va : 0, now = dev->timeline ? hcq_signal_value(dev->timeline) : 0;
-  uint64_t first = d->nlaunches > NV_LAUNCH_RING ? d->nlaunches - NV_LAUNCH_RING : 0;
-  for (uint64_t i = first; i < d->nlaunches; i++) {
-    const nv_launch_rec *r = &d->launches[i % NV_LAUNCH_RING];
-    if (r->tl_va != tl_va || !r->value || r->value <= now) continue;
-    const char *name = nv_qmd_kernel(d, r->qmd_va);
-    unsigned later = (unsigned)(d->nlaunches - i - 1);
+  uint64_t shadow_va = dev->shadow_timeline ? dev->shadow_timeline->va : 0, pend_qmd = 0, qmd = 0, value = 0, last = 0;
+  bool pending = false, found = false;
+  unsigned pend_n = 0, later = 0; /* launches since the last release; behind the one found */
+  for (uint32_t back = c->ring && c->cmd.cpu ? nv_intact_entries(c) : 0; back > 0; back--) {
+    uint64_t e = c->ring[(c->put + c->entries - back) % c->entries];
+    const uint32_t *w = (const uint32_t *)((const uint8_t *)c->cmd.cpu + (nv_entry_va(e) - c->cmd.va));
+    size_t n = nv_entry_words(e);
+    for (size_t i = 0; i < n;) {
+      uint32_t hdr = w[i++], op = HDR(hdr, NV_DMA_SEC_OP), count = HDR(hdr, NV_DMA_METHOD_COUNT);
+      uint32_t subch = HDR(hdr, NV_DMA_METHOD_SUBCHANNEL), method = HDR(hdr, NV_DMA_METHOD_ADDRESS) * 4;
+      if (op != NV_DMA_SEC_OP_INC_METHOD && op != NV_DMA_SEC_OP_NON_INC_METHOD && op != NV_DMA_SEC_OP_ONE_INC) continue;
+      if (count > n - i) break;
+      const uint32_t *v = w + i;
+      i += count;
+      if (subch == NV_SUBCH_COMPUTE && method == NV_HOPPER_COMPUTE_A_SEND_PCAS_A && count >= 1) {
+        if (!pending) pend_qmd = (uint64_t)v[0] << 8, pending = true, pend_n = 0;
+        pend_n++;
+        if (found) later++;
+      } else if (subch == NV_SUBCH_HOST && method == NV_AMPERE_CHANNEL_GPFIFO_A_SEM_ADDR_LO && count == 5 &&
+                 op == NV_DMA_SEC_OP_INC_METHOD && HDR(v[4], NV_SEM_EXECUTE_OPERATION) == NV_SEM_EXECUTE_OPERATION_RELEASE) {
+        uint64_t va = (uint64_t)v[1] << 32 | v[0], x = (uint64_t)v[3] << 32 | v[2];
+        if (va == shadow_va) found = pending = false; /* the other timeline's round: all done before the swap */
+        if (va != tl_va) continue;
+        if (x < last) found = false; /* the timeline wrapped back to this address: what came before is done */
+        last = x;
+        if (!found && pending && x > now) found = true, qmd = pend_qmd, value = x, later = pend_n - 1;
+        pending = false;
+      }
+    }
+  }
+  if (found) {
+    const char *name = nv_qmd_kernel(d, qmd);
     char behind[64] = "nothing was queued behind it";
     if (later) snprintf(behind, sizeof behind, "%u later launch%s never ran", later, later == 1 ? "" : "es");
     snprintf(out, cap, "kernel '%s' (the first launch the timeline has not passed: it releases %llu, the timeline "
-             "holds %llu; %s)", name ? name : "(not a loaded program)", (unsigned long long)r->value, (unsigned long long)now, behind);
+             "holds %llu; %s)", name ? name : "(not a loaded program)", (unsigned long long)value, (unsigned long long)now, behind);
     return;
   }
-  snprintf(out, cap, "a kernel not known (every recorded launch passed the timeline, which holds %llu: the fault "
-           "came from work submitted outside the runtime's launches)", (unsigned long long)now);
+  snprintf(out, cap, "a kernel not known (every launch still in the channel passed the timeline, which holds %llu: the "
+           "fault came from work submitted outside the runtime's launches)", (unsigned long long)now);
 }
 
 hcq_status nv_rt_take_error(hcq_device *dev) {

@@ -123,7 +123,6 @@ static hcq_status nv_ops_submit(hcq_device *dev, hcq_queue_kind kind, const uint
   nv_dev *d = ((nv_hcq *)dev->impl)->nv;
   if (count > UINT32_MAX) return hcq_status_make(HCQ_CODE_INVALID, "NV submit of %zu words", count);
   HCQ_TRY(nv_rt_check_live(dev));
-  if (kind != HCQ_QUEUE_COPY) nv_rt_note_submit(d, dev->timeline ? dev->timeline->va : 0, words, count);
   nv_push p = {(uint32_t *)(uintptr_t)words, (uint32_t)count, (uint32_t)count, NULL}; /* read only by submit */
   return nv_chan_submit(d, kind == HCQ_QUEUE_COPY ? &d->copy : &d->compute, &p);
 }

@@ -10,11 +10,9 @@
 #define NV_SHARED_WINDOW 0x729400000000ull
 #define NV_LOCAL_WINDOW 0x729300000000ull
 
-/* What take_error needs to name a faulting kernel (nv_rt.c): the loaded programs with their names, and the compute
- * channel's last launches (QMD address, and the timeline value their submission releases: 0 when none). */
+/* What take_error needs to name a faulting kernel (nv_errors.c): the loaded programs with their names (the launches
+ * are decoded from the compute channel's push buffers at fault time). */
 typedef struct nv_prog_name { const void *program; char name[64]; } nv_prog_name;
-typedef struct nv_launch_rec { uint64_t qmd_va, tl_va, value; } nv_launch_rec;
-enum { NV_LAUNCH_RING = 64 };
 
 typedef struct nv_va_window { uint64_t base, size_B, next; } nv_va_window;
 
@@ -24,6 +22,7 @@ struct nv_chan {
   volatile AmpereAControlGPFifo *userd;
   nv_mem cmd;                          /* command ring the push buffers are copied into */
   uint64_t cmd_off;
+  uint64_t nsubmits;                   /* GPFIFO entries written so far (how far back a fault may decode) */
   const char *name;
 };
 
@@ -45,8 +44,6 @@ struct nv_dev {
   char gpu_name[NV2080_GPU_MAX_NAME_STRING_LENGTH + 1]; /* GPU_GET_NAME_STRING ("": RM did not say) */
   nv_prog_name *prog_names; /* loaded programs (nv_rt.c), freed at close */
   uint32_t nprog_names, cap_prog_names;
-  nv_launch_rec launches[NV_LAUNCH_RING]; /* ring: launch n at n % NV_LAUNCH_RING */
-  uint64_t nlaunches, last_tl_value;
   char stopped[160]; /* set once an error stopped the channel group: why (later work is refused) */
   uint32_t gpcs, tpc_per_gpc, sm_per_tpc, max_warps_per_sm; /* GR info (local memory sizing) */
   uint32_t slm_per_thread_B;  /* local memory per thread the current allocation serves (0: none yet) */

@@ -148,6 +148,7 @@ hcq_status nv_chan_submit(nv_dev *d, nv_chan *c, const nv_push *p) {
   __atomic_store_n(&c->userd->GPPut, next, __ATOMIC_RELAXED);
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
   c->put = next;
+  c->nsubmits++;
   return hcq_status_annotate(
       kif_mmio_write32(d->k, (volatile uint32_t *)(d->doorbell + NVC361_NOTIFY_CHANNEL_PENDING), c->token),
       "NV %s channel 0x%x doorbell", c->name, c->handle);

@@ -14,10 +14,9 @@ void nv_rt_program_free(hcq_device *dev, uint64_t handle);
 hcq_status nv_rt_take_error(hcq_device *dev);
 hcq_status nv_rt_check_live(hcq_device *dev);
 hcq_status nv_rt_signal_wait(hcq_device *dev, const hcq_signal *sig, uint64_t target, uint32_t timeout_ms);
-/* The program table take_error names kernels from, and the record of each compute submission's launches. */
+/* The program table take_error names kernels from. */
 hcq_status nv_rt_name_program(nv_dev *d, const void *program, const char *name);
 void nv_rt_forget_program(nv_dev *d, const void *program);
-void nv_rt_note_submit(nv_dev *d, uint64_t timeline_va, const uint32_t *words, size_t count);
 void nv_rt_destroy(hcq_device *dev);
 /* "nv:N" on kif_default() (the hardware, or the mock HCQ_MOCK=nv installed there). */
 hcq_status nv_rt_open(unsigned index, hcq_device **out);

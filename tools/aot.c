@@ -153,17 +153,19 @@ static hcq_status build_in(const char *dir, const cc_program *prog, const char *
     snprintf(cc, sizeof cc, "%s-gcc", triple_of(arch));
     snprintf(ld, sizeof ld, "%s-ld", triple_of(arch));
   }
+  /* the toolchain's freestanding flags with this arch's tuning (never -march=native: images go to other machines) */
   const char *tune = getenv("HCQ_CC_TUNE");
-  if (!tune || !*tune)
-    tune = !strcmp(arch, "aarch64") ? "-mcpu=cortex-a57" : !strcmp(arch, "armhf") ? "-mcpu=cortex-a15 -mfpu=neon-vfpv4" : "-O2";
-  /* the tuning may be several flags ("-mcpu=cortex-a15 -mfpu=neon-vfpv4"): one argv entry each */
-  char tune_buf[256], *cargv[32] = {cc, "-c", "-x", "c", "-O2", "-fPIC", "-ffreestanding", "-fno-builtin", "-nostdlib",
-                                    "-fno-math-errno", "-fno-stack-protector",
-                                    "-fno-asynchronous-unwind-tables", "-fno-ident"};
-  int cargc = 13;
-  snprintf(tune_buf, sizeof tune_buf, "%s", tune);
+  if (!tune || !*tune) tune = !strcmp(arch, "aarch64") ? "-mcpu=cortex-a57" : !strcmp(arch, "armhf") ? "-mcpu=cortex-a15 -mfpu=neon-vfpv4" : "";
+  char flags[512], *cargv[48] = {cc};
+  int cargc = 1;
+  if (!cc_toolchain_flags_for(cc, !strcmp(arch, "x86_64"), tune, flags, sizeof flags))
+    return hcq_status_make(HCQ_CODE_INVALID, "compiling kernel %s for %s: $HCQ_CC_TUNE '%s' is too long", prog->name, arch, tune);
   char *save = NULL;
-  for (char *tok = strtok_r(tune_buf, " ", &save); tok && cargc < 28; tok = strtok_r(NULL, " ", &save)) cargv[cargc++] = tok;
+  for (char *tok = strtok_r(flags, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+    if (cargc == 44)
+      return hcq_status_make(HCQ_CODE_INVALID, "compiling kernel %s for %s: too many flags in $HCQ_CC_TUNE '%s'", prog->name, arch, tune);
+    cargv[cargc++] = tok;
+  }
   cargv[cargc++] = src;
   cargv[cargc++] = "-o";
   cargv[cargc++] = obj;

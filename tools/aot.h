@@ -4,9 +4,9 @@
  *   hcq run --image k.img [--var N=V]... [--out SLOT=FILE]...        -> aot_run_main (no compiler needed)
  *
  * Building an image: the C source of a compiled cc_program goes through the arch's compiler (host: $HCQ_CC or cc;
- * other arch: TRIPLE-gcc, e.g. aarch64-linux-gnu-gcc) with the toolchain's freestanding flags and $HCQ_CC_TUNE
- * (default: -mcpu=cortex-a57 for aarch64, generic x86-64 for x86_64 — images are meant for other machines, so
- * never -march=native), then the matching ld links it with linker_scripts/cpu_kernel.ld and
+ * other arch: TRIPLE-gcc, e.g. aarch64-linux-gnu-gcc) with the toolchain's freestanding flags (cc_toolchain_flags_for,
+ * the JIT's own) and $HCQ_CC_TUNE (default: -mcpu=cortex-a57 for aarch64, generic x86-64 for x86_64 — images are
+ * meant for other machines, so never -march=native), then the matching ld links it with linker_scripts/cpu_kernel.ld and
  * --defsym=hcq_entry=KERNEL (the way linker_scripts/embedded.mk does). The linker script is found as
  * $HCQ_KERNEL_LD, ./linker_scripts/cpu_kernel.ld, or ../linker_scripts/cpu_kernel.ld beside the hcq binary. */
 #ifndef HCQ_TOOLS_AOT_H

@@ -10,9 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "compiler/interp.h"
+#include "compiler/toolchain.h"
 #include "cpu/cpu_image.h"
 #include "base/testing.h"
 #include "tools/verbs.h"
@@ -79,6 +81,55 @@ static bool file_has(const char *path, const char *text) {
   if (!found) fprintf(stderr, "aot_test: '%s' not in: %s\n", text, b ? b : "(unreadable)");
   free(b);
   return found;
+}
+
+/* An image is compiled with the same freestanding flags as a JIT build, less the host tuning: a fake compiler that
+ * says it is GCC 12 records its command line; on x86_64 the GCC 12 cap (-mprefer-vector-width=256) is there too
+ * (the fake's version text is the reference), and never -march=native. */
+static void test_image_flags(const char *dir) {
+  char fake[256], args[256], img[256], script[1024];
+  snprintf(fake, sizeof fake, "%s/fake-gcc12", dir);
+  snprintf(args, sizeof args, "%s/args", dir);
+  snprintf(img, sizeof img, "%s/never.img", dir);
+  snprintf(script, sizeof script, "#!/bin/sh\ncase \"$1\" in --version) echo 'cc (Debian 12.2.0-14) 12.2.0';;\n"
+           "*) echo \" $* \" >> %s; exit 3;; esac\n", args);
+  spit(fake, (const uint8_t *)script, strlen(script));
+  chmod(fake, 0755);
+  const char *saved_cc = getenv("HCQ_CC"), *saved_tune = getenv("HCQ_CC_TUNE");
+  char *cc_copy = saved_cc ? strdup(saved_cc) : NULL, *tune_copy = saved_tune ? strdup(saved_tune) : NULL;
+  setenv("HCQ_CC", fake, 1);
+  unsetenv("HCQ_CC_TUNE");
+  const char *compile[] = {"compile", "--target", "c", "--arch", HOST_ARCH, "-o", img, "examples/saxpy.uop", NULL};
+  char err[256];
+  snprintf(err, sizeof err, "%s/err", dir);
+  CHECK_EQ_INT(verb_stderr(hcq_verb_compile, compile, err), 1);
+  CHECK(file_has(err, "compiling kernel saxpy for " HOST_ARCH));
+  size_t line_B = 0;
+  char *line = (char *)slurp(args, &line_B);
+  CHECK(line != NULL);
+  if (line) {
+    line[line_B] = 0;
+    /* every flag of the JIT's string but its last (the tuning), each as its own argument */
+    char jit[512], want[160];
+    snprintf(jit, sizeof jit, "%s", cc_toolchain_flags());
+    char *last = strrchr(jit, ' ');
+    if (last) *last = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(jit, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+      snprintf(want, sizeof want, " %s ", tok);
+      if (!strstr(line, want)) fprintf(stderr, "aot_test: the image's compile misses %s: %s", tok, line);
+      CHECK(strstr(line, want) != NULL);
+    }
+    CHECK_EQ_INT(strstr(line, " -mprefer-vector-width=256 ") != NULL, !strcmp(HOST_ARCH, "x86_64"));
+    CHECK(!strstr(line, "native") && strstr(line, " -ffreestanding ") && strstr(line, "/k.c -o "));
+  }
+  free(line);
+  if (cc_copy) setenv("HCQ_CC", cc_copy, 1);
+  else unsetenv("HCQ_CC");
+  if (tune_copy) setenv("HCQ_CC_TUNE", tune_copy, 1);
+  free(cc_copy);
+  free(tune_copy);
+  unlink(fake), unlink(args), unlink(err), unlink(img);
 }
 
 int main(void) {
@@ -247,6 +298,7 @@ int main(void) {
   }
 #endif
 
+  test_image_flags(dir);
   unlink(img_path);
   unlink(out_path);
   unlink(bad_path);

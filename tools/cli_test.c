@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "base/testing.h"
+#include "compiler/interp.h"
+#include "compiler/toolchain.h"
 #include "tools/cli_args.h"
 #include "tools/verbs.h"
 
@@ -74,6 +76,70 @@ static void write_zeros(const char *path, size_t n) {
 }
 
 #define ADD "examples/add.uop" /* three float32 buffers of 4096 elements: 16384 bytes each */
+
+/* `hcq run --check` on a kernel the compiler got wrong (a wrapper adds 3 to the stored value from element 21 on):
+ * integer outputs are reported as integers (mismatch count, first slot and element, got and expected; no float
+ * error sizes, which read 0 for integers), float ones keep their abs/rel errors. The expected line is computed
+ * here from run's fill (seed + slot) and the kernel o = a + b, wrapped to the type. */
+static void test_check_integers(void) {
+  enum { N = 64, FROM = 21 };
+  char cc[160], kpath[160], script[512], want[240];
+  snprintf(cc, sizeof cc, "%s/plus3-cc", dir);
+  snprintf(script, sizeof script, "#!/bin/sh\nsed 's/^\\( *\\*(data0_[0-9]*+ridx0) = \\)/\\1(ridx0 >= %d ? 3 : 0) + /' | "
+           "exec %s \"$@\"\n", FROM, cc_toolchain_cc());
+  FILE *f = fopen(cc, "w");
+  if (f) fputs(script, f), fclose(f);
+  chmod(cc, 0755);
+  const char *saved = getenv("HCQ_CC");
+  char *saved_copy = saved ? strdup(saved) : NULL;
+  setenv("HCQ_CC", cc, 1);
+  static const uop_scalar types[] = {UOP_INT32, UOP_UINT8, UOP_INT8, UOP_INT64, UOP_UINT32, UOP_FLOAT32};
+  for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+    uop_dtype dt = uop_dt(types[t]);
+    const char *name = uop_dt_name(dt);
+    snprintf(kpath, sizeof kpath, "%s/add_%s.uop", dir, name);
+    f = fopen(kpath, "w");
+    if (f) {
+      fprintf(f, "(kernel add (let o (buf 0 %s %d)) (let a (buf 1 %s %d)) (let b (buf 2 %s %d)) (let r (range 0 %d))\n"
+              " (sink (store (index o r) (+ (load (index a r)) (load (index b r))) r)))\n", name, N, name, N, name, N, N);
+      fclose(f);
+    }
+    const char *args[] = {"run", "--check", "--noopt", "--seed", "5", kpath, NULL};
+    CHECK_EQ_INT(verb(hcq_verb_run, args), 1);
+    if (uop_dt_is_float(dt)) {
+      snprintf(want, sizeof want, "check: %d elements, %d mismatches, max abs error ", 3 * N, N - FROM);
+      CHECK(says(want) && !strstr(out_text, "max abs error 0,") && !strstr(out_text, "integers"));
+      CHECK(says("; first at buffer slot 0 element 21: got "));
+      continue;
+    }
+    uint8_t raw[2][N * 8];
+    cc_fill_buffer(raw[0], dt, N, 5 + 1);
+    cc_fill_buffer(raw[1], dt, N, 5 + 2);
+    int64_t a, b, sum;
+    int size_B = uop_dt_itemsize_B(dt);
+    memcpy(&a, raw[0] + FROM * size_B, 8), memcpy(&b, raw[1] + FROM * size_B, 8); /* little-endian hosts */
+    uint64_t u = (uint64_t)a + (uint64_t)b, mask = size_B == 8 ? ~0ull : (1ull << (8 * size_B)) - 1, g = (u + 3) & mask;
+    u &= mask;
+    char got_s[24], want_s[24];
+    if (uop_dt_is_unsigned(dt)) {
+      snprintf(got_s, sizeof got_s, "%llu", (unsigned long long)g);
+      snprintf(want_s, sizeof want_s, "%llu", (unsigned long long)u);
+    } else { /* sign-extend from the type's width */
+      int sh = 64 - 8 * size_B;
+      sum = (int64_t)(u << sh) >> sh;
+      snprintf(want_s, sizeof want_s, "%lld", (long long)sum);
+      snprintf(got_s, sizeof got_s, "%lld", (long long)((int64_t)(g << sh) >> sh));
+    }
+    snprintf(want, sizeof want, "check: %d elements, %d mismatches (integers, compared exactly); first at buffer slot 0 "
+             "element %d: got %s, expected %s: FAILED", 3 * N, N - FROM, FROM, got_s, want_s);
+    CHECK(says(want) && !strstr(out_text, "max abs error"));
+    snprintf(want, sizeof want, "(first mismatch: buffer slot 0 element %d, got %s, expected %s)", FROM, got_s, want_s);
+    CHECK(says(want));
+  }
+  if (saved_copy) setenv("HCQ_CC", saved_copy, 1);
+  else unsetenv("HCQ_CC");
+  free(saved_copy);
+}
 
 int main(void) {
   snprintf(dir, sizeof dir, "/tmp/hcq-cli-test-XXXXXX");
@@ -296,6 +362,7 @@ int main(void) {
   CHECK_EQ_INT(verb(hcq_verb_run, kfault), 1);
   CHECK(says("kernel int faulted (SIG") && !strstr(out_text, "k_int")); /* SIGFPE on x86, SIGTRAP/SIGILL on Arm */
 
+  test_check_integers();
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   if (system(cmd) != 0) fprintf(stderr, "cleanup failed\n");

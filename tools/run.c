@@ -69,6 +69,22 @@ static hcq_status write_output(krun *k, const slot_file *o) {
   return ok ? HCQ_OK : hcq_status_make(HCQ_CODE_IO, "--out %s: write failed", o->path);
 }
 
+/* --check's line: float errors only over float elements (integers are compared exactly, an error size means nothing
+ * there), and the first mismatch with its values (integers as integers). */
+static void print_check(const krun_cmp *c) {
+  char errs[128] = "", first[200] = "";
+  if (c->float_checked)
+    snprintf(errs, sizeof errs, ", max abs error %.3g, max rel error %.3g%s", c->max_abs, c->max_rel,
+             c->float_checked < c->checked ? " over the float elements" : "");
+  if (c->float_checked < c->checked)
+    snprintf(errs + strlen(errs), sizeof errs - strlen(errs), "%s", c->float_checked ? ", integers exactly" : " (integers, compared exactly)");
+  if (c->mismatches)
+    snprintf(first, sizeof first, "; first at buffer slot %d element %lld: got %s, expected %s", c->first_bad_slot,
+             (long long)c->first_bad, c->first_got, c->first_want);
+  printf("check: %zu elements, %zu mismatches%s%s: %s\n", c->checked, c->mismatches, errs, first,
+         c->mismatches ? "FAILED" : "ok");
+}
+
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
@@ -247,12 +263,11 @@ int hcq_verb_run(int argc, char **argv) {
       if (!st && check) {
         krun_cmp cmp;
         st = krun_check_interp(&k, host, nhost, 1e-4, 1e-5, &cmp);
-        if (!st) {
-          printf("check: %zu elements, %zu mismatches, max abs error %.3g, max rel error %.3g: %s\n", cmp.checked,
-                 cmp.mismatches, cmp.max_abs, cmp.max_rel, cmp.mismatches ? "FAILED" : "ok");
-          if (cmp.mismatches) st = hcq_status_make(HCQ_CODE_INVALID, "kernel %s differs from the reference interpreter "
-                                                   "(first mismatch at element %lld)", k.prog->name, (long long)cmp.first_bad);
-        }
+        if (!st) print_check(&cmp);
+        if (!st && cmp.mismatches)
+          st = hcq_status_make(HCQ_CODE_INVALID, "kernel %s differs from the reference interpreter (first mismatch: "
+                               "buffer slot %d element %lld, got %s, expected %s)", k.prog->name, cmp.first_bad_slot,
+                               (long long)cmp.first_bad, cmp.first_got, cmp.first_want);
       }
     }
   }

@@ -200,7 +200,7 @@ static void *mix_thread(void *arg) {
   return NULL;
 }
 
-/* Each id takes 2 ms, so a worker that is woken claims the second id long before the leader is done with the first. */
+/* Each id takes 5 ms, so a worker that is woken claims the second id long before the leader is done with the first. */
 typedef struct ids_arg {
   pthread_t thread[4];
   int ran;
@@ -209,7 +209,7 @@ typedef struct ids_arg {
 static void slow_id(void *ctx, int core_id) {
   ids_arg *a = ctx;
   a->thread[core_id] = pthread_self();
-  sleep_ms(2);
+  sleep_ms(5);
   __atomic_add_fetch(&a->ran, 1, __ATOMIC_SEQ_CST);
 }
 

@@ -1,7 +1,8 @@
-/* BEAM search on the CPU device with tiny time budgets: the winner is correct (checked against the reference
- * interpreter, not the search's own reference) and not slower than noopt; miscompiled candidates (injected by the
- * test hook) never win; the time bound holds; the second search is a cache hit; bad widths and env values are
- * refused. */
+/* BEAM search on the CPU device with tiny time budgets. No wall-time assertion (speed lives in bench/): the winner
+ * is correct (re-run and checked against the reference interpreter, not the search's own reference); the search's
+ * own measurements keep its promises (best <= heuristic, best <= noopt); miscompiled candidates (injected by the
+ * test hook) never win; past the time bound only the candidate in flight finishes; the second search is a cache
+ * hit with the same winner; bad widths and env values are refused. */
 #include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -41,20 +42,20 @@ static char *opts_text(const cc_opt *o, size_t n) {
   return s;
 }
 
-/* Compile text with opts (NULL + noopt), run on the device, compare with the interpreter; median of 5 times. */
-static double run_checked(const char *text, const cc_opt *opts, size_t n, bool noopt) {
+/* Compile text with opts (NULL + noopt), run it twice on the device (a second run must not change the result)
+ * and compare every buffer with the interpreter. */
+static void run_checked(const char *text, const cc_opt *opts, size_t n, bool noopt) {
   static const cc_opt none;
   cc_options o = {.opts = noopt ? NULL : (n ? opts : &none), .nopts = n, .noopt = noopt};
   krun k = {0};
   cc_kbuf *host = NULL;
   size_t nhost = 0;
-  double t[5] = {0};
   hcq_status st = krun_compile_text_for(&k, text, &o, "c", threads);
   if (!st) st = krun_setup_rt(&k, rd);
   if (!st) krun_fill(&k, 3);
   if (!st) st = cc_kernel_buffers(k.sink, &host, &nhost);
   if (!st) st = cc_kbufs_alloc_fill(host, nhost, 3);
-  for (int r = 0; !st && r < 5; r++) st = krun_exec(&k, 10000, &t[r]);
+  for (int r = 0; !st && r < 2; r++) st = krun_exec(&k, 10000, NULL);
   krun_cmp cmp = {0};
   if (!st) st = krun_check_interp(&k, host, nhost, 1e-4, 1e-5, &cmp);
   CHECK_OK(st);
@@ -62,29 +63,37 @@ static double run_checked(const char *text, const cc_opt *opts, size_t n, bool n
   CHECK(cmp.checked == 3 * 4096); /* every buffer, inputs too */
   if (host) cc_kbufs_free(host, nhost);
   krun_free(&k);
-  for (int i = 0; i < 5; i++)
-    for (int j = i + 1; j < 5; j++)
-      if (t[j] < t[i]) {
-        double x = t[i];
-        t[i] = t[j];
-        t[j] = x;
-      }
-  return t[2];
 }
 
-static void test_finds_fast_correct(void) {
+/* What the search measured, as it promises: every time positive, the winner no slower than noopt or than the
+ * heuristic's choice (always timed in round 1). */
+static void check_recorded(const cc_beam_result *r) {
+  CHECK(r->best_ms > 0 && r->noopt_ms > 0);
+  CHECK(r->best_ms <= r->noopt_ms);
+  CHECK(r->heuristic_ms > 0);
+  CHECK(r->best_ms <= r->heuristic_ms);
+}
+
+static void test_winner_checked(void) {
   cc_beam_options o = {.width = 2, .max_seconds = 4, .threads = threads, .no_cache = true};
   cc_beam_result r;
   CHECK_OK(cc_beam_search(rd, MATMUL, &o, &r));
   char *ot = opts_text(r.opts, r.nopts);
-  printf("beam: [%s] %.4f ms vs noopt %.4f ms, %zu rounds, %zu timed, %zu refused, %zu dups, %.1f s\n", ot,
-         r.best_ms, r.noopt_ms, r.rounds, r.timed, r.refused, r.dups, r.elapsed_s);
+  printf("beam: [%s] %.4f ms vs noopt %.4f ms, heuristic %.4f ms, %zu rounds, %zu timed, %zu refused, %zu dups, "
+         "%.1f s\n", ot, r.best_ms, r.noopt_ms, r.heuristic_ms, r.rounds, r.timed, r.refused, r.dups, r.elapsed_s);
+  CHECK(r.timed > 0 && r.refused > 0 && r.wrong == 0 && !r.cache_hit);
+  check_recorded(&r);
+  /* the winner's text (what the cache stores) parses back to the same opts */
+  cc_opt *back = NULL;
+  size_t nback = 0;
+  if (r.nopts) CHECK_OK(cc_opts_parse(ot, &back, &nback));
+  CHECK_EQ_INT(nback, r.nopts);
+  for (size_t i = 0; i < r.nopts && i < nback; i++)
+    CHECK(back[i].op == r.opts[i].op && back[i].axis == r.opts[i].axis && back[i].amount == r.opts[i].amount);
+  free(back);
   free(ot);
-  CHECK(r.timed > 0 && r.refused > 0 && r.wrong == 0);
-  CHECK(r.best_ms <= r.noopt_ms); /* the search never takes a candidate slower than its noopt measurement */
-  double got = run_checked(MATMUL, r.opts, r.nopts, false), base = run_checked(MATMUL, NULL, 0, true);
-  printf("re-timed: winner %.4f ms, noopt %.4f ms\n", got, base);
-  CHECK(got <= base * 1.5 + 0.05); /* noise margin: a shared 2-core machine */
+  run_checked(MATMUL, r.opts, r.nopts, false);
+  run_checked(MATMUL, NULL, 0, true);
   cc_beam_result_free(&r);
 }
 
@@ -97,8 +106,7 @@ static void test_keeps_heuristic(void) {
   char *ot = opts_text(r.opts, r.nopts);
   printf("softmax: [%s] %.4f ms, heuristic %.4f ms, noopt %.4f ms\n", ot, r.best_ms, r.heuristic_ms, r.noopt_ms);
   free(ot);
-  CHECK(r.heuristic_ms > 0);
-  CHECK(r.best_ms <= r.heuristic_ms);
+  check_recorded(&r);
   cc_beam_result_free(&r);
 }
 
@@ -126,18 +134,33 @@ static void test_wrong_refused(void) {
   cc_beam_result_free(&r);
 }
 
+/* The hook notes when each candidate's checking run ended; past the bound only the candidate in flight may end. */
+typedef struct late_count {
+  double deadline_s;
+  int late, runs;
+} late_count;
+
+static void note_late(void *user, const cc_opt *opts, size_t n, cc_kbuf *bufs, size_t nbufs) {
+  (void)opts, (void)n, (void)bufs, (void)nbufs;
+  late_count *lc = user;
+  lc->runs++;
+  lc->late += (double)hcq_now_ns() / 1e9 > lc->deadline_s;
+}
+
 static void test_time_bound(void) {
   /* 0.05 s: less than one round's pipeline runs over the ~190 actions even with every object in the compile cache */
-  cc_beam_options o = {.width = 8, .max_seconds = 0.05, .threads = threads, .no_cache = true};
+  late_count lc = {.deadline_s = (double)hcq_now_ns() / 1e9 + 0.05};
+  cc_beam_options o = {.width = 8, .max_seconds = 0.05, .threads = threads, .no_cache = true, .after_run = note_late,
+                       .hook_user = &lc};
   cc_beam_result r;
-  double t0 = (double)hcq_now_ns() / 1e9;
   CHECK_OK(cc_beam_search(rd, MATMUL, &o, &r));
-  double el = (double)hcq_now_ns() / 1e9 - t0;
-  printf("time bound 0.05 s: took %.2f s, timed out %d, best %.4f ms\n", el, r.timed_out, r.best_ms);
+  printf("time bound 0.05 s: %d candidates ran, %d after the bound, timed out %d, best %.4f ms\n", lc.runs, lc.late,
+         r.timed_out, r.best_ms);
   CHECK(r.timed_out);
-  /* past the bound: only the candidate that was being compiled and run */
-  CHECK(el < 0.05 + 2.0);
-  CHECK(r.best_ms <= r.noopt_ms);
+  CHECK(lc.runs > 0);
+  /* the one in flight when the bound passed (+1: the search's clock starts a moment after ours) */
+  CHECK(lc.late <= 2);
+  check_recorded(&r);
   cc_beam_result_free(&r);
 }
 
@@ -156,10 +179,11 @@ static void test_cache(void) {
   CHECK(asprintf(&other, "; the same matmul\n%s", MATMUL) > 0);
   CHECK_OK(cc_beam_search(rd, other, &o, &b));
   CHECK(b.cache_hit);
-  CHECK(b.elapsed_s < 0.5);
+  CHECK(b.timed == 0 && b.best_ms == 0); /* a hit times nothing */
   CHECK_EQ_INT(b.nopts, a.nopts);
   for (size_t i = 0; i < a.nopts && i < b.nopts; i++)
     CHECK(a.opts[i].op == b.opts[i].op && a.opts[i].axis == b.opts[i].axis && a.opts[i].amount == b.opts[i].amount);
+  run_checked(MATMUL, b.opts, b.nopts, false); /* the cached winner still computes the right thing */
   /* another width is another entry, so is another thread count (the target's THREAD limit); IGNORE_BEAM_CACHE
    * skips the cache */
   o.width = 2;
@@ -240,7 +264,7 @@ int main(void) {
   threads = cpu_device_threads(dev);
   CHECK_OK(hcq_rt_wrap(cpu_device_hcq(dev), 0, &rd));
   test_bad_values();
-  test_finds_fast_correct();
+  test_winner_checked();
   test_wrong_refused();
   test_keeps_heuristic();
   test_time_bound();

@@ -53,29 +53,18 @@ static void equiv(const char *text, const char *opts) {
     return;
   }
   CHECK_EQ_INT(otu_count(g_ctx, o, UOP_RANGE, UOP_AXIS_OUTER), 1);
-  size_t bad = SIZE_MAX;
-  CHECK_OK(otu_same(k, o, NULL, 0, 3, &bad));
-  CHECK_EQ_INT(bad, 0);
+  otu_check_same(k, o, 3, opts);
   CHECK_OK(cc_expand(g_ctx, o, &g_c, &e));
-  if (e) {
-    CHECK_OK(otu_same(k, e, NULL, 0, 4, &bad));
-    CHECK_EQ_INT(bad, 0);
-  }
-  cc_opt *list = NULL;
-  size_t n = 0;
-  CHECK_OK(cc_opts_parse(opts, &list, &n));
+  if (e) otu_check_same(k, e, 4, opts);
   cc_program *p = NULL;
-  CHECK_OK(otu_native_same(g_ctx, k, &g_c, &(cc_options){.opts = list, .nopts = n}, NULL, 0, 5, &bad, &p));
-  if (bad) fprintf(stderr, "native %s: %zu mismatches\n", opts, bad);
-  CHECK_EQ_INT(bad, 0);
+  otu_check_native(g_ctx, k, &g_c, opts, 5, &p);
   const uop *outer = otu_range_of(g_ctx, o, UOP_AXIS_OUTER);
   if (p && outer) { /* the OUTER loop is the first loop of the source */
     char name[40];
     snprintf(name, sizeof name, "for (int ridx%lld ", (long long)outer->arg.i);
     CHECK(strstr(p->source, "for (") && strstr(p->source, "for (") == strstr(p->source, name));
-    cc_program_free(p);
   }
-  free(list);
+  cc_program_free(p);
 }
 
 static void test_equivalence(void) {
@@ -101,14 +90,7 @@ static void test_equivalence(void) {
 }
 
 static void expect_err(const char *text, const cc_target *t, const char *opts, const char *needle) {
-  const uop *s = NULL, *out = NULL;
-  CHECK_OK(otu_prep(g_ctx, text, t, &s));
-  if (!s) return;
-  hcq_status st = otu_opt(g_ctx, s, t, opts, &out, NULL, NULL);
-  bool ok = st && hcq_status_code(st) == HCQ_CODE_INVALID && strstr(hcq_status_message(st), needle);
-  if (!ok) fprintf(stderr, "opts %s: expected error \"%s\", got \"%s\"\n", opts, needle, st ? hcq_status_message(st) : "ok");
-  CHECK(ok);
-  hcq_status_free(st);
+  otu_expect_err(g_ctx, text, t, opts, needle);
 }
 
 static void test_errors(void) {

@@ -1,6 +1,7 @@
 /* Test helpers for the optimizer tests (header-only): prepare a kernel as the pipeline does before "optimize"
  * (initial symbolic + range merging), apply opts, and compare kernels by running them with the reference
- * interpreter (compiler/interp.c) and, compiled through the whole pipeline, natively once per core_id. */
+ * interpreter (compiler/interp.c) and, compiled through the whole pipeline, natively once per core_id; the checks
+ * (CHECK) of those comparisons and of an opt's refusal. */
 #ifndef HCQ_COMPILER_OPT_TEST_UTIL_H
 #define HCQ_COMPILER_OPT_TEST_UTIL_H
 
@@ -12,6 +13,7 @@
 #include "compiler/kernel_text.h"
 #include "compiler/opt.h"
 #include "compiler/opt_internal.h"
+#include "base/testing.h"
 
 static inline hcq_status otu_prep_sink(uop_ctx *ctx, const uop *sink, const cc_target *t, const uop **out) {
   cc_pass_ctx pc = {.ctx = ctx, .target = t};
@@ -185,6 +187,51 @@ static inline const uop *otu_range_of(uop_ctx *ctx, const uop *root, uop_axis ax
   for (size_t i = 0; i < count; i++)
     if (nodes[i]->op == UOP_RANGE && nodes[i]->arg.i2 == axis) return nodes[i];
   return NULL;
+}
+
+/* ---- checks shared by the optimizer tests (they count in base/testing.h) ---- */
+
+/* interp(ref) == interp(test) on identically filled buffers (seed); `what` names the case in a failure. */
+static inline void otu_check_same(const uop *ref, const uop *test, uint64_t seed, const char *what) {
+  if (!ref || !test) {
+    CHECK(!"kernel missing");
+    return;
+  }
+  size_t bad = 0;
+  hcq_status st = otu_same(ref, test, NULL, 0, seed, &bad);
+  if (st) fprintf(stderr, "%s: %s\n", what, hcq_status_message(st));
+  CHECK(st == HCQ_OK);
+  hcq_status_free(st);
+  if (bad) fprintf(stderr, "%s: %zu mismatches\n", what, bad);
+  CHECK_EQ_INT(bad, 0);
+}
+
+/* `kernel` compiled with opts (NULL: the heuristic) and run natively equals the interpreter; *out_prog (may be NULL)
+ * gets the program. */
+static inline void otu_check_native(uop_ctx *ctx, const uop *kernel, const cc_target *t, const char *opts,
+                                    uint64_t seed, cc_program **out_prog) {
+  cc_opt *list = NULL;
+  size_t n = 0, bad = SIZE_MAX;
+  if (opts) CHECK_OK(cc_opts_parse(opts, &list, &n));
+  cc_options co = {.opts = list, .nopts = n};
+  CHECK_OK(otu_native_same(ctx, kernel, t, opts ? &co : NULL, NULL, 0, seed, &bad, out_prog));
+  if (bad) fprintf(stderr, "native %s: %zu mismatches\n", opts ? opts : "heuristic", bad);
+  CHECK_EQ_INT(bad, 0);
+  free(list);
+}
+
+/* Applying opts to `text` is refused (HCQ_CODE_INVALID) with a message that names the opt and contains needle. */
+static inline void otu_expect_err(uop_ctx *ctx, const char *text, const cc_target *t, const char *opts,
+                                  const char *needle) {
+  const uop *s = NULL, *out = NULL;
+  CHECK_OK(otu_prep(ctx, text, t, &s));
+  if (!s) return;
+  hcq_status st = otu_opt(ctx, s, t, opts, &out, NULL, NULL);
+  bool ok = st && hcq_status_code(st) == HCQ_CODE_INVALID && strstr(hcq_status_message(st), needle);
+  if (!ok) fprintf(stderr, "opts %s: expected error \"%s\", got \"%s\"\n", opts, needle, st ? hcq_status_message(st) : "ok");
+  CHECK(ok);
+  if (st) CHECK(strstr(hcq_status_message(st), "opt ") != NULL);
+  hcq_status_free(st);
 }
 
 #endif

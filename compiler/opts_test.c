@@ -64,19 +64,7 @@ static const uop *expand(const uop *s) {
 }
 
 /* interp(ref) == interp(test) */
-static void same(const uop *ref, const uop *test, const char *what) {
-  if (!ref || !test) {
-    CHECK(!"kernel missing");
-    return;
-  }
-  size_t bad = 0;
-  hcq_status st = otu_same(ref, test, NULL, 0, 11, &bad);
-  if (st) fprintf(stderr, "%s: %s\n", what, hcq_status_message(st));
-  CHECK(st == HCQ_OK);
-  hcq_status_free(st);
-  if (bad) fprintf(stderr, "%s: %zu mismatches\n", what, bad);
-  CHECK_EQ_INT(bad, 0);
-}
+static void same(const uop *ref, const uop *test, const char *what) { otu_check_same(ref, test, 11, what); }
 
 /* The kernel optimized by `opts` equals the original before and after expansion, and natively. */
 static void equiv(const char *text, const cc_target *t, const char *opts) {
@@ -99,16 +87,7 @@ static void equiv(const char *text, const cc_target *t, const char *opts) {
   }
   CHECK_OK(st);
   same(k, e, opts);
-  if (t->kind != CC_TARGET_C) return;
-  cc_opt *list = NULL;
-  size_t n = 0;
-  if (opts) CHECK_OK(cc_opts_parse(opts, &list, &n));
-  cc_options co = {.opts = list, .nopts = n};
-  size_t bad = 0;
-  CHECK_OK(otu_native_same(g_ctx, k, t, opts ? &co : NULL, NULL, 0, 5, &bad, NULL));
-  if (bad) fprintf(stderr, "native %s: %zu mismatches\n", opts, bad);
-  CHECK_EQ_INT(bad, 0);
-  free(list);
+  if (t->kind == CC_TARGET_C) otu_check_native(g_ctx, k, t, opts, 5, NULL);
 }
 
 static int64_t eval(const uop *e, const char *n1, int64_t v1, const char *n2, int64_t v2) {
@@ -196,16 +175,7 @@ static void test_unroll_structure(void) {
 }
 
 static void expect_err(const char *text, const cc_target *t, const char *opts, const char *needle) {
-  const uop *s = NULL, *out = NULL;
-  CHECK_OK(otu_prep(g_ctx, text, t, &s));
-  if (!s) return;
-  hcq_status st = otu_opt(g_ctx, s, t, opts, &out, NULL, NULL);
-  bool ok = st && hcq_status_code(st) == HCQ_CODE_INVALID && strstr(hcq_status_message(st), needle);
-  if (!ok) fprintf(stderr, "opts %s: expected error \"%s\", got \"%s\"\n", opts, needle, st ? hcq_status_message(st) : "ok");
-  CHECK(ok);
-  /* the message names the opt */
-  if (st) CHECK(strstr(hcq_status_message(st), "opt ") != NULL);
-  hcq_status_free(st);
+  otu_expect_err(g_ctx, text, t, opts, needle);
 }
 
 static void test_errors(void) {

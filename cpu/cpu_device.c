@@ -27,12 +27,12 @@ struct cpu_device_program {
   void *fn;
   unsigned *arrived; /* a cross-thread reduce's arrival count (render_c.c), or NULL */
   char name[CPU_DEVICE_NAME_MAX];
-  uint64_t last_run_ns; /* atomic: how long its last one-thread run took (0: not known yet) */
+  uint64_t last_run_ns; /* atomic: its last run's work on one thread: an id's time x ids (0: not known yet) */
   cpu_device_program *next;
 };
 
-/* A one-thread kernel whose last run took less than this runs on the submitting thread when the pool is idle
- * (cpu_pool.h): the hand-off to a worker costs more than such a kernel. */
+/* A one-thread kernel whose last run took less than this runs on the submitting thread when the pool is idle, and
+ * a many-thread one that short in all wakes no sleeping worker (cpu_pool.h): the hand-off costs more than it. */
 #define CPU_RUN_HERE_MAX_NS 20000u
 
 /* One submit's work items (exec and copy contexts); freed once the pool passed the batch's completion signal. */
@@ -262,9 +262,11 @@ static hcq_status decode(cpu_device *dev, const uint32_t *words, size_t count, c
             w->exec.args[nbufs + k] = (uint64_t)(int64_t)v;
           }
           uint64_t last = __atomic_load_n(&p->last_run_ns, __ATOMIC_RELAXED);
-          w->run_ns = gx == 1 ? &p->last_run_ns : NULL;
+          bool short_run = last > 0 && last < CPU_RUN_HERE_MAX_NS;
+          w->run_ns = &p->last_run_ns;
+          w->ids = gx;
           *c = (cpu_cmd){.kind = CPU_CMD_EXEC, .threads = (int)gx, .fn = cpu_device_exec_task, .ctx = w,
-                         .run_here = gx == 1 && last > 0 && last < CPU_RUN_HERE_MAX_NS};
+                         .run_here = gx == 1 && short_run, .no_wake = gx > 1 && short_run};
         }
         nitems++;
         ncmds++;

@@ -214,7 +214,7 @@ void cpu_device_exec_task(void *ctx, int core_id) {
     cpu_kernel_run(&w->exec, core_id);
     a->armed = 0;
     if (w->run_ns) {
-      uint64_t dt = cpu_now_ns() - t0;
+      uint64_t dt = (cpu_now_ns() - t0) * w->ids;
       __atomic_store_n(w->run_ns, dt ? dt : 1, __ATOMIC_RELAXED);
     }
     cpu_device_kernel_leave(w->dev);

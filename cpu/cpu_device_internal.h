@@ -18,7 +18,8 @@ typedef struct cpu_work {
   cpu_device *dev;
   const char *name; /* kernel name (the program outlives its commands) */
   int nbufs;        /* EXEC: exec.args[0..nbufs) are buffer addresses */
-  uint64_t *run_ns; /* EXEC with one thread: where the run's duration is kept (the program's last_run_ns) */
+  uint64_t *run_ns; /* EXEC: where an id's time x ids is kept (the program's last_run_ns), or NULL */
+  uint32_t ids;     /* EXEC: the number of core_ids */
   unsigned *arrived; /* EXEC: the kernel's cross-thread reduce arrival count, or NULL (cpu_device_fault.c) */
   union {
     cpu_kernel_args exec;

@@ -114,7 +114,7 @@ static void run_exec(cpu_pool *p, const cpu_cmd *c) {
   STORE(&p->claim, (uint64_t)g << 32);
   STORE_SC(&p->gen, g);
   int helpers = p->nthreads - 1, want = c->threads - 1 < helpers ? c->threads - 1 : helpers;
-  if (LOAD_SC(&p->helper_sleepers) > 0) cpu_futex_wake(&p->gen, want);
+  if (!c->no_wake && LOAD_SC(&p->helper_sleepers) > 0) cpu_futex_wake(&p->gen, want);
   participate(p, g);
   /* join: spin, then sleep on `remaining` */
   uint64_t start = cpu_now_ns();

@@ -15,7 +15,9 @@
  * one-thread EXEC marked `run_here`, the submit claims them and the submitter runs them with cpu_pool_run_claimed,
  * in order, once it holds no lock the commands may need. That saves the hand-off to the leader (a wake-up, or on
  * an oversubscribed machine a context switch) that dominates an empty launch. The submitter marks only EXECs it
- * knows to be short; commands submitted meanwhile queue behind them. */
+ * knows to be short; commands submitted meanwhile queue behind them. Likewise an EXEC with N > 1 threads marked
+ * `no_wake` does not wake sleeping workers (a futex wake costs 5-20 us on a loaded machine, and the woken worker
+ * may preempt the leader): the leader takes the ids no spinning worker claims. */
 #ifndef HCQ_CPU_POOL_H
 #define HCQ_CPU_POOL_H
 
@@ -45,6 +47,8 @@ typedef struct cpu_cmd {
   uint64_t value;    /* SIGNAL, WAIT */
   uint64_t timeout_ms; /* WAIT */
   int run_here;      /* EXEC with threads == 1: short enough to run on the submitting thread when the pool is idle */
+  int no_wake;       /* EXEC with threads > 1: so short in all that waking a sleeping worker costs more than it
+                        saves; only workers still spinning join, the rest of the ids run on the leader */
 } cpu_cmd;
 
 /* The most worker threads a pool takes (from the argument or $HCQ_CPU_THREADS); `hcq --threads` uses the same. */

@@ -4,7 +4,9 @@
  * - not claimed (the leader runs them, on another thread): an EXEC without run_here, one with threads > 1, a WAIT
  *   not yet satisfied, plain cpu_pool_submit, a pool busy with an earlier command;
  * - a command queued behind claimed ones waits for them, and the leader (asleep by then) is woken to run it;
- * - two threads mixing claimed and queued submits: every command runs exactly once, sequence numbers rise. */
+ * - two threads mixing claimed and queued submits: every command runs exactly once, sequence numbers rise;
+ * - a many-thread EXEC marked no_wake runs every id, and sleeping workers are not woken for it (the leader runs
+ *   them all); without no_wake a sleeping worker is woken and takes ids. */
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
@@ -198,6 +200,44 @@ static void *mix_thread(void *arg) {
   return NULL;
 }
 
+/* Each id takes 5 ms, so a worker that is woken claims the second id long before the leader is done with the first. */
+typedef struct ids_arg {
+  pthread_t thread[4];
+  int ran;
+} ids_arg;
+
+static void slow_id(void *ctx, int core_id) {
+  ids_arg *a = ctx;
+  a->thread[core_id] = pthread_self();
+  sleep_ms(5);
+  __atomic_add_fetch(&a->ran, 1, __ATOMIC_SEQ_CST);
+}
+
+/* true when every id ran on one thread (the leader) */
+static bool ids_on_one_thread(cpu_pool *p, int no_wake) {
+  static ids_arg a;
+  memset(&a, 0, sizeof a);
+  sleep_ms(20); /* the workers spin 50 us, then sleep */
+  cpu_cmd c = {.kind = CPU_CMD_EXEC, .threads = 4, .fn = slow_id, .ctx = &a, .no_wake = no_wake};
+  uint64_t seq = 0;
+  CHECK_OK(cpu_pool_submit(p, &c, 1, &seq));
+  CHECK_OK(cpu_pool_wait(p, seq, 10000));
+  CHECK_EQ_INT(__atomic_load_n(&a.ran, __ATOMIC_SEQ_CST), 4);
+  bool one = true;
+  for (int i = 1; i < 4; i++) one &= pthread_equal(a.thread[i], a.thread[0]) != 0;
+  return one;
+}
+
+/* A worker may rarely still be awake after 20 ms idle on a loaded host (it then rightly joins): a few tries. */
+static void test_no_wake(cpu_pool *p) {
+  if (cpu_pool_threads(p) < 2) return;
+  bool leader_alone = false, helped = false;
+  for (int tries = 0; tries < 5 && !leader_alone; tries++) leader_alone = ids_on_one_thread(p, 1);
+  for (int tries = 0; tries < 5 && !helped; tries++) helped = !ids_on_one_thread(p, 0);
+  CHECK(leader_alone);
+  CHECK(helped);
+}
+
 static void test_mixed_threads(cpu_pool *p) {
   static mix_arg m[2];
   pthread_t t[2];
@@ -222,6 +262,7 @@ int main(void) {
     test_not_claimed(p);
     test_busy_and_queued(p);
     test_mixed_threads(p);
+    test_no_wake(p);
     test_claimed(p);
     cpu_pool_destroy(p);
   }

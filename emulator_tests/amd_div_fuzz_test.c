@@ -6,6 +6,7 @@
  * covers (render_llvm.c, amd_div_opaque); one kernel in three shares a loop-invariant divisor with a guarded
  * a[r0] // Y (see fuzz_case). Seed: HCQ_FUZZ_SEED (fixed default); budget: HCQ_FUZZ_SECONDS
  * (default 3). */
+#include "emulator_tests/amd_div_test_util.h"
 #include "emulator_tests/amd_rt_test_util.h"
 #include "base/fuzz.h"
 
@@ -17,14 +18,6 @@ static uint32_t rnd(uint32_t n) { /* xorshift64* */
   g_state ^= g_state >> 27;
   return (uint32_t)((g_state * 0x2545f4914f6cdd1dull) >> 32) % n;
 }
-
-typedef struct dtinfo {
-  const char *name;
-  int bits;
-  bool uns;
-} dtinfo;
-
-static const dtinfo DTS[] = {{"int32", 32, false}, {"uint32", 32, true}, {"int64", 64, false}, {"uint64", 64, true}};
 
 /* an interesting value: edges of the dtype, powers of two +-1 around 2^23/2^24/2^31/2^32, small ones */
 static int64_t interesting(const dtinfo *d) {
@@ -39,11 +32,8 @@ static int64_t interesting(const dtinfo *d) {
 }
 
 static void cst(FILE *f, const dtinfo *d, int64_t v) {
-  uint64_t u = (uint64_t)v;
-  if (d->bits < 64) u &= (UINT64_C(1) << d->bits) - 1;
-  if (d->uns) fprintf(f, "(const %llu %s)", (unsigned long long)u, d->name);
-  else if (d->bits < 64) fprintf(f, "(const %d %s)", (int32_t)(uint32_t)u, d->name);
-  else fprintf(f, "(const %lld %s)", (long long)v, d->name);
+  char b[64];
+  fputs(adt_cst(b, sizeof b, d, v), f);
 }
 
 /* an operand over the load L (slot a or b) and its int8 twin LC (slot c or e) */

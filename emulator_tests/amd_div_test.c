@@ -11,30 +11,13 @@
 
 #include "compiler/kernel_text.h"
 #include "compiler/toolchain.h"
+#include "emulator_tests/amd_div_test_util.h"
 #include "emulator_tests/amd_rt_test_util.h"
 #include "emulator_tests/mock_env.h"
 
 #define N 16 /* numerators */
 #define M N  /* divisors (the ranges share one end, n) */
 #define MAX_STORES 160
-
-typedef struct dtinfo {
-  const char *name;
-  int bits;
-  bool uns;
-} dtinfo;
-
-static const dtinfo DTS[] = {{"int32", 32, false}, {"uint32", 32, true}, {"int64", 64, false}, {"uint64", 64, true}};
-
-/* v as a constant of the dtype: wrapped to its width, printed in its range */
-static const char *cst(char *buf, size_t cap, const dtinfo *d, int64_t v) {
-  uint64_t u = (uint64_t)v;
-  if (d->bits < 64) u &= (UINT64_C(1) << d->bits) - 1;
-  if (d->uns) snprintf(buf, cap, "(const %llu %s)", (unsigned long long)u, d->name);
-  else if (d->bits < 64) snprintf(buf, cap, "(const %lld %s)", (long long)(int32_t)(uint32_t)u, d->name);
-  else snprintf(buf, cap, "(const %lld %s)", (long long)v, d->name);
-  return buf;
-}
 
 /* One store of the kernel: what it computes and where its elements start in out. */
 typedef struct store_desc {
@@ -76,21 +59,21 @@ static void build_kernel(const dtinfo *d, kernel_desc *k) {
   char nums[6][100];
   int nn = 0;
   snprintf(nums[nn++], 100, "X");
-  snprintf(nums[nn++], 100, "(| X %s)", cst(c1, sizeof c1, d, (int64_t)(~UINT64_C(0) << 24)));   /* top ones */
-  if (b == 64) snprintf(nums[nn++], 100, "(| X %s)", cst(c1, sizeof c1, d, (int64_t)(~UINT64_C(0) << 32)));
-  snprintf(nums[nn++], 100, "(& X %s)", cst(c1, sizeof c1, d, 0xffffff));                        /* 24 bits */
-  snprintf(nums[nn++], 100, "(>> X %s)", cst(c1, sizeof c1, d, b - 24));                         /* >> (sign) */
+  snprintf(nums[nn++], 100, "(| X %s)", adt_cst(c1, sizeof c1, d, (int64_t)(~UINT64_C(0) << 24)));   /* top ones */
+  if (b == 64) snprintf(nums[nn++], 100, "(| X %s)", adt_cst(c1, sizeof c1, d, (int64_t)(~UINT64_C(0) << 32)));
+  snprintf(nums[nn++], 100, "(& X %s)", adt_cst(c1, sizeof c1, d, 0xffffff));                        /* 24 bits */
+  snprintf(nums[nn++], 100, "(>> X %s)", adt_cst(c1, sizeof c1, d, b - 24));                         /* >> (sign) */
   snprintf(nums[nn++], 100, "XC");                                                               /* sext int8 */
   const int64_t cnums[] = {-1, 0xc00002}; /* all ones; 24 bits over 2^23 (MIN, MAX: in a[], against -1 too) */
   /* divisor patterns over Y (b[r1]) and YC (int8 e[r1], cast); never 0 */
   char dens[5][100];
   int nd = 0, nd_var;
-  snprintf(dens[nd++], 100, "(| Y %s)", cst(c1, sizeof c1, d, 1));
-  snprintf(dens[nd++], 100, "(| (& Y %s) %s)", cst(c1, sizeof c1, d, 7), cst(c2, sizeof c2, d, 1));
-  snprintf(dens[nd++], 100, "(| Y %s)", cst(c1, sizeof c1, d, -8));
-  snprintf(dens[nd++], 100, "(| YC %s)", cst(c1, sizeof c1, d, 1));
+  snprintf(dens[nd++], 100, "(| Y %s)", adt_cst(c1, sizeof c1, d, 1));
+  snprintf(dens[nd++], 100, "(| (& Y %s) %s)", adt_cst(c1, sizeof c1, d, 7), adt_cst(c2, sizeof c2, d, 1));
+  snprintf(dens[nd++], 100, "(| Y %s)", adt_cst(c1, sizeof c1, d, -8));
+  snprintf(dens[nd++], 100, "(| YC %s)", adt_cst(c1, sizeof c1, d, 1));
   nd_var = nd;
-  if (b == 64) snprintf(dens[nd++], 100, "%s", cst(c1, sizeof c1, d, 3)); /* LLVM shrinks it to 32/24 bits */
+  if (b == 64) snprintf(dens[nd++], 100, "%s", adt_cst(c1, sizeof c1, d, 3)); /* LLVM shrinks it to 32/24 bits */
 
   char *text = NULL;
   size_t len = 0;
@@ -112,7 +95,7 @@ static void build_kernel(const dtinfo *d, kernel_desc *k) {
     for (size_t i = 0; i < sizeof cnums / sizeof *cnums; i++)
       for (int j = 0; j < nd_var && k->nst < MAX_STORES; j++) {
         store_desc *s = &k->st[k->nst++];
-        CHECK(snprintf(s->what, sizeof s->what, "(%s %s %s)", ops[o], cst(c3, sizeof c3, d, cnums[i]), dens[j]) <
+        CHECK(snprintf(s->what, sizeof s->what, "(%s %s %s)", ops[o], adt_cst(c3, sizeof c3, d, cnums[i]), dens[j]) <
               (int)sizeof s->what);
         s->off = off;
         s->const_num = true;
@@ -199,6 +182,40 @@ static void make_bufs(uop_ctx **ctx, const kernel_desc *k, const dtinfo *d, cc_k
   CHECK_OK(cc_kernel_buffers(sink, bufs, n));
   for (size_t i = 0; i < *n; i++) CHECK(((*bufs)[i].data = calloc(1, (*bufs)[i].size_B)) != NULL);
   fill_inputs(d, *bufs, *n);
+}
+
+/* A kernel built by `build` for d, its buffers, and the interpreter's results (n = N) in ref. */
+typedef struct div_case {
+  kernel_desc *k;
+  uop_ctx *ctx;
+  cc_kbuf *ref;
+  size_t nref;
+} div_case;
+
+static bool case_open(const dtinfo *d, void (*build)(const dtinfo *, kernel_desc *), div_case *c) {
+  memset(c, 0, sizeof *c);
+  c->k = calloc(1, sizeof *c->k);
+  CHECK(c->k != NULL);
+  if (!c->k) return false;
+  build(d, c->k);
+  make_bufs(&c->ctx, c->k, d, &c->ref, &c->nref);
+  const uop *sink = NULL;
+  CHECK_OK(cc_kernel_parse(c->ctx, c->k->text, strlen(c->k->text), "<amd_div_test>", &sink));
+  void *ptrs[5] = {0};
+  size_t sizes[5] = {0};
+  for (size_t i = 0; i < c->nref && c->ref[i].slot < 5; i++) {
+    ptrs[c->ref[i].slot] = c->ref[i].data;
+    sizes[c->ref[i].slot] = c->ref[i].size_B;
+  }
+  if (sink) CHECK_OK(cc_interp_run(sink, ptrs, sizes, 5, &(uop_var_val){"n", N}, 1));
+  return true;
+}
+
+static void case_close(div_case *c) {
+  cc_kbufs_free(c->ref, c->nref);
+  uop_ctx_destroy(c->ctx);
+  free(c->k->text);
+  free(c->k);
 }
 
 /* llvm-cpu: compiled without opts and called natively (buffers, n, core_id) once per core_id. */
@@ -297,13 +314,13 @@ static void build_shared_kernel(const dtinfo *d, kernel_desc *k) {
              "  (let Y (| (load (index b r1)) %s))\n  (sink\n"
              "    (store (index out (+ (* r0 %d) r1)) (// (load (index a r0)) Y) r0 r1)\n",
           d->name, d->name, (long long)(N * M + 2 * M * (int64_t)(sizeof cnums / sizeof *cnums)), d->name, N,
-          d->name, M, M, N, cst(c1, sizeof c1, d, 1), M);
+          d->name, M, M, N, adt_cst(c1, sizeof c1, d, 1), M);
   const char *ops[2] = {"//", "%"};
   for (int o = 0; o < 2; o++)
     for (size_t i = 0; i < sizeof cnums / sizeof *cnums; i++) {
       int64_t v = d->bits == 32 && cnums[i] == INT64_MAX ? INT32_MAX : cnums[i];
       store_desc *s = &k->st[k->nst++];
-      snprintf(s->what, sizeof s->what, "(%s %s (| Y 1))", ops[o], cst(c1, sizeof c1, d, v));
+      snprintf(s->what, sizeof s->what, "(%s %s (| Y 1))", ops[o], adt_cst(c1, sizeof c1, d, v));
       s->off = off, s->const_num = true, s->num = v;
       fprintf(f, "    (store (index out (+ r1 %lld)) (%s %s Y) r1)\n", (long long)off, ops[o], c1);
       off += M;
@@ -317,30 +334,16 @@ static void build_shared_kernel(const dtinfo *d, kernel_desc *k) {
 static void test_shared_divisor(hcq_rt_device *amd) {
   for (size_t t = 0; t < sizeof DTS / sizeof *DTS; t += 2) { /* int32, int64: the signed ones */
     const dtinfo *d = &DTS[t];
-    kernel_desc *k = calloc(1, sizeof *k);
-    CHECK(k != NULL);
-    if (!k) return;
-    build_shared_kernel(d, k);
-    uop_ctx *ctx = NULL;
-    cc_kbuf *ref = NULL;
-    size_t nref = 0;
-    make_bufs(&ctx, k, d, &ref, &nref);
-    const uop *sink = NULL;
-    CHECK_OK(cc_kernel_parse(ctx, k->text, strlen(k->text), "<amd_div_test>", &sink));
-    void *ptrs[3] = {0};
-    size_t sizes[3] = {0};
-    for (size_t i = 0; i < nref && ref[i].slot < 3; i++) ptrs[ref[i].slot] = ref[i].data, sizes[ref[i].slot] = ref[i].size_B;
-    CHECK_OK(cc_interp_run(sink, ptrs, sizes, 3, &(uop_var_val){"n", N}, 1));
+    div_case c;
+    if (!case_open(d, build_shared_kernel, &c)) return;
+    kernel_desc *k = c.k;
     for (int h = 0; h < 2; h++) {
-      size_t bad = run_dev(amd, "amd:0", d, k, ref, h ? NULL : "");
+      size_t bad = run_dev(amd, "amd:0", d, k, c.ref, h ? NULL : "");
       printf("amd:0    %-6s shared divisor, %s: %zu of %lld differ from the interpreter\n", d->name,
              h ? "heuristic opts" : "no opts", bad, (long long)k->out_elems);
       CHECK(bad == 0);
     }
-    cc_kbufs_free(ref, nref);
-    uop_ctx_destroy(ctx);
-    free(k->text);
-    free(k);
+    case_close(&c);
   }
 }
 
@@ -368,37 +371,20 @@ int main(void) {
     const dtinfo *d = &DTS[t];
     /* the other targets (external compilers take most of the time): int32 and uint64, each signedness and width */
     bool others = t == 0 || t == 3;
-    kernel_desc *k = calloc(1, sizeof *k);
-    CHECK(k != NULL);
-    if (!k) break;
-    build_kernel(d, k);
-    uop_ctx *ctx = NULL;
-    cc_kbuf *ref = NULL;
-    size_t nref = 0;
-    make_bufs(&ctx, k, d, &ref, &nref);
-    const uop *sink = NULL;
-    CHECK_OK(cc_kernel_parse(ctx, k->text, strlen(k->text), "<amd_div_test>", &sink));
-    void *ptrs[5] = {0};
-    size_t sizes[5] = {0};
-    for (size_t i = 0; i < nref && ref[i].slot < 5; i++) {
-      ptrs[ref[i].slot] = ref[i].data;
-      sizes[ref[i].slot] = ref[i].size_B;
-    }
-    CHECK_OK(cc_interp_run(sink, ptrs, sizes, 5, &(uop_var_val){"n", N}, 1));
+    div_case c;
+    if (!case_open(d, build_kernel, &c)) break;
+    kernel_desc *k = c.k;
     for (int i = 0; i <= ndev; i++) {
       if (i > 0 && !others) break;
       struct timespec t0;
       clock_gettime(CLOCK_MONOTONIC, &t0);
       const char *name = i < ndev ? devnames[i] : "llvm-cpu";
-      size_t bad = i < ndev ? (devs[i] ? run_dev(devs[i], name, d, k, ref, "") : 1) : run_llvm_cpu(&llvm_cpu, d, k, ref);
+      size_t bad = i < ndev ? (devs[i] ? run_dev(devs[i], name, d, k, c.ref, "") : 1) : run_llvm_cpu(&llvm_cpu, d, k, c.ref);
       printf("%-8s %-6s %d stores, %lld elements: %zu differ from the interpreter (%.0f ms with the compile)\n", name,
              d->name, k->nst, (long long)k->out_elems, bad, ms_since(&t0));
       CHECK(bad == 0);
     }
-    cc_kbufs_free(ref, nref);
-    uop_ctx_destroy(ctx);
-    free(k->text);
-    free(k);
+    case_close(&c);
   }
   if (devs[0]) test_shared_divisor(devs[0]);
   for (int i = 0; i < ndev; i++) hcq_rt_close(devs[i]);

@@ -23,8 +23,7 @@
 #include "base/testing.h"
 #include "compiler/toolchain.h"
 #include "elf/elf.h"
-#include "emulator_tests/amd_mock_exec.h"
-#include "emulator_tests/kfd_mock.h"
+#include "emulator_tests/amd_rt_test_util.h"
 #include "hcq/args.h"
 #include "hcq/queue.h"
 
@@ -57,33 +56,8 @@ static uint8_t *build(const char *gfx, size_t *n) {
   return b;
 }
 
-typedef struct env {
-  kif *k;
-  kfd_mock *m;
-  amd_mock_exec *x;
-  amd_hcq *h;
-} env;
-
-static bool env_up(env *e, const char *arch) {
-  memset(e, 0, sizeof *e);
-  CHECK_OK(kif_create(&e->k));
-  CHECK_OK(kfd_mock_create(&(kfd_mock_config){.arch = arch}, &e->m));
-  CHECK_OK(amd_mock_exec_attach(e->m, &e->x));
-  CHECK_OK(kfd_mock_attach(e->m, e->k));
-  CHECK_OK(amd_hcq_open(e->k, 0, NULL, &e->h));
-  return e->h != NULL;
-}
-
-static void env_down(env *e) {
-  amd_hcq_close(e->h);
-  CHECK_OK(kfd_mock_detach(e->m));
-  kfd_mock_destroy(e->m);
-  amd_mock_exec_free(e->x);
-  kif_destroy(e->k);
-}
-
 /* The mock's first complaint, waiting for it. */
-static const char *mock_failure(env *e) {
+static const char *mock_failure(art_mock *e) {
   const char *err = NULL;
   for (int i = 0; i < 20000 && !(err = kfd_mock_last_error(e->m)); i++) nanosleep(&(struct timespec){0, 100000}, NULL);
   return err ? err : "";
@@ -103,8 +77,8 @@ static void decode(const uint32_t *w, size_t n, uint32_t *regs) {
 }
 
 static void test_arch(const char *gfx, const uint8_t *obj, size_t obj_B) {
-  env e;
-  if (!env_up(&e, gfx)) return;
+  art_mock e;
+  if (!art_mock_up(&e, gfx, true, true)) return;
   hcq_device *dev = &e.h->dev;
   amd_code_object co;
   CHECK_OK(amd_code_object_parse(obj, obj_B, gfx, &co));
@@ -170,13 +144,13 @@ static void test_arch(const char *gfx, const uint8_t *obj, size_t obj_B) {
   dev->ops->mem_free(dev, &buf);
   dev->ops->mem_free(dev, &karg);
   dev->ops->mem_free(dev, &img);
-  env_down(&e);
+  art_mock_down(&e);
 }
 
 /* A gfx90a dispatch with a broken V#: the mock names the scratch problem. */
 static void test_bad_rsrc(int which, const char *want) {
-  env e;
-  if (!env_up(&e, "gfx90a")) return;
+  art_mock e;
+  if (!art_mock_up(&e, "gfx90a", true, true)) return;
   amd_device *d = e.h->amd;
   amd_buf code, ring;
   CHECK_OK(amd_mem_alloc(d, 4096, AMD_MEM_VRAM_HOST, NULL, &code));
@@ -197,7 +171,7 @@ static void test_bad_rsrc(int which, const char *want) {
   if (!strstr(err, want)) fprintf(stderr, "case %d: got %s\n", which, err);
   CHECK_OK(amd_mem_free(d, &ring));
   CHECK_OK(amd_mem_free(d, &code));
-  env_down(&e);
+  art_mock_down(&e);
 }
 
 int main(void) {

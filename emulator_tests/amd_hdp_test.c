@@ -17,7 +17,7 @@
 #include "amd/amd_pm4.h"
 #include "autogen/amd_nbio.h"
 #include "base/testing.h"
-#include "emulator_tests/kfd_mock.h"
+#include "emulator_tests/amd_rt_test_util.h"
 #include "hcq/queue.h"
 #include "hcq/signal.h"
 
@@ -74,32 +74,10 @@ static void test_newer_headers(void) {
   }
 }
 
-typedef struct env {
-  kif *k;
-  kfd_mock *m;
-  amd_hcq *h;
-} env;
-
-static bool env_up(env *e, const char *arch) {
-  memset(e, 0, sizeof *e);
-  CHECK_OK(kif_create(&e->k));
-  CHECK_OK(kfd_mock_create(&(kfd_mock_config){.arch = arch}, &e->m));
-  CHECK_OK(kfd_mock_attach(e->m, e->k));
-  CHECK_OK(amd_hcq_open(e->k, 0, NULL, &e->h));
-  return e->h != NULL;
-}
-
-static void env_down(env *e) {
-  amd_hcq_close(e->h);
-  CHECK_OK(kfd_mock_detach(e->m));
-  kfd_mock_destroy(e->m);
-  kif_destroy(e->k);
-}
-
 /* The barrier's words decode to the HDP flush on NBIO registers 0xe26/0xe27, and the mock completes it. */
 static void test_barrier(const char *arch) {
-  env e;
-  if (!env_up(&e, arch)) return;
+  art_mock e;
+  if (!art_mock_up(&e, arch, false, true)) return;
   hcq_device *dev = &e.h->dev;
   hcq_signal *s;
   hcq_queue *q;
@@ -125,13 +103,13 @@ static void test_barrier(const char *arch) {
   CHECK(kfd_mock_last_error(e.m) == NULL);
   hcq_queue_destroy(q);
   hcq_signal_destroy(s);
-  env_down(&e);
+  art_mock_down(&e);
 }
 
 /* A hand-made write-wait the mock must refuse: the queue stops with the reason in kfd_mock_last_error. */
 static void test_mock_rejects(uint32_t req, uint32_t done, uint32_t mask, const char *want) {
-  env e;
-  if (!env_up(&e, "gfx1100")) return;
+  art_mock e;
+  if (!art_mock_up(&e, "gfx1100", false, true)) return;
   amd_device *d = e.h->amd;
   uint32_t w[16];
   amd_cmdbuf b = {.w = w, .cap = 16};
@@ -141,7 +119,7 @@ static void test_mock_rejects(uint32_t req, uint32_t done, uint32_t mask, const 
   for (int i = 0; i < 20000 && !(err = kfd_mock_last_error(e.m)); i++) nanosleep(&(struct timespec){0, 100000}, NULL);
   CHECK(err && strstr(err, want));
   if (err && !strstr(err, want)) fprintf(stderr, "got: %s\n", err);
-  env_down(&e);
+  art_mock_down(&e);
 }
 
 int main(void) {

@@ -6,11 +6,7 @@
  * naming the branch, not a limit. */
 #include <time.h>
 
-#include "amd/amd_dispatch.h"
-#include "autogen/amd_regs_gfx11.h"
-#include "compiler/cc_test_util.h"
-#include "emulator_tests/amd_mock_exec.h"
-#include "emulator_tests/kfd_mock.h"
+#include "emulator_tests/amd_rt_test_util.h"
 #include "emulator_tests/rdna3_test_util.h"
 
 #define KiB 1024
@@ -18,26 +14,6 @@
 #define TARGET_AT (1024 * KiB + 32 * KiB) /* byte offset of its target */
 #define CODE_B (1280 * KiB)
 #define NOT_DECODED 0xffffffffu /* an invalid gfx1100 encoding (llvm-mc-19 --disassemble: "invalid instruction encoding"), so the decode stops */
-
-/* The failure of this dispatch ("" when it ran to its signal). */
-static const char *dispatch(amd_device *d, amd_mock_exec *x, uint64_t code_va, uint64_t out_va, volatile uint32_t *sig) {
-  uint32_t w[256];
-  amd_cmdbuf b = {.w = w, .cap = 256};
-  amd_dispatch_desc k = {.code_va = code_va, .rsrc2 = 2u << AMD_GFX11_COMPUTE_PGM_RSRC2__USER_SGPR__SHIFT,
-                         .wave32 = true, .user_sgpr = {(uint32_t)out_va, (uint32_t)(out_va >> 32)},
-                         .user_sgpr_count = 2, .local = {32, 1, 1}, .grid = {1, 1, 1}};
-  __atomic_store_n(sig, 0, __ATOMIC_RELEASE);
-  CHECK_OK(amd_pm4_dispatch(&b, d, &k, NULL));
-  amd_pm4_release_mem(&b, false, (uint64_t)(uintptr_t)sig, 1, AMD_RELEASE_DATA32, true, 0);
-  CHECK_OK(amd_ring_submit(d, &d->compute, b.w, b.n, NULL, 0));
-  for (int i = 0; i < 200000; i++) {
-    if (__atomic_load_n(sig, __ATOMIC_ACQUIRE) == 1) return "";
-    const char *e = amd_mock_exec_last_failure(x, false);
-    if (*e) return amd_mock_exec_last_failure(x, true);
-    nanosleep(&(struct timespec){0, 100000}, NULL);
-  }
-  return "timed out";
-}
 
 int main(void) {
   if (!tu_have("llvm-mc-19")) {
@@ -68,15 +44,10 @@ int main(void) {
   CHECK_EQ_INT(tw[BRANCH_AT / 4] >> 16, 0xbfa0); /* s_branch where planned (SOPP, gfx11 opcode 32) */
   CHECK_EQ_INT(tw[BRANCH_AT / 4] & 0xffff, (TARGET_AT - BRANCH_AT) / 4 - 1);
 
-  kif *k;
-  kfd_mock *m;
-  amd_mock_exec *x = NULL;
-  CHECK_OK(kif_create(&k));
-  CHECK_OK(kfd_mock_create(&(kfd_mock_config){.arch = "gfx1100"}, &m));
-  CHECK_OK(amd_mock_exec_attach(m, &x));
-  CHECK_OK(kfd_mock_attach(m, k));
+  art_mock e;
+  art_mock_up(&e, "gfx1100", true, false);
   amd_device *d = NULL;
-  CHECK_OK(amd_device_open(k, 0, NULL, &d));
+  CHECK_OK(amd_device_open(e.k, 0, NULL, &d));
   amd_buf code, sig, out;
   CHECK_OK(amd_mem_alloc(d, CODE_B + 64 * KiB, AMD_MEM_VRAM_HOST, NULL, &code));
   CHECK_OK(amd_mem_alloc(d, 4096, AMD_MEM_GTT_UNCACHED, NULL, &sig));
@@ -86,7 +57,7 @@ int main(void) {
   memcpy(text, c.text, c.text_B);
   text[CODE_B / 4] = NOT_DECODED;
 
-  const char *got = dispatch(d, x, code.va, out.va, s);
+  const char *got = art_dispatch_wave32(d, e.x, code.va, out.va, s);
   if (*got) fprintf(stderr, "dispatch failed: %s\n", got);
   CHECK(*got == 0);
   int stored = 0;
@@ -95,7 +66,7 @@ int main(void) {
 
   /* the code ends between the branch and its target: the load fails, naming the branch and not a limit */
   text[(TARGET_AT - 8 * KiB) / 4] = NOT_DECODED;
-  got = dispatch(d, x, code.va, out.va, s);
+  got = art_dispatch_wave32(d, e.x, code.va, out.va, s);
   if (!strstr(got, "not the start of an instruction") || strstr(got, "limit"))
     fprintf(stderr, "cut short: got \"%s\"\n", got);
   CHECK(strstr(got, "not the start of an instruction") && !strstr(got, "limit"));
@@ -104,9 +75,6 @@ int main(void) {
   CHECK_OK(amd_mem_free(d, &sig));
   CHECK_OK(amd_mem_free(d, &code));
   amd_device_close(d);
-  CHECK_OK(kfd_mock_detach(m));
-  kfd_mock_destroy(m);
-  amd_mock_exec_free(x);
-  kif_destroy(k);
+  art_mock_down(&e);
   return testing_summary("amd_mock_bigcode");
 }

@@ -7,11 +7,7 @@
 #include <inttypes.h>
 #include <time.h>
 
-#include "amd/amd_dispatch.h"
-#include "autogen/amd_regs_gfx11.h"
-#include "compiler/cc_test_util.h"
-#include "emulator_tests/amd_mock_exec.h"
-#include "emulator_tests/kfd_mock.h"
+#include "emulator_tests/amd_rt_test_util.h"
 #include "emulator_tests/rdna3_test_util.h"
 
 #define LIT 0x12345u
@@ -21,26 +17,6 @@ static const char *k_src = "v_lshlrev_b32 v1, 2, v0\n"
                            "v_mov_b32 v2, 0x12345\n"
                            "global_store_b32 v1, v2, s[0:1]\n"
                            "s_endpgm\n";
-
-/* The failure of this dispatch ("" when it ran to its signal). */
-static const char *dispatch(amd_device *d, amd_mock_exec *x, uint64_t code_va, uint64_t out_va, volatile uint32_t *sig) {
-  uint32_t w[256];
-  amd_cmdbuf b = {.w = w, .cap = 256};
-  amd_dispatch_desc k = {.code_va = code_va, .rsrc2 = 2u << AMD_GFX11_COMPUTE_PGM_RSRC2__USER_SGPR__SHIFT,
-                         .wave32 = true, .user_sgpr = {(uint32_t)out_va, (uint32_t)(out_va >> 32)},
-                         .user_sgpr_count = 2, .local = {32, 1, 1}, .grid = {1, 1, 1}};
-  __atomic_store_n(sig, 0, __ATOMIC_RELEASE);
-  CHECK_OK(amd_pm4_dispatch(&b, d, &k, NULL));
-  amd_pm4_release_mem(&b, false, (uint64_t)(uintptr_t)sig, 1, AMD_RELEASE_DATA32, true, 0);
-  CHECK_OK(amd_ring_submit(d, &d->compute, b.w, b.n, NULL, 0));
-  for (int i = 0; i < 50000; i++) {
-    if (__atomic_load_n(sig, __ATOMIC_ACQUIRE) == 1) return "";
-    const char *e = amd_mock_exec_last_failure(x, false);
-    if (*e) return amd_mock_exec_last_failure(x, true);
-    nanosleep(&(struct timespec){0, 100000}, NULL);
-  }
-  return "timed out";
-}
 
 #define CHECK_STR_EMPTY(expr)                                                                                       \
   do {                                                                                                              \
@@ -72,15 +48,10 @@ int main(void) {
     CHECK(!"llvm-mc-19 assembles the kernel");
     return testing_summary("amd_mock_exec");
   }
-  kif *k;
-  kfd_mock *m;
-  amd_mock_exec *x = NULL;
-  CHECK_OK(kif_create(&k));
-  CHECK_OK(kfd_mock_create(&(kfd_mock_config){.arch = "gfx1100"}, &m));
-  CHECK_OK(amd_mock_exec_attach(m, &x));
-  CHECK_OK(kfd_mock_attach(m, k));
+  art_mock e;
+  art_mock_up(&e, "gfx1100", true, false);
   amd_device *d = NULL;
-  CHECK_OK(amd_device_open(k, 0, NULL, &d));
+  CHECK_OK(amd_device_open(e.k, 0, NULL, &d));
   amd_buf code, sig, out;
   CHECK_OK(amd_mem_alloc(d, 8192, AMD_MEM_VRAM_HOST, NULL, &code));
   CHECK_OK(amd_mem_alloc(d, 4096, AMD_MEM_GTT_UNCACHED, NULL, &sig));
@@ -99,26 +70,26 @@ int main(void) {
   CHECK(lit > 0);
 
   /* program cache */
-  uint64_t d0 = decodes(x);
-  CHECK_STR_EMPTY(dispatch(d, x, code.va + 256, out.va, s));
+  uint64_t d0 = decodes(e.x);
+  CHECK_STR_EMPTY(art_dispatch_wave32(d, e.x, code.va + 256, out.va, s));
   CHECK_EQ_INT(count_eq(o, 32, LIT), 32);
-  CHECK_STR_EMPTY(dispatch(d, x, code.va + 256, out.va, s));
-  CHECK_EQ_INT(decodes(x), d0 + 1); /* unchanged bytes: reused */
+  CHECK_STR_EMPTY(art_dispatch_wave32(d, e.x, code.va + 256, out.va, s));
+  CHECK_EQ_INT(decodes(e.x), d0 + 1); /* unchanged bytes: reused */
   text[lit] = 777;                  /* a changed byte: decoded again, and the new value stored */
-  CHECK_STR_EMPTY(dispatch(d, x, code.va + 256, out.va, s));
-  CHECK_EQ_INT(decodes(x), d0 + 2);
+  CHECK_STR_EMPTY(art_dispatch_wave32(d, e.x, code.va + 256, out.va, s));
+  CHECK_EQ_INT(decodes(e.x), d0 + 2);
   CHECK_EQ_INT(count_eq(o, 32, 777), 32);
   text[nw] = 0xbfb00000u; /* s_endpgm where the decode stopped: a fresh decode runs on, so the cached one is stale */
-  CHECK_STR_EMPTY(dispatch(d, x, code.va + 256, out.va, s));
-  CHECK_EQ_INT(decodes(x), d0 + 3);
-  CHECK_STR_EMPTY(dispatch(d, x, code.va + 256, out.va, s));
-  CHECK_EQ_INT(decodes(x), d0 + 3);
+  CHECK_STR_EMPTY(art_dispatch_wave32(d, e.x, code.va + 256, out.va, s));
+  CHECK_EQ_INT(decodes(e.x), d0 + 3);
+  CHECK_STR_EMPTY(art_dispatch_wave32(d, e.x, code.va + 256, out.va, s));
+  CHECK_EQ_INT(decodes(e.x), d0 + 3);
 
   /* the allocation cache: lanes 0..15 store inside out (cached), lanes 16..31 past its end */
   uint64_t edge = out.va + out.size_B, base = edge - 64;
-  CHECK(!kfd_mock_range_ok(m, 0, edge, 4)); /* the reference: the full lookup finds no allocation there */
+  CHECK(!kfd_mock_range_ok(e.m, 0, edge, 4)); /* the reference: the full lookup finds no allocation there */
   memset(o, 0, out.size_B);
-  const char *got = dispatch(d, x, code.va + 256, base, s);
+  const char *got = art_dispatch_wave32(d, e.x, code.va + 256, base, s);
   CHECK_EQ_INT(count_eq(o + out.size_B / 4 - 16, 16, 777), 16); /* lanes 0..15 store before lane 16 faults */
   char want[64];
   snprintf(want, sizeof want, "write of address 0x%" PRIx64 " ", edge);
@@ -131,28 +102,25 @@ int main(void) {
   CHECK_OK(amd_mem_free(d, &code));
   amd_device_close(d);
   d = NULL;
-  CHECK_OK(amd_device_open(k, 0, NULL, &d)); /* a fresh queue: the one above may have stopped on the fault */
+  CHECK_OK(amd_device_open(e.k, 0, NULL, &d)); /* a fresh queue: the one above may have stopped on the fault */
   amd_buf code2, sig2, out2;
   CHECK_OK(amd_mem_alloc(d, 8192, AMD_MEM_VRAM_HOST, NULL, &code2));
   CHECK_OK(amd_mem_alloc(d, 4096, AMD_MEM_GTT_UNCACHED, NULL, &sig2));
   CHECK_OK(amd_mem_alloc(d, 4096, AMD_MEM_VRAM_HOST, NULL, &out2));
   memcpy((void *)(uintptr_t)(code2.va + 256), c.text, c.text_B);
   s = (volatile uint32_t *)(uintptr_t)sig2.va;
-  CHECK_STR_EMPTY(dispatch(d, x, code2.va + 256, out2.va, s));
+  CHECK_STR_EMPTY(art_dispatch_wave32(d, e.x, code2.va + 256, out2.va, s));
   uint64_t gone = out2.va;
   CHECK_OK(amd_mem_free(d, &out2));
-  bool still = kfd_mock_range_ok(m, 0, gone, 4);
+  bool still = kfd_mock_range_ok(e.m, 0, gone, 4);
   CHECK(!still);
-  got = dispatch(d, x, code2.va + 256, gone, s);
+  got = art_dispatch_wave32(d, e.x, code2.va + 256, gone, s);
   snprintf(want, sizeof want, "write of address 0x%" PRIx64 " ", gone);
   if (!strstr(got, want)) fprintf(stderr, "got \"%s\", want \"%s\"\n", got, want);
   CHECK(strstr(got, want) && strstr(got, "lane 0 "));
   CHECK_OK(amd_mem_free(d, &sig2));
   CHECK_OK(amd_mem_free(d, &code2));
   amd_device_close(d);
-  CHECK_OK(kfd_mock_detach(m));
-  kfd_mock_destroy(m);
-  amd_mock_exec_free(x);
-  kif_destroy(k);
+  art_mock_down(&e);
   return testing_summary("amd_mock_exec");
 }

@@ -1,13 +1,19 @@
 /* Test helpers for the AMD mock end-to-end tests (header-only, for *_test.c): run a kernel's text on an hcq_rt
  * device (compile for its target, load, launch on deterministically filled buffers, sync) and compare with the
- * reference interpreter by the examples' rule (compiler/examples_test_util.h). */
+ * reference interpreter by the examples' rule (compiler/examples_test_util.h); set up and tear down a KFD mock;
+ * a raw PM4 dispatch that waits for its signal or the mock's failure. */
 #ifndef HCQ_EMU_AMD_RT_TEST_UTIL_H
 #define HCQ_EMU_AMD_RT_TEST_UTIL_H
 
 #include <string.h>
+#include <time.h>
 
+#include "amd/amd_dispatch.h"
+#include "amd/amd_hcq.h"
+#include "autogen/amd_regs_gfx11.h"
 #include "compiler/examples_test_util.h"
 #include "emulator_tests/amd_mock_exec.h"
+#include "emulator_tests/kfd_mock.h"
 #include "hcq/hcq.h"
 
 /* ART_REFUSED: the compiler or the runtime refused the kernel as unsupported (HCQ_CODE_UNSUPPORTED at compile). */
@@ -74,6 +80,63 @@ done:
   if (ref) cc_kbufs_free(ref, nref);
   if (got) cc_kbufs_free(got, ngot);
   return res;
+}
+
+/* A KFD mock of `arch` on a kif of its own, with the RDNA3 executor attached (with_exec) and an amd_hcq opened
+ * (with_hcq); false when the hcq did not open. Members not asked for stay NULL. */
+typedef struct art_mock {
+  kif *k;
+  kfd_mock *m;
+  amd_mock_exec *x;
+  amd_hcq *h;
+} art_mock;
+
+static inline bool art_mock_up(art_mock *e, const char *arch, bool with_exec, bool with_hcq) {
+  memset(e, 0, sizeof *e);
+  CHECK_OK(kif_create(&e->k));
+  CHECK_OK(kfd_mock_create(&(kfd_mock_config){.arch = arch}, &e->m));
+  if (with_exec) CHECK_OK(amd_mock_exec_attach(e->m, &e->x));
+  CHECK_OK(kfd_mock_attach(e->m, e->k));
+  if (with_hcq) CHECK_OK(amd_hcq_open(e->k, 0, NULL, &e->h));
+  return !with_hcq || e->h != NULL;
+}
+
+/* Closes the hcq if open; a caller's amd_device must be closed first. */
+static inline void art_mock_down(art_mock *e) {
+  if (e->h) amd_hcq_close(e->h);
+  CHECK_OK(kfd_mock_detach(e->m));
+  kfd_mock_destroy(e->m);
+  if (e->x) amd_mock_exec_free(e->x);
+  kif_destroy(e->k);
+}
+
+/* A raw PM4 dispatch of k on d's compute ring, then a RELEASE_MEM that writes 1 to *sig (cleared first); waits
+ * (up to 20 s: a 1 MiB program decodes slowly under ASan) for the signal or the mock's failure. Returns "" when
+ * it ran to its signal, else the mock's failure text (or "timed out"). */
+static inline const char *art_dispatch_wait(amd_device *d, amd_mock_exec *x, const amd_dispatch_desc *k,
+                                            volatile uint32_t *sig) {
+  uint32_t w[256];
+  amd_cmdbuf b = {.w = w, .cap = 256};
+  __atomic_store_n(sig, 0, __ATOMIC_RELEASE);
+  CHECK_OK(amd_pm4_dispatch(&b, d, k, NULL));
+  amd_pm4_release_mem(&b, false, (uint64_t)(uintptr_t)sig, 1, AMD_RELEASE_DATA32, true, 0);
+  CHECK_OK(amd_ring_submit(d, &d->compute, b.w, b.n, NULL, 0));
+  for (int i = 0; i < 200000; i++) {
+    if (__atomic_load_n(sig, __ATOMIC_ACQUIRE) == 1) return "";
+    const char *e = amd_mock_exec_last_failure(x, false);
+    if (*e) return amd_mock_exec_last_failure(x, true);
+    nanosleep(&(struct timespec){0, 100000}, NULL);
+  }
+  return "timed out";
+}
+
+/* art_dispatch_wait of one gfx11 wave32 of 32 lanes of the code at code_va, with s[0:1] = out_va. */
+static inline const char *art_dispatch_wave32(amd_device *d, amd_mock_exec *x, uint64_t code_va, uint64_t out_va,
+                                              volatile uint32_t *sig) {
+  amd_dispatch_desc k = {.code_va = code_va, .rsrc2 = 2u << AMD_GFX11_COMPUTE_PGM_RSRC2__USER_SGPR__SHIFT,
+                         .wave32 = true, .user_sgpr = {(uint32_t)out_va, (uint32_t)(out_va >> 32)},
+                         .user_sgpr_count = 2, .local = {32, 1, 1}, .grid = {1, 1, 1}};
+  return art_dispatch_wait(d, x, &k, sig);
 }
 
 #endif

@@ -9,23 +9,15 @@
  *   and a lane overrunning its share of WAVESIZE is a page fault. */
 #include <time.h>
 
-#include "amd/amd_dispatch.h"
 #include "amd/amd_scratch.h"
-#include "autogen/amd_regs_gfx11.h"
 #include "emulator_tests/amd_rt_test_util.h"
-#include "emulator_tests/kfd_mock.h"
 #include "emulator_tests/rdna3_test_util.h"
 
 static void test_plan(void) {
-  hcq_rt_device *unused = NULL;
-  (void)unused;
-  kif *k;
-  kfd_mock *m;
-  CHECK_OK(kif_create(&k));
-  CHECK_OK(kfd_mock_create(&(kfd_mock_config){.arch = "gfx1100"}, &m));
-  CHECK_OK(kfd_mock_attach(m, k));
+  art_mock e;
+  art_mock_up(&e, "gfx1100", false, false);
   amd_device *d = NULL;
-  CHECK_OK(amd_device_open(k, 0, NULL, &d));
+  CHECK_OK(amd_device_open(e.k, 0, NULL, &d));
   if (d) {
     uint64_t size_B = 0;
     uint32_t tmpring = 0;
@@ -35,9 +27,7 @@ static void test_plan(void) {
     CHECK_ERR(amd_scratch_plan(&d->node, d->arch, 1u << 20, &size_B, &tmpring), HCQ_CODE_UNSUPPORTED, "WAVESIZE");
     amd_device_close(d);
   }
-  CHECK_OK(kfd_mock_detach(m));
-  kfd_mock_destroy(m);
-  kif_destroy(k);
+  art_mock_down(&e);
 }
 
 static void test_spilling_kernels(void) {
@@ -67,22 +57,6 @@ static void test_spilling_kernels(void) {
   hcq_rt_close(dev);
 }
 
-/* The mock's refusal of this dispatch, or "" when it ran (waits for the signal or the failure). */
-static const char *dispatch(amd_device *d, amd_mock_exec *x, const amd_dispatch_desc *k, volatile uint32_t *sig) {
-  uint32_t w[256];
-  amd_cmdbuf b = {.w = w, .cap = 256};
-  CHECK_OK(amd_pm4_dispatch(&b, d, k, NULL));
-  amd_pm4_release_mem(&b, false, (uint64_t)(uintptr_t)sig, 1, AMD_RELEASE_DATA32, true, 0);
-  CHECK_OK(amd_ring_submit(d, &d->compute, b.w, b.n, NULL, 0));
-  for (int i = 0; i < 50000; i++) {
-    if (__atomic_load_n(sig, __ATOMIC_ACQUIRE) == 1) return "";
-    const char *e = amd_mock_exec_last_failure(x, false);
-    if (*e) return amd_mock_exec_last_failure(x, true);
-    nanosleep(&(struct timespec){0, 100000}, NULL);
-  }
-  return "timed out";
-}
-
 static void test_direct(void) {
   static uint8_t obj[16384];
   r3t_code c = {0};
@@ -97,17 +71,12 @@ static void test_direct(void) {
     CHECK(!"llvm-mc-19 assembles the overrunning kernel");
     return;
   }
-  kif *k;
-  kfd_mock *m;
-  amd_mock_exec *x = NULL;
-  CHECK_OK(kif_create(&k));
-  CHECK_OK(kfd_mock_create(&(kfd_mock_config){.arch = "gfx1100"}, &m));
-  CHECK_OK(amd_mock_exec_attach(m, &x));
-  CHECK_OK(kfd_mock_attach(m, k));
+  art_mock e;
+  art_mock_up(&e, "gfx1100", true, false);
   enum { BAD_NONE, BAD_SMALL, BAD_FREED, BAD_OVERRUN, GOOD };
   for (int t = BAD_NONE; t <= GOOD; t++) {
     amd_device *d = NULL;
-    CHECK_OK(amd_device_open(k, 0, NULL, &d)); /* a refusal stops the queue: a fresh device per case */
+    CHECK_OK(amd_device_open(e.k, 0, NULL, &d)); /* a refusal stops the queue: a fresh device per case */
     if (!d) break;
     amd_buf code, sig, ring = {0};
     CHECK_OK(amd_mem_alloc(d, 8192, AMD_MEM_VRAM_HOST, NULL, &code));
@@ -123,7 +92,7 @@ static void test_direct(void) {
     amd_dispatch_desc kd = {.code_va = code.va + 256, .rsrc2 = AMD_GFX11_COMPUTE_PGM_RSRC2__SCRATCH_EN_MASK,
                             .wave32 = true, .local = {64, 1, 1}, .grid = {2, 1, 1},
                             .tmpring_size = t == BAD_NONE ? 0 : tmpring, .scratch_va = base};
-    const char *got = dispatch(d, x, &kd, (volatile uint32_t *)(uintptr_t)sig.va);
+    const char *got = art_dispatch_wait(d, e.x, &kd, (volatile uint32_t *)(uintptr_t)sig.va);
     static const char *const want[] = {"RSRC2.SCRATCH_EN with no scratch", "of a live allocation there",
                                        "bytes of a live allocation there",
                                        "scratch write (the private segment is 8 bytes per lane) of address 0x8", ""};
@@ -147,10 +116,7 @@ static void test_direct(void) {
     CHECK_OK(amd_mem_free(d, &code));
     amd_device_close(d);
   }
-  CHECK_OK(kfd_mock_detach(m));
-  kfd_mock_destroy(m);
-  amd_mock_exec_free(x);
-  kif_destroy(k);
+  art_mock_down(&e);
 }
 
 int main(void) {

@@ -19,61 +19,17 @@
 
 static uint32_t g_in[N][4], g_out[N];
 static uint64_t g_rng = 0xd075eed;
-static uint32_t rnd32(void) {
-  g_rng ^= g_rng << 13;
-  g_rng ^= g_rng >> 7;
-  g_rng ^= g_rng << 17;
-  return (uint32_t)(g_rng >> 11);
-}
-static uint32_t fb(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-static float bf(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static uint32_t rnd32(void) { return r3t_rnd32(&g_rng); }
 
-/* Assemble body between loads of v1..v3 and the store of v4 (a kernel as in rdna3_ops_test.c); check that the
- * instruction at index `at` prints as `text`. Returns false (with the message in err, if given) when the run fails. */
+/* Assemble body between loads of v1..v3 and the store of v4 (rdna3_test_util.h); check that the instruction under
+ * test prints as `text`. Returns false (with the message in err, if given) when the run fails. */
 static bool run_asm(const char *body, const char *text, uint32_t denorm_mode, char *err, size_t err_n) {
-  char src[4096];
-  snprintf(src, sizeof src,
-           "s_load_b128 s[4:7], s[0:1], 0x0\n v_lshlrev_b32 v10, 4, v0\n v_lshlrev_b32 v11, 2, v0\n"
-           "s_lshl_b32 s8, s2, 9\n s_lshl_b32 s9, s2, 7\n s_waitcnt lgkmcnt(0)\n"
-           "s_add_u32 s4, s4, s8\n s_addc_u32 s5, s5, 0\n s_add_u32 s6, s6, s9\n s_addc_u32 s7, s7, 0\n"
-           "global_load_b96 v[1:3], v10, s[4:5]\n s_waitcnt vmcnt(0)\n"
-           "%s\n global_store_b32 v11, v4, s[6:7]\n s_endpgm\n", body);
-  static uint8_t obj[65536];
-  r3t_code c;
-  if (!r3t_asm(src, obj, sizeof obj, &c)) return false;
-  rdna3_kd kd = {.code_props = (1u << 3) | (1u << 10), .rsrc2 = (2u << 1) | (1u << 7), .rsrc1 = denorm_mode << 16 | 3u << 18};
-  rdna3_program *p = NULL;
-  CHECK_OK(rdna3_load(c.text, c.text_B, 0, 0, &kd, &p));
-  if (!p) return false;
-  char got[256];
-  rdna3_print(p, 12, got, sizeof got); /* the instruction under test follows the 12 of the prologue */
-  r3t_norm(got);
-  if (strcmp(got, text)) fprintf(stderr, "decoded: %s\nsource:  %s\n", got, text);
-  CHECK_EQ_STR(got, text);
-  uint64_t args[2] = {(uint64_t)(uintptr_t)g_in, (uint64_t)(uintptr_t)g_out};
-  r3t_mem m = {0};
-  r3t_mem_add(&m, g_in, sizeof g_in);
-  r3t_mem_add(&m, g_out, sizeof g_out);
-  r3t_mem_add(&m, args, sizeof args);
-  rdna3_dispatch d = {.groups = {N / 32, 1, 1}, .block = {32, 1, 1}, .kernarg_va = (uint64_t)(uintptr_t)args};
-  memset(g_out, 0xcd, sizeof g_out);
-  hcq_status st = rdna3_run(p, &d, &(rdna3_mem_ops){.ctx = &m, .read = r3t_read, .write = r3t_write}, NULL);
-  rdna3_free(p);
-  if (st) {
-    if (err) snprintf(err, err_n, "%s", hcq_status_message(st));
-    else fprintf(stderr, "%s: %s\n", body, hcq_status_message(st));
-    hcq_status_free(st);
-    return false;
-  }
-  return true;
+  return r3t_run_lanes(body, denorm_mode, g_in, g_out, N, text, err, err_n);
 }
 
 static int g_bad;
 static void expect(bool ok, const char *what, int i, uint32_t got, uint32_t want) {
-  if (!ok && g_bad++ < 12)
-    fprintf(stderr, "%s: lane input %d (0x%08x 0x%08x 0x%08x): got 0x%08x, want 0x%08x\n", what, i, g_in[i][0],
-            g_in[i][1], g_in[i][2], got, want);
-  CHECK(ok);
+  r3t_expect(ok, what, i, g_in[i], got, want, &g_bad);
 }
 
 /* ---- integer dots ---- */
@@ -156,7 +112,7 @@ static float any_f32(void) {
   return rnd32() % 2 ? s[rnd32() % (sizeof s / sizeof *s)] : (float)(int32_t)rnd32() / 4096.0f;
 }
 
-static bool same_f(uint32_t got, float want) { return got == fb(want) || (isnan(bf(got)) && isnan(want)); }
+static bool same_f(uint32_t got, float want) { return got == r3t_fb(want) || (isnan(r3t_bf(got)) && isnan(want)); }
 
 typedef struct { bool bf16, clamp; unsigned sel, selhi, nlo, nhi; uint32_t mode; } fcase;
 
@@ -166,7 +122,7 @@ static float flush(float x) { return fpclassify(x) == FP_SUBNORMAL ? (signbit(x)
 static float ref_float(const fcase *f, uint32_t a, uint32_t b, uint32_t c) {
   bool ftz = !f->bf16 || f->mode != 3;
   if (ftz && !(c & 0x7f800000u)) c &= 0x80000000u;
-  float acc = bf(c);
+  float acc = r3t_bf(c);
   if ((f->nhi >> 2) & 1) acc = fabsf(acc);
   if ((f->nlo >> 2) & 1) acc = -acc;
   for (int h = 0; h < 2; h++) {
@@ -181,7 +137,7 @@ static float ref_float(const fcase *f, uint32_t a, uint32_t b, uint32_t c) {
     acc = acc + p;
     if (f->bf16 && ftz) acc = flush(acc);
   }
-  if (ftz && !(fb(acc) & 0x7f800000u)) acc = signbit(acc) ? -0.0f : 0.0f;
+  if (ftz && !(r3t_fb(acc) & 0x7f800000u)) acc = signbit(acc) ? -0.0f : 0.0f;
   if (f->clamp) acc = isnan(acc) || acc < 0 ? 0.0f : acc > 1 ? 1.0f : acc;
   return acc;
 }
@@ -208,11 +164,11 @@ static void test_float(void) {
     for (int i = 0; i < N; i++) {
       g_in[i][0] = any_half(f->bf16) | (uint32_t)any_half(f->bf16) << 16;
       g_in[i][1] = any_half(f->bf16) | (uint32_t)any_half(f->bf16) << 16;
-      g_in[i][2] = fb(any_f32());
+      g_in[i][2] = r3t_fb(any_f32());
     }
     /* 1 + 2^-24 - 1: step by step the small product is lost (0), a fused sum would keep it */
     uint16_t one = f->bf16 ? 0x3f80 : 0x3c00, small = f->bf16 ? 0x3380 : 0x1400 /* 2^-24 / 2^-26 */;
-    g_in[0][0] = small | (uint32_t)one << 16, g_in[0][1] = one | (uint32_t)(one ^ 0x8000) << 16, g_in[0][2] = fb(1.0f);
+    g_in[0][0] = small | (uint32_t)one << 16, g_in[0][1] = one | (uint32_t)(one ^ 0x8000) << 16, g_in[0][2] = r3t_fb(1.0f);
     g_in[1][2] = 0x00000001u; /* a denormal accumulator with zero products */
     g_in[1][0] = g_in[1][1] = 0;
     bool ran = run_asm(text, text, f->mode, NULL, 0);
@@ -220,7 +176,7 @@ static void test_float(void) {
     if (!ran) continue;
     for (int i = 0; i < N; i++) {
       float want = ref_float(f, g_in[i][0], g_in[i][1], g_in[i][2]);
-      expect(same_f(g_out[i], want), text, i, g_out[i], fb(want));
+      expect(same_f(g_out[i], want), text, i, g_out[i], r3t_fb(want));
     }
   }
 }

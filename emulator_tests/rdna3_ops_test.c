@@ -17,14 +17,7 @@
 static uint32_t g_in[N][4], g_out[N];
 
 static uint64_t g_rng = 0x1234567;
-static uint32_t rnd32(void) {
-  g_rng ^= g_rng << 13;
-  g_rng ^= g_rng >> 7;
-  g_rng ^= g_rng << 17;
-  return (uint32_t)(g_rng >> 11);
-}
-static uint32_t fb(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-static float bf(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static uint32_t rnd32(void) { return r3t_rnd32(&g_rng); }
 
 /* Interesting floats: zeros, denormals, normals that round, huge, inf, NaN, and random bit patterns. */
 static float any_float(void) {
@@ -33,79 +26,39 @@ static float any_float(void) {
                                   -INFINITY, NAN, 0.1f, 1e-40f, 2.5f, -2.5f, 0.5f, 1.5f};
   uint32_t r = rnd32() % 4;
   if (r == 0) return special[rnd32() % (sizeof special / sizeof *special)];
-  if (r == 1) return bf(rnd32());
+  if (r == 1) return r3t_bf(rnd32());
   return ((float)(int32_t)rnd32() / 65536.0f) * ((rnd32() & 1) ? 1.0f : 1e-3f);
 }
 
 /* Assemble `body` (between the loads of v1..v3 and the store of v4) and run it on g_in -> g_out. */
 static bool run_asm(const char *body, uint32_t denorm_mode) {
-  char src[4096];
-  snprintf(src, sizeof src,
-           "s_load_b128 s[4:7], s[0:1], 0x0\n"
-           "v_lshlrev_b32 v10, 4, v0\n"
-           "v_lshlrev_b32 v11, 2, v0\n"
-           "s_lshl_b32 s8, s2, 9\n" /* workgroup id (s2) * 32 lanes * 16 bytes */
-           "s_lshl_b32 s9, s2, 7\n"
-           "s_waitcnt lgkmcnt(0)\n"
-           "s_add_u32 s4, s4, s8\n s_addc_u32 s5, s5, 0\n s_add_u32 s6, s6, s9\n s_addc_u32 s7, s7, 0\n"
-           "global_load_b96 v[1:3], v10, s[4:5]\n"
-           "s_waitcnt vmcnt(0)\n"
-           "%s\n"
-           "global_store_b32 v11, v4, s[6:7]\n"
-           "s_endpgm\n", body);
-  static uint8_t obj[65536];
-  r3t_code c;
-  if (!r3t_asm(src, obj, sizeof obj, &c)) return false;
-  /* kernarg pointer in s[0:1] (kernel_code_properties bit 3), wave32 (bit 10); USER_SGPR_COUNT 2, workgroup id x
-   * in s2 (rsrc2 bit 7); FLOAT_DENORM_MODE_32 in rsrc1 17:16 */
-  rdna3_kd kd = {.code_props = (1u << 3) | (1u << 10), .rsrc2 = (2u << 1) | (1u << 7), .rsrc1 = denorm_mode << 16 | 3u << 18};
-  rdna3_program *p = NULL;
-  CHECK_OK(rdna3_load(c.text, c.text_B, 0, 0, &kd, &p));
-  if (!p) return false;
-  uint64_t args[2] = {(uint64_t)(uintptr_t)g_in, (uint64_t)(uintptr_t)g_out};
-  r3t_mem m = {0};
-  r3t_mem_add(&m, g_in, sizeof g_in);
-  r3t_mem_add(&m, g_out, sizeof g_out);
-  r3t_mem_add(&m, args, sizeof args);
-  rdna3_dispatch d = {.groups = {N / 32, 1, 1}, .block = {32, 1, 1}, .kernarg_va = (uint64_t)(uintptr_t)args};
-  memset(g_out, 0xcd, sizeof g_out);
-  hcq_status st = rdna3_run(p, &d, &(rdna3_mem_ops){.ctx = &m, .read = r3t_read, .write = r3t_write}, NULL);
-  rdna3_free(p);
-  if (st) {
-    fprintf(stderr, "%s: %s\n", body, hcq_status_message(st));
-    hcq_status_free(st);
-    return false;
-  }
-  return true;
+  return r3t_run_lanes(body, denorm_mode, g_in, g_out, N, NULL, NULL, 0);
 }
 
 /* Same float, or both NaN. */
-static bool same_f(uint32_t got, float want) { return got == fb(want) || (isnan(bf(got)) && isnan(want)); }
+static bool same_f(uint32_t got, float want) { return got == r3t_fb(want) || (isnan(r3t_bf(got)) && isnan(want)); }
 
 static int g_bad;
 static void expect(bool ok, const char *what, int i, uint32_t got, uint32_t want) {
-  if (!ok && g_bad++ < 12)
-    fprintf(stderr, "%s: input %d (0x%08x 0x%08x 0x%08x): got 0x%08x, want 0x%08x\n", what, i, g_in[i][0], g_in[i][1],
-            g_in[i][2], got, want);
-  CHECK(ok);
+  r3t_expect(ok, what, i, g_in[i], got, want, &g_bad);
 }
 
 static void fill_floats(void) {
   for (int i = 0; i < N; i++)
-    for (int k = 0; k < 3; k++) g_in[i][k] = fb(any_float());
+    for (int k = 0; k < 3; k++) g_in[i][k] = r3t_fb(any_float());
 }
 
 static void test_float_arith(void) {
   fill_floats();
-  g_in[0][0] = fb(1.0f), g_in[0][1] = fb(0x1p-24f);         /* a tie: rounds to even (1.0) */
-  g_in[1][0] = fb(1.0f), g_in[1][1] = fb(0x1.000002p-24f);  /* just above the tie: rounds up */
+  g_in[0][0] = r3t_fb(1.0f), g_in[0][1] = r3t_fb(0x1p-24f);         /* a tie: rounds to even (1.0) */
+  g_in[1][0] = r3t_fb(1.0f), g_in[1][1] = r3t_fb(0x1.000002p-24f);  /* just above the tie: rounds up */
   static const struct { const char *asm_; int op; } ops[] = {
       {"v_add_f32 v4, v1, v2", 0}, {"v_sub_f32 v4, v1, v2", 1}, {"v_mul_f32 v4, v1, v2", 2},
       {"v_fma_f32 v4, v1, v2, v3", 3}, {"v_subrev_f32 v4, v1, v2", 4}};
   for (size_t o = 0; o < sizeof ops / sizeof *ops; o++) {
     CHECK(run_asm(ops[o].asm_, 3));
     for (int i = 0; i < N; i++) {
-      float a = bf(g_in[i][0]), b = bf(g_in[i][1]), c = bf(g_in[i][2]), w;
+      float a = r3t_bf(g_in[i][0]), b = r3t_bf(g_in[i][1]), c = r3t_bf(g_in[i][2]), w;
       switch (ops[o].op) {
         case 0: w = a + b; break;
         case 1: w = a - b; break;
@@ -113,19 +66,19 @@ static void test_float_arith(void) {
         case 3: w = fmaf(a, b, c); break;
         default: w = b - a; break;
       }
-      expect(same_f(g_out[i], w), ops[o].asm_, i, g_out[i], fb(w));
+      expect(same_f(g_out[i], w), ops[o].asm_, i, g_out[i], r3t_fb(w));
     }
   }
   /* fma rounds once: a case where a*b+c rounded twice differs */
-  g_in[0][0] = fb(1.0f + 0x1p-12f), g_in[0][1] = fb(1.0f + 0x1p-12f), g_in[0][2] = fb(-1.0f);
+  g_in[0][0] = r3t_fb(1.0f + 0x1p-12f), g_in[0][1] = r3t_fb(1.0f + 0x1p-12f), g_in[0][2] = r3t_fb(-1.0f);
   CHECK(run_asm("v_fma_f32 v4, v1, v2, v3", 3));
-  float a = bf(g_in[0][0]);
+  float a = r3t_bf(g_in[0][0]);
   volatile float sq = a * a; /* rounded on its own: the compiler may not fuse it into the subtraction */
-  CHECK(g_out[0] == fb(fmaf(a, a, -1.0f)) && fb(fmaf(a, a, -1.0f)) != fb(sq - 1.0f));
+  CHECK(g_out[0] == r3t_fb(fmaf(a, a, -1.0f)) && r3t_fb(fmaf(a, a, -1.0f)) != r3t_fb(sq - 1.0f));
 }
 
 static void test_denormals(void) {
-  for (int i = 0; i < N; i++) g_in[i][0] = fb(i & 1 ? 0x1p-140f : -0x1.8p-130f), g_in[i][1] = fb(1.0f), g_in[i][2] = 0;
+  for (int i = 0; i < N; i++) g_in[i][0] = r3t_fb(i & 1 ? 0x1p-140f : -0x1.8p-130f), g_in[i][1] = r3t_fb(1.0f), g_in[i][2] = 0;
   CHECK(run_asm("v_mul_f32 v4, v1, v2", 3)); /* FLUSH_NONE: kept */
   for (int i = 0; i < N; i++) expect(g_out[i] == g_in[i][0], "denormal kept (mode 3)", i, g_out[i], g_in[i][0]);
   CHECK(run_asm("v_mul_f32 v4, v1, v2", 0)); /* FLUSH_SRC_DST: a signed zero */
@@ -137,19 +90,19 @@ static void test_denormals(void) {
 
 static void test_minmax_nan(void) {
   fill_floats();
-  g_in[0][0] = fb(NAN), g_in[0][1] = fb(1.0f);
-  g_in[1][0] = fb(-0.0f), g_in[1][1] = fb(0.0f);
-  g_in[2][0] = fb(0.0f), g_in[2][1] = fb(-0.0f);
+  g_in[0][0] = r3t_fb(NAN), g_in[0][1] = r3t_fb(1.0f);
+  g_in[1][0] = r3t_fb(-0.0f), g_in[1][1] = r3t_fb(0.0f);
+  g_in[2][0] = r3t_fb(0.0f), g_in[2][1] = r3t_fb(-0.0f);
   for (int mx = 0; mx < 2; mx++) {
     CHECK(run_asm(mx ? "v_max_f32 v4, v1, v2" : "v_min_f32 v4, v1, v2", 3));
     for (int i = 0; i < N; i++) {
-      float a = bf(g_in[i][0]), b = bf(g_in[i][1]), w;
+      float a = r3t_bf(g_in[i][0]), b = r3t_bf(g_in[i][1]), w;
       /* IEEE mode (ISA): a NaN operand gives the other one; -0 < +0 */
       if (isnan(a)) w = b;
       else if (isnan(b)) w = a;
       else if (a == b) w = (!!signbit(a) == (mx == 0)) ? a : b;
       else w = mx ? (a > b ? a : b) : (a < b ? a : b);
-      expect(same_f(g_out[i], w), mx ? "v_max_f32" : "v_min_f32", i, g_out[i], fb(w));
+      expect(same_f(g_out[i], w), mx ? "v_max_f32" : "v_min_f32", i, g_out[i], r3t_fb(w));
     }
   }
 }
@@ -157,25 +110,25 @@ static void test_minmax_nan(void) {
 static void test_conversions(void) {
   fill_floats();
   static const float cv[] = {NAN, 3e9f, -3e9f, -1.5f, 2.5f, -0.0f, 4294967040.0f, 5e9f, -1.0f, INFINITY, -INFINITY, 2147483520.0f};
-  for (size_t i = 0; i < sizeof cv / sizeof *cv; i++) g_in[i][0] = fb(cv[i]);
+  for (size_t i = 0; i < sizeof cv / sizeof *cv; i++) g_in[i][0] = r3t_fb(cv[i]);
   CHECK(run_asm("v_cvt_i32_f32 v4, v1", 3));
   for (int i = 0; i < N; i++) {
-    float a = bf(g_in[i][0]);
+    float a = r3t_bf(g_in[i][0]);
     int32_t w = isnan(a) ? 0 : a >= 2147483648.0f ? INT32_MAX : a <= -2147483648.0f ? INT32_MIN : (int32_t)a;
     expect(g_out[i] == (uint32_t)w, "v_cvt_i32_f32 (truncate, clamp, NaN -> 0)", i, g_out[i], (uint32_t)w);
   }
   CHECK(run_asm("v_cvt_u32_f32 v4, v1", 3));
   for (int i = 0; i < N; i++) {
-    float a = bf(g_in[i][0]);
+    float a = r3t_bf(g_in[i][0]);
     uint32_t w = isnan(a) || a <= 0 ? 0 : a >= 4294967296.0f ? UINT32_MAX : (uint32_t)a;
     expect(g_out[i] == w, "v_cvt_u32_f32 (truncate, clamp, NaN -> 0)", i, g_out[i], w);
   }
   for (int i = 0; i < N; i++) g_in[i][0] = rnd32() >> (rnd32() % 32);
   g_in[0][0] = 16777217, g_in[1][0] = 16777219, g_in[2][0] = 0x80000000u, g_in[3][0] = 0xffffffffu;
   CHECK(run_asm("v_cvt_f32_i32 v4, v1", 3));
-  for (int i = 0; i < N; i++) expect(same_f(g_out[i], (float)(int32_t)g_in[i][0]), "v_cvt_f32_i32 (RNE)", i, g_out[i], fb((float)(int32_t)g_in[i][0]));
+  for (int i = 0; i < N; i++) expect(same_f(g_out[i], (float)(int32_t)g_in[i][0]), "v_cvt_f32_i32 (RNE)", i, g_out[i], r3t_fb((float)(int32_t)g_in[i][0]));
   CHECK(run_asm("v_cvt_f32_u32 v4, v1", 3));
-  for (int i = 0; i < N; i++) expect(same_f(g_out[i], (float)g_in[i][0]), "v_cvt_f32_u32 (RNE)", i, g_out[i], fb((float)g_in[i][0]));
+  for (int i = 0; i < N; i++) expect(same_f(g_out[i], (float)g_in[i][0]), "v_cvt_f32_u32 (RNE)", i, g_out[i], r3t_fb((float)g_in[i][0]));
 }
 
 static void test_integers(void) {
@@ -293,14 +246,14 @@ static void test_transcendentals(void) {
       double t = (double)rnd32() / 4294967296.0;
       double x = ops[o].op >= 1 && ops[o].op <= 4 ? exp(log(fmax(ops[o].lo, 1e-30)) + t * (log(ops[o].hi) - log(fmax(ops[o].lo, 1e-30))))
                                                   : ops[o].lo + t * (ops[o].hi - ops[o].lo);
-      g_in[i][0] = fb((float)x);
+      g_in[i][0] = r3t_fb((float)x);
     }
-    g_in[0][0] = fb(ops[o].op == 1 ? 0.0f : 1.0f);
-    g_in[1][0] = fb(ops[o].op == 4 ? 2.0f : INFINITY);
+    g_in[0][0] = r3t_fb(ops[o].op == 1 ? 0.0f : 1.0f);
+    g_in[1][0] = r3t_fb(ops[o].op == 4 ? 2.0f : INFINITY);
     CHECK(run_asm(ops[o].asm_, 3));
     double worst = 0;
     for (int i = 0; i < N; i++) {
-      double x = bf(g_in[i][0]), w;
+      double x = r3t_bf(g_in[i][0]), w;
       switch (ops[o].op) {
         case 0: w = exp2(x); break;
         case 1: w = x == 0 ? -INFINITY : log2(x); break;
@@ -310,10 +263,10 @@ static void test_transcendentals(void) {
         case 5: w = isinf(x) ? NAN : sin(2 * M_PI * x); break;
         default: w = isinf(x) ? NAN : cos(2 * M_PI * x); break;
       }
-      float got = bf(g_out[i]);
+      float got = r3t_bf(g_out[i]);
       bool ok = ops[o].op >= 5 ? (isnan(w) ? isnan(got) : fabs(got - w) <= 2e-6) : ulps(got, w) <= 1.0;
       if (ops[o].op < 5 && isfinite(w)) worst = fmax(worst, ulps(got, w));
-      expect(ok, ops[o].asm_, i, g_out[i], fb((float)w));
+      expect(ok, ops[o].asm_, i, g_out[i], r3t_fb((float)w));
     }
     if (ops[o].op < 5) printf("%-24s worst error %.3f ULP (ISA bound: 1 ULP)\n", ops[o].asm_, worst);
   }
@@ -332,7 +285,7 @@ static void test_half(void) {
   for (size_t o = 0; o < sizeof ops / sizeof *ops; o++) {
     char body[160];
     snprintf(body, sizeof body, "%s%s", o == 3 ? "v_cvt_f32_f16 v6, v1\nv_mul_f32 v5, v6, v2\n" : "v_mov_b32 v4, 0\n", ops[o]);
-    if (o == 3) for (int i = 0; i < N; i++) g_in[i][1] = fb(1.0f + (float)(rnd32() % 4096) / 8192.0f);
+    if (o == 3) for (int i = 0; i < N; i++) g_in[i][1] = r3t_fb(1.0f + (float)(rnd32() % 4096) / 8192.0f);
     CHECK(run_asm(body, 3));
     for (int i = 0; i < N; i++) {
       float a = cc_f16_to_f32((uint16_t)g_in[i][0]), b = cc_f16_to_f32((uint16_t)g_in[i][1]);
@@ -342,7 +295,7 @@ static void test_half(void) {
         case 0: want = cc_f32_to_f16(a + b); break;
         case 1: want = cc_f32_to_f16(a * b); break;
         case 2: want = cc_f32_to_f16(a - b); break;
-        case 3: want = cc_f32_to_f16(a * bf(g_in[i][1])); break;
+        case 3: want = cc_f32_to_f16(a * r3t_bf(g_in[i][1])); break;
         case 4: want = cc_f32_to_f16(a + b) | (uint32_t)cc_f32_to_f16(ah + bh) << 16; break;
         default: want = cc_f32_to_f16(ah + b) | (uint32_t)cc_f32_to_f16(a + bh) << 16; break; /* halves swapped */
       }
@@ -360,14 +313,14 @@ static void test_half(void) {
 static void test_division(void) {
   fill_floats();
   for (int i = 0; i < 64; i++) { /* far-apart exponents: the scaled paths of v_div_scale */
-    g_in[i][0] = fb(ldexpf(1.0f + (float)(rnd32() % 1000) / 1000.0f, (int)(rnd32() % 250) - 125));
-    g_in[i][1] = fb(ldexpf(1.0f + (float)(rnd32() % 1000) / 1000.0f, (int)(rnd32() % 250) - 125));
+    g_in[i][0] = r3t_fb(ldexpf(1.0f + (float)(rnd32() % 1000) / 1000.0f, (int)(rnd32() % 250) - 125));
+    g_in[i][1] = r3t_fb(ldexpf(1.0f + (float)(rnd32() % 1000) / 1000.0f, (int)(rnd32() % 250) - 125));
   }
-  g_in[64][0] = fb(0x1p-149f), g_in[64][1] = fb(3.0f);
-  g_in[65][0] = fb(1.0f), g_in[65][1] = fb(0x1p-149f);
-  g_in[66][0] = fb(0x1.fffffep127f), g_in[66][1] = fb(0x1p-10f);
-  g_in[67][0] = fb(0.0f), g_in[67][1] = fb(0.0f);
-  g_in[68][0] = fb(1e-38f), g_in[68][1] = fb(1e30f);
+  g_in[64][0] = r3t_fb(0x1p-149f), g_in[64][1] = r3t_fb(3.0f);
+  g_in[65][0] = r3t_fb(1.0f), g_in[65][1] = r3t_fb(0x1p-149f);
+  g_in[66][0] = r3t_fb(0x1.fffffep127f), g_in[66][1] = r3t_fb(0x1p-10f);
+  g_in[67][0] = r3t_fb(0.0f), g_in[67][1] = r3t_fb(0.0f);
+  g_in[68][0] = r3t_fb(1e-38f), g_in[68][1] = r3t_fb(1e30f);
   /* the sequence llc-19 emits for `fdiv float` on gfx1100 with denormals enabled */
   CHECK(run_asm("v_div_scale_f32 v5, null, v2, v2, v1\n"
                 "v_div_scale_f32 v8, vcc_lo, v1, v2, v1\n"
@@ -381,8 +334,8 @@ static void test_division(void) {
                 "v_div_fmas_f32 v5, v5, v6, v7\n"
                 "v_div_fixup_f32 v4, v5, v2, v1", 3));
   for (int i = 0; i < N; i++) {
-    float w = bf(g_in[i][0]) / bf(g_in[i][1]);
-    expect(same_f(g_out[i], w), "f32 division sequence (correctly rounded)", i, g_out[i], fb(w));
+    float w = r3t_bf(g_in[i][0]) / r3t_bf(g_in[i][1]);
+    expect(same_f(g_out[i], w), "f32 division sequence (correctly rounded)", i, g_out[i], r3t_fb(w));
   }
 }
 

@@ -1,7 +1,8 @@
 /* Test helpers for the RDNA3 interpreter (header-only, for *_test.c): a minimal ELF64 walk that finds .text and a
  * kernel's descriptor (<name>.kd) in a code object (until the shared HSACO reader is on this branch), host memory
  * behind rdna3_mem_ops (device address = host address, every access checked against the registered buffers), a
- * run of a compiled cc_program on the interpreter, and the cross-check of the decoder against llvm-objdump-19. */
+ * run of a compiled cc_program on the interpreter, the cross-check of the decoder against llvm-objdump-19, and
+ * the lane kernels of the instruction tests (inputs in v1..v3, the result in v4) with their input generator. */
 #ifndef HCQ_EMU_RDNA3_TEST_UTIL_H
 #define HCQ_EMU_RDNA3_TEST_UTIL_H
 
@@ -234,6 +235,81 @@ static inline long r3t_objdump_check(const uint8_t *bin, size_t n, const char *w
   rdna3_free(prog);
   CHECK_EQ_INT(bad, 0);
   return compared;
+}
+
+/* ---- lane kernels: three input dwords per lane in v1..v3, one result in v4 ---- */
+
+/* xorshift64 for test inputs; the state is the test's own fixed seed */
+static inline uint32_t r3t_rnd32(uint64_t *state) {
+  *state ^= *state << 13;
+  *state ^= *state >> 7;
+  *state ^= *state << 17;
+  return (uint32_t)(*state >> 11);
+}
+static inline uint32_t r3t_fb(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static inline float r3t_bf(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+/* Assemble `body` (llvm-mc-19) between the loads of v1..v3 from in[lane][0..2] and the store of v4 to out[lane],
+ * and run it on n lanes (a multiple of 32; FLOAT_DENORM_MODE_32 = denorm_mode). With `text`, the instruction under
+ * test (after the 12 of the prologue) must print as text. False when it does not assemble or run (the run's error
+ * in err when given, else on stderr). */
+static inline bool r3t_run_lanes(const char *body, uint32_t denorm_mode, uint32_t (*in)[4], uint32_t *out, int n,
+                                 const char *text, char *err, size_t err_n) {
+  char src[4096];
+  snprintf(src, sizeof src,
+           "s_load_b128 s[4:7], s[0:1], 0x0\n"
+           "v_lshlrev_b32 v10, 4, v0\n"
+           "v_lshlrev_b32 v11, 2, v0\n"
+           "s_lshl_b32 s8, s2, 9\n" /* workgroup id (s2) * 32 lanes * 16 bytes */
+           "s_lshl_b32 s9, s2, 7\n"
+           "s_waitcnt lgkmcnt(0)\n"
+           "s_add_u32 s4, s4, s8\n s_addc_u32 s5, s5, 0\n s_add_u32 s6, s6, s9\n s_addc_u32 s7, s7, 0\n"
+           "global_load_b96 v[1:3], v10, s[4:5]\n"
+           "s_waitcnt vmcnt(0)\n"
+           "%s\n"
+           "global_store_b32 v11, v4, s[6:7]\n"
+           "s_endpgm\n", body);
+  static uint8_t obj[65536];
+  r3t_code c;
+  if (!r3t_asm(src, obj, sizeof obj, &c)) return false;
+  /* kernarg pointer in s[0:1] (kernel_code_properties bit 3), wave32 (bit 10); USER_SGPR_COUNT 2, workgroup id x
+   * in s2 (rsrc2 bit 7); FLOAT_DENORM_MODE_32 in rsrc1 17:16 */
+  rdna3_kd kd = {.code_props = (1u << 3) | (1u << 10), .rsrc2 = (2u << 1) | (1u << 7), .rsrc1 = denorm_mode << 16 | 3u << 18};
+  rdna3_program *p = NULL;
+  CHECK_OK(rdna3_load(c.text, c.text_B, 0, 0, &kd, &p));
+  if (!p) return false;
+  if (text) {
+    char got[256];
+    rdna3_print(p, 12, got, sizeof got);
+    r3t_norm(got);
+    if (strcmp(got, text)) fprintf(stderr, "decoded: %s\nsource:  %s\n", got, text);
+    CHECK_EQ_STR(got, text);
+  }
+  uint64_t args[2] = {(uint64_t)(uintptr_t)in, (uint64_t)(uintptr_t)out};
+  r3t_mem m = {0};
+  r3t_mem_add(&m, in, (size_t)n * sizeof *in);
+  r3t_mem_add(&m, out, (size_t)n * sizeof *out);
+  r3t_mem_add(&m, args, sizeof args);
+  rdna3_dispatch d = {.groups = {(uint32_t)n / 32, 1, 1}, .block = {32, 1, 1}, .kernarg_va = (uint64_t)(uintptr_t)args};
+  memset(out, 0xcd, (size_t)n * sizeof *out);
+  hcq_status st = rdna3_run(p, &d, &(rdna3_mem_ops){.ctx = &m, .read = r3t_read, .write = r3t_write}, NULL);
+  rdna3_free(p);
+  if (st) {
+    if (err) snprintf(err, err_n, "%s", hcq_status_message(st));
+    else fprintf(stderr, "%s: %s\n", body, hcq_status_message(st));
+    hcq_status_free(st);
+    return false;
+  }
+  return true;
+}
+
+/* A lane's check; the first 12 failures (counted in *bad) print the lane's inputs. */
+static inline void r3t_expect(bool ok, const char *what, int i, const uint32_t in[4], uint32_t got, uint32_t want,
+                              int *bad) {
+  if (!ok && (*bad)++ < 12)
+    fprintf(stderr, "%s: lane input %d (0x%08x 0x%08x 0x%08x): got 0x%08x, want 0x%08x\n", what, i, in[0], in[1],
+            in[2], got, want);
+  CHECK(ok);
 }
 
 #endif

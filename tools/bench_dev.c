@@ -111,6 +111,68 @@ static hcq_status alloc_zeroed(dbench *b, size_t size_B, hcq_rt_buffer **out) {
   return HCQ_OK;
 }
 
+/* The CPU-cost rounds of launch_cpu and graph_replay: before each round `prep` (not timed), then `body` timed
+ * without the mock's doorbell (MMIO hook) time; round 0 warms up and is not kept. per[] gets microseconds per
+ * kernel. */
+typedef struct rounds_ctx {
+  dbench *b;
+  hcq_rt_kernel **k;
+  hcq_rt_buffer **buf;
+  hcq_graph *g;
+  int launches0;  /* the NV mock's launch count when counting began */
+  bool replay_ok; /* graph replay 0 computed the right output */
+} rounds_ctx;
+typedef hcq_status (*round_fn)(rounds_ctx *c, int r);
+
+static hcq_status timed_rounds(rounds_ctx *c, int rounds, round_fn prep, round_fn body, double *per, int *n) {
+  hcq_status st = HCQ_OK;
+  *n = 0;
+  for (int r = 0; !st && r <= rounds; r++) {
+    if ((st = prep(c, r))) break;
+    double t0 = now_s(), m0 = mmio_s();
+    st = body(c, r);
+    double dt = now_s() - t0 - (mmio_s() - m0);
+    if (r) per[(*n)++] = dt / NK * 1e6;
+  }
+  return st;
+}
+
+static hcq_status launch_prep(rounds_ctx *c, int r) {
+  (void)r;
+  return hcq_rt_sync(c->b->dev, 60000);
+}
+
+static hcq_status launch_body(rounds_ctx *c, int r) {
+  hcq_status st = HCQ_OK;
+  for (int i = 0; !st && i < NK; i++) st = hcq_rt_launch(c->k[i], &c->buf[(r + i) & 1], 1, NULL, 0);
+  return st;
+}
+
+/* replay 0 runs the kernels and is checked; the timed ones (on the NV mock: counted, not run) follow */
+static hcq_status replay_prep(rounds_ctx *c, int r) {
+  hcq_status st = hcq_graph_wait(c->g, 60000);
+  if (!st && r == 1) {
+    c->replay_ok = tiny_ok(c->buf[0]);
+    c->launches0 = c->b->nvm ? nv_mock_launches(c->b->nvm) : 0;
+    nv_exec_off(c->b, true);
+  }
+  if (!r) memset(hcq_rt_buffer_host(c->buf[0]), 0, 128);
+  return st;
+}
+
+static hcq_status replay_body(rounds_ctx *c, int r) {
+  uop_var_val v = {"out", (int64_t)hcq_rt_buffer_va(c->buf[r & 1])};
+  return hcq_graph_replay(c->g, &v, 1, 60000);
+}
+
+/* A row of microseconds per kernel: the median of per[0..n) */
+static drow *per_kernel_row(dbench *b, const char *name, double *per, int n) {
+  drow *rw = row(b, name, "us");
+  snprintf(rw->size, sizeof rw->size, "%d kernels", NK);
+  rw->value = quantile(per, n, 0.5);
+  return rw;
+}
+
 static hcq_status bench_launch(dbench *b) {
   hcq_rt_program *p = NULL;
   hcq_rt_kernel *k[NK] = {0};
@@ -141,22 +203,15 @@ static hcq_status bench_launch(dbench *b) {
   }
   /* CPU cost: round 0 warms up; the kernel runs (or on the NV mock is counted) */
   for (int i = 0; !st && i < 2; i++) memset(hcq_rt_buffer_host(buf[i]), 0, 128);
-  int n = 0, launches0 = b->nvm ? nv_mock_launches(b->nvm) : 0;
+  int n = 0;
+  rounds_ctx rc = {.b = b, .k = k, .buf = buf, .launches0 = b->nvm ? nv_mock_launches(b->nvm) : 0};
   nv_exec_off(b, true);
-  for (int r = 0; !st && r <= rounds; r++) {
-    st = hcq_rt_sync(b->dev, 60000);
-    double t0 = now_s(), m0 = mmio_s();
-    for (int i = 0; !st && i < NK; i++) st = hcq_rt_launch(k[i], &buf[(r + i) & 1], 1, NULL, 0);
-    double dt = now_s() - t0 - (mmio_s() - m0);
-    if (r) per[n++] = dt / NK * 1e6;
-  }
+  if (!st) st = timed_rounds(&rc, rounds, launch_prep, launch_body, per, &n);
   if (!st) st = hcq_rt_sync(b->dev, 60000);
   nv_exec_off(b, false);
   if (!st) {
-    drow *rw = row(b, "launch_cpu", "us");
-    snprintf(rw->size, sizeof rw->size, "%d kernels", NK);
-    rw->value = quantile(per, n, 0.5);
-    rw->verified = b->nvm ? nv_mock_launches(b->nvm) - launches0 == NK * (rounds + 1) : tiny_ok(buf[0]) && tiny_ok(buf[1]);
+    drow *rw = per_kernel_row(b, "launch_cpu", per, n);
+    rw->verified = b->nvm ? nv_mock_launches(b->nvm) - rc.launches0 == NK * (rounds + 1) : tiny_ok(buf[0]) && tiny_ok(buf[1]);
     snprintf(rw->note, sizeof rw->note, "hcq_rt_launch wall time minus the mock's doorbell hook%s, median of %d rounds",
              b->nvm ? " (kernels counted, not run)" : "", n);
   }
@@ -184,26 +239,13 @@ static hcq_status bench_launch(dbench *b) {
     if (!st) st = hcq_queue_exec(q, hcq_imm(hcq_rt_kernel_handle(k[0])), &a, gl, lo);
   }
   if (!st) st = hcq_graph_finalize(g);
-  /* replay 0 runs the kernels and is checked; the timed ones (on the NV mock: counted, not run) follow */
-  n = 0;
-  bool replay_ok = false;
-  for (int r = 0; !st && r <= rounds; r++) {
-    st = hcq_graph_wait(g, 60000);
-    if (!st && r == 1) replay_ok = tiny_ok(buf[0]), launches0 = b->nvm ? nv_mock_launches(b->nvm) : 0, nv_exec_off(b, true);
-    if (!r) memset(hcq_rt_buffer_host(buf[0]), 0, 128);
-    uop_var_val v = {"out", (int64_t)hcq_rt_buffer_va(buf[r & 1])};
-    double t0 = now_s(), m0 = mmio_s();
-    if (!st) st = hcq_graph_replay(g, &v, 1, 60000);
-    double dt = now_s() - t0 - (mmio_s() - m0);
-    if (r) per[n++] = dt / NK * 1e6;
-  }
+  rc.g = g;
+  if (!st) st = timed_rounds(&rc, rounds, replay_prep, replay_body, per, &n);
   if (!st) st = hcq_graph_wait(g, 60000);
   nv_exec_off(b, false);
   if (!st) {
-    drow *rw = row(b, "graph_replay", "us");
-    snprintf(rw->size, sizeof rw->size, "%d kernels", NK);
-    rw->value = quantile(per, n, 0.5);
-    rw->verified = replay_ok && (!b->nvm || nv_mock_launches(b->nvm) - launches0 == NK * rounds);
+    drow *rw = per_kernel_row(b, "graph_replay", per, n);
+    rw->verified = rc.replay_ok && (!b->nvm || nv_mock_launches(b->nvm) - rc.launches0 == NK * rounds);
     snprintf(rw->note, sizeof rw->note, "per kernel, replay minus the mock's doorbell hook, median of %d replays", n);
   }
   hcq_graph_destroy(g);

@@ -37,6 +37,10 @@ typedef struct intern_slot {
 #define SMALL_CONST_MIN (-128)
 #define SMALL_CONST_MAX 1023
 
+/* Fewer rehashes while the table is small (a kernel compile makes a few thousand nodes): x4 up to 64k slots. */
+#define INTERN_CAP0 4096
+#define INTERN_FAST_GROW_MAX 65536
+
 struct uop_ctx {
   arena_chunk *chunks;
   intern_slot *slots;
@@ -75,7 +79,7 @@ uop_visit *uop_ctx_visit_acquire(uop_ctx *ctx) {
   if (!ctx || ctx->visit.busy) return NULL;
   uop_visit *v = &ctx->visit;
   if (v->cap < ctx->count) { /* new nodes since the last walk: extend, zeroing only the new part */
-    size_t ncap = v->cap * 2 > ctx->count ? v->cap * 2 : ctx->count + 64;
+    size_t ncap = v->cap > ctx->count ? v->cap * 2 : ctx->count * 2 + 64; /* headroom: passes keep adding nodes */
     uint32_t *nm = realloc(v->mark, ncap * sizeof *nm);
     if (!nm) return NULL;
     memset(nm + v->cap, 0, (ncap - v->cap) * sizeof *nm);
@@ -212,7 +216,7 @@ hcq_status uop_ctx_create(uop_ctx **out_ctx) {
   *out_ctx = NULL;
   uop_ctx *ctx = calloc(1, sizeof *ctx);
   if (!ctx) return hcq_status_make(HCQ_CODE_NOMEM, "uop_ctx_create: out of memory");
-  ctx->cap = 1024;
+  ctx->cap = INTERN_CAP0;
   ctx->slots = calloc(ctx->cap, sizeof *ctx->slots);
   if (!ctx->slots) {
     uop_ctx_destroy(ctx);
@@ -387,7 +391,7 @@ static uop_dtype dtype_canon(uop_dtype dt) {
 /* ------------------------------------------------------------------------------------------------ nodes */
 
 static bool table_grow(uop_ctx *ctx) {
-  size_t ncap = ctx->cap * 2;
+  size_t ncap = ctx->cap * (ctx->cap < INTERN_FAST_GROW_MAX ? 4 : 2);
   intern_slot *ns = calloc(ncap, sizeof *ns);
   if (!ns) return false;
   for (size_t j = 0; j < ctx->cap; j++) {
@@ -405,13 +409,14 @@ static bool table_grow(uop_ctx *ctx) {
 const uop *uop_new(uop_ctx *ctx, uop_op op, uop_dtype dtype, const uop *const *src, uint32_t nsrc, uop_arg arg) {
   if (!ctx || ctx->oom) return NULL;
   if ((unsigned)op >= UOP_OP_COUNT) return NULL;
-  for (uint32_t i = 0; i < nsrc; i++)
-    if (!src[i]) return NULL; /* a failed builder upstream: propagate NULL (oom is already sticky) */
   uop_arg a;
   if (!arg_canon(ctx, &arg, &a)) return NULL;
   dtype = dtype_canon(dtype);
   uint64_t h = mix(dtype_hash(dtype) << 8 ^ op ^ (uint64_t)nsrc << 56, arg_hash(&a));
-  for (uint32_t i = 0; i < nsrc; i++) h = mix(h, (uint64_t)(uintptr_t)src[i]);
+  for (uint32_t i = 0; i < nsrc; i++) {
+    if (!src[i]) return NULL; /* a failed builder upstream: propagate NULL (oom is already sticky) */
+    h = mix(h, (uint64_t)(uintptr_t)src[i]);
+  }
   h ^= h >> 33; /* finalize: the multiplies in mix only carry low bits upwards */
   h *= 0xc4ceb9fe1a85ec53ull;
   h ^= h >> 29;
@@ -437,15 +442,15 @@ const uop *uop_new(uop_ctx *ctx, uop_op op, uop_dtype dtype, const uop *const *s
   }
   uop *n = uop_ctx_alloc(ctx, sizeof *n + nsrc * sizeof *src);
   if (!n) return NULL;
-  memset(n, 0, sizeof *n);
   const uop **s = (const uop **)(n + 1);
-  if (nsrc) memcpy(s, src, nsrc * sizeof *src);
+  for (uint32_t i = 0; i < nsrc; i++) s[i] = src[i];
   n->op = (uint8_t)op;
   n->dtype = dtype;
   n->arg = a;
   n->nsrc = nsrc;
   n->src = s;
   n->id = (uint32_t)ctx->count;
+  n->bounds_done = 0; /* the bounds fields are written before bounds_done is set (bounds.c) */
   ctx->slots[i] = (intern_slot){h, n};
   ctx->count++;
   /* load factor at most 1/2: linear probing stays short for misses, the common case when rules build nodes */

@@ -15,7 +15,8 @@ typedef struct rw {
   bool node_first;
   uop_rw_memo *m;      /* own, or the ctx memo of a memoizable matcher */
   uop_rw_memo own;
-  base_ptrmap *replace; /* m->replace: node -> its final rewrite */
+  base_ptrmap *replace; /* m->replace: node -> its final rewrite (own maps) */
+  bool by_id;           /* ctx memo: the final rewrites are m->fin, indexed by node id (no hashing) */
   base_ptrmap *inprog;  /* m->inprog: nodes whose rewrite is under way (a second entry is a cycle) */
   base_vec *stack;      /* m->stack */
   base_ptrmap memo;     /* node-first: node -> pm result, or NO_MATCH */
@@ -46,8 +47,24 @@ static hcq_status push(rw *w, const uop *n, uintptr_t stage, const uop *nn) {
 }
 
 static const uop *final_of(rw *w, const uop *n) {
+  if (w->by_id) return n->id < w->m->fin_cap ? w->m->fin[n->id] : NULL;
   uintptr_t *r = base_ptrmap_find(w->replace, n);
   return r ? (const uop *)*r : NULL;
+}
+
+static bool set_final(rw *w, const uop *n, const uop *f) {
+  if (!w->by_id) return base_ptrmap_put(w->replace, n, (uintptr_t)f);
+  uop_rw_memo *m = w->m;
+  if (n->id >= m->fin_cap) { /* rules made nodes since: cover them all, with headroom */
+    size_t want = uop_ctx_node_count(w->ctx) * 2 + 64, ncap = m->fin_cap * 2 > want ? m->fin_cap * 2 : want;
+    const uop **nf = realloc(m->fin, ncap * sizeof *nf);
+    if (!nf) return false;
+    memset(nf + m->fin_cap, 0, (ncap - m->fin_cap) * sizeof *nf);
+    m->fin = nf;
+    m->fin_cap = ncap;
+  }
+  m->fin[n->id] = f;
+  return true;
 }
 
 static hcq_status memo_try(rw *w, const uop *n, const uop **out) {
@@ -150,14 +167,14 @@ static hcq_status run(rw *w, const uop *root, const uop **out_root) {
       if (next) {
         if ((st = push(w, n, 2, next)) || (st = push(w, next, 0, next))) return st;
       } else {
-        if (!base_ptrmap_put(w->replace, n, (uintptr_t)nn)) return oom(w);
-        if (nn != n && !base_ptrmap_put(w->replace, nn, (uintptr_t)nn)) return oom(w);
+        if (!set_final(w, n, nn)) return oom(w);
+        if (nn != n && !set_final(w, nn, nn)) return oom(w);
         base_ptrmap_del(w->inprog, n);
       }
     } else {
       const uop *f = final_of(w, nn);
       if (!f) return hcq_status_make(HCQ_CODE_INTERNAL, "graph_rewrite: rewrite of %s not ready", uop_op_name((uop_op)n->op));
-      if (!base_ptrmap_put(w->replace, n, (uintptr_t)f)) return oom(w);
+      if (!set_final(w, n, f)) return oom(w);
       base_ptrmap_del(w->inprog, n);
     }
   }
@@ -179,6 +196,7 @@ hcq_status uop_graph_rewrite(uop_ctx *ctx, const uop *root, const uop_pm *pm, uo
     w.m = &w.own;
   }
   w.replace = &w.m->replace;
+  w.by_id = slot >= 0;
   w.inprog = &w.m->inprog;
   w.stack = &w.m->stack;
   w.stack->n = 0;

@@ -103,6 +103,9 @@ void uop_ctx_visit_release(uop_ctx *ctx, uop_visit *v) {
 
 static void memo_free(uop_rw_memo *m) {
   base_ptrmap_free(&m->replace);
+  free(m->fin);
+  m->fin = NULL;
+  m->fin_cap = 0;
   base_ptrmap_free(&m->inprog);
   base_vec_free(&m->stack);
 }

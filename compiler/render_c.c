@@ -260,7 +260,8 @@ static void set(rc *r, const uop *n, const char *s) {
 
 static void line(rc *r, const char *f, ...) __attribute__((format(printf, 2, 3)));
 static void line(rc *r, const char *f, ...) {
-  fprintf(r->body, "%*s", 2 + 2 * r->depth, "");
+  static const char spaces[] = "                                "; /* 32 */
+  for (int n = 2 + 2 * r->depth; n > 0; n -= 32) fwrite(spaces, 1, n < 32 ? (size_t)n : 32, r->body);
   va_list ap;
   va_start(ap, f);
   vfprintf(r->body, f, ap);

@@ -54,6 +54,7 @@ typedef struct rc {
   FILE *body;
   int depth;
   uint32_t vtypes[32]; /* vector typedefs used: scalar | count << 8 | unaligned << 24 */
+  const char *vnames[32]; /* their names, formatted once */
   int nvtypes;
   const uop *const *list; /* the program, for range names */
   const char *nthreads;   /* the size of SPECIAL gidx0 (the kernel's thread count), NULL before it */
@@ -117,12 +118,14 @@ static const char *vec_ctype(rc *r, uop_dtype dt, bool unaligned) {
       if (!r->st) r->st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "render c: too many vector types");
       return "void";
     }
+    char *name = fmt(r, "%s%u%s", base, (unsigned)dt.count, unaligned ? "_u" : "");
+    if (!name) return "void";
+    for (char *c = name; *c; c++)
+      if (*c == ' ') *c = '_';
+    r->vnames[i] = name;
     r->vtypes[r->nvtypes++] = key;
   }
-  char *name = fmt(r, "%s%u%s", base, (unsigned)dt.count, unaligned ? "_u" : "");
-  for (char *c = name; c && *c; c++)
-    if (*c == ' ') *c = '_';
-  return name ? name : "void";
+  return r->vnames[i];
 }
 
 static const char *ctype(rc *r, uop_dtype dt) {
@@ -257,7 +260,8 @@ static void set(rc *r, const uop *n, const char *s) {
 
 static void line(rc *r, const char *f, ...) __attribute__((format(printf, 2, 3)));
 static void line(rc *r, const char *f, ...) {
-  fprintf(r->body, "%*s", 2 + 2 * r->depth, "");
+  static const char spaces[] = "                                "; /* 32 */
+  for (int n = 2 + 2 * r->depth; n > 0; n -= 32) fwrite(spaces, 1, n < 32 ? (size_t)n : 32, r->body);
   va_list ap;
   va_start(ap, f);
   vfprintf(r->body, f, ap);

@@ -63,6 +63,16 @@ int uop_struct_cmp(const uop *a, const uop *b) {
   return 0;
 }
 
+/* Room for at least one more (node, index) pair on the walk stack (one capacity check per pair, not two pushes). */
+static bool grow_pairs(base_vec *s) {
+  size_t ncap = s->cap ? s->cap * 2 : 64;
+  uintptr_t *nv = realloc(s->v, ncap * sizeof *nv);
+  if (!nv) return false;
+  s->v = nv;
+  s->cap = ncap;
+  return true;
+}
+
 /* Iterative DFS, sources before users, each node once. Seen-marks are the context's epoch-stamped array (indexed
  * by node id), so a walk touches only the nodes it reaches; a private array stands in if that one is in use. */
 hcq_status uop_toposort(uop_ctx *ctx, const uop *root, const uop ***out_nodes, size_t *out_count) {
@@ -102,7 +112,9 @@ hcq_status uop_toposort(uop_ctx *ctx, const uop *root, const uop ***out_nodes, s
       }
       if (mark[s->id] == epoch) continue;
       mark[s->id] = epoch;
-      if (!base_vec_push(stack, (uintptr_t)s) || !base_vec_push(stack, 0)) goto oom;
+      if (stack->n + 2 > stack->cap && !grow_pairs(stack)) goto oom;
+      stack->v[stack->n++] = (uintptr_t)s;
+      stack->v[stack->n++] = 0;
       continue;
     }
     stack->n -= 2;

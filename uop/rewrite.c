@@ -15,8 +15,9 @@ typedef struct rw {
   bool node_first;
   uop_rw_memo *m;      /* own, or the ctx memo of a memoizable matcher */
   uop_rw_memo own;
-  base_ptrmap *replace; /* m->replace: node -> its final rewrite */
-  base_ptrmap *inprog;  /* m->inprog: nodes whose rewrite is under way (a second entry is a cycle) */
+  base_ptrmap *replace; /* m->replace: node -> its final rewrite (own maps) */
+  bool by_id;           /* ctx memo: the final rewrites are m->fin, indexed by node id (no hashing) */
+  base_ptrmap *inprog;  /* m->inprog: nodes whose rewrite is under way (a second entry is a cycle); by id: m->busy */
   base_vec *stack;      /* m->stack */
   base_ptrmap memo;     /* node-first: node -> pm result, or NO_MATCH */
 } rw;
@@ -46,8 +47,51 @@ static hcq_status push(rw *w, const uop *n, uintptr_t stage, const uop *nn) {
 }
 
 static const uop *final_of(rw *w, const uop *n) {
+  if (w->by_id) return n->id < w->m->fin_cap ? w->m->fin[n->id] : NULL;
   uintptr_t *r = base_ptrmap_find(w->replace, n);
   return r ? (const uop *)*r : NULL;
+}
+
+/* Grow the by-id arrays to cover node n (rules made nodes since they were sized), with headroom. */
+static bool cover(rw *w, const uop *n) {
+  uop_rw_memo *m = w->m;
+  if (n->id < m->fin_cap) return true;
+  size_t want = uop_ctx_node_count(w->ctx) * 2 + 64, ncap = m->fin_cap * 2 > want ? m->fin_cap * 2 : want;
+  const uop **nf = realloc(m->fin, ncap * sizeof *nf);
+  if (!nf) return false;
+  memset(nf + m->fin_cap, 0, (ncap - m->fin_cap) * sizeof *nf);
+  m->fin = nf;
+  uint8_t *nb = realloc(m->busy, ncap);
+  if (!nb) return false; /* fin is longer than fin_cap says: harmless */
+  memset(nb + m->fin_cap, 0, ncap - m->fin_cap);
+  m->busy = nb;
+  m->fin_cap = ncap;
+  return true;
+}
+
+static bool set_final(rw *w, const uop *n, const uop *f) {
+  if (!w->by_id) return base_ptrmap_put(w->replace, n, (uintptr_t)f);
+  if (!cover(w, n)) return false;
+  w->m->fin[n->id] = f;
+  return true;
+}
+
+/* In progress: n's rewrite is under way (reaching n again is a cycle). */
+static bool busy(rw *w, const uop *n) {
+  if (w->by_id) return n->id < w->m->fin_cap && w->m->busy[n->id];
+  return base_ptrmap_find(w->inprog, n) != NULL;
+}
+
+static bool set_busy(rw *w, const uop *n) {
+  if (!w->by_id) return base_ptrmap_put(w->inprog, n, 1);
+  if (!cover(w, n)) return false;
+  w->m->busy[n->id] = 1;
+  return true;
+}
+
+static void clear_busy(rw *w, const uop *n) {
+  if (w->by_id) w->m->busy[n->id] = 0; /* set_busy covered it */
+  else base_ptrmap_del(w->inprog, n);
 }
 
 static hcq_status memo_try(rw *w, const uop *n, const uop **out) {
@@ -77,7 +121,7 @@ static hcq_status apply_chain(rw *w, const uop *n, const uop **out) {
     const uop *r = NULL;
     if ((st = memo_try(w, cur, &r))) break;
     if (!r) break;
-    if (r == n || base_ptrmap_find(w->inprog, r)) {
+    if (r == n || busy(w, r)) {
       st = cycle_error(n);
       break;
     }
@@ -117,9 +161,9 @@ static hcq_status run(rw *w, const uop *root, const uop **out_root) {
       return hcq_status_make(HCQ_CODE_INVALID, "graph_rewrite: no fixed point after %zu steps", MAX_STEPS);
     if (stage == 0) {
       if (final_of(w, n)) continue;
-      if (base_ptrmap_find(w->inprog, n)) return cycle_error(n);
+      if (busy(w, n)) return cycle_error(n);
       if (w->node_first && (st = apply_chain(w, n, &nn))) return st;
-      if (!base_ptrmap_put(w->inprog, n, 1)) return oom(w);
+      if (!set_busy(w, n)) return oom(w);
       if ((st = push(w, n, 1, nn))) return st;
       for (uint32_t i = nn->nsrc; i-- > 0;)
         if (!final_of(w, nn->src[i]) && (st = push(w, nn->src[i], 0, nn->src[i]))) return st;
@@ -150,15 +194,15 @@ static hcq_status run(rw *w, const uop *root, const uop **out_root) {
       if (next) {
         if ((st = push(w, n, 2, next)) || (st = push(w, next, 0, next))) return st;
       } else {
-        if (!base_ptrmap_put(w->replace, n, (uintptr_t)nn)) return oom(w);
-        if (nn != n && !base_ptrmap_put(w->replace, nn, (uintptr_t)nn)) return oom(w);
-        base_ptrmap_del(w->inprog, n);
+        if (!set_final(w, n, nn)) return oom(w);
+        if (nn != n && !set_final(w, nn, nn)) return oom(w);
+        clear_busy(w, n);
       }
     } else {
       const uop *f = final_of(w, nn);
       if (!f) return hcq_status_make(HCQ_CODE_INTERNAL, "graph_rewrite: rewrite of %s not ready", uop_op_name((uop_op)n->op));
-      if (!base_ptrmap_put(w->replace, n, (uintptr_t)f)) return oom(w);
-      base_ptrmap_del(w->inprog, n);
+      if (!set_final(w, n, f)) return oom(w);
+      clear_busy(w, n);
     }
   }
   *out_root = final_of(w, root);
@@ -179,6 +223,7 @@ hcq_status uop_graph_rewrite(uop_ctx *ctx, const uop *root, const uop_pm *pm, uo
     w.m = &w.own;
   }
   w.replace = &w.m->replace;
+  w.by_id = slot >= 0;
   w.inprog = &w.m->inprog;
   w.stack = &w.m->stack;
   w.stack->n = 0;
@@ -186,6 +231,7 @@ hcq_status uop_graph_rewrite(uop_ctx *ctx, const uop *root, const uop_pm *pm, uo
   if (st) *out_root = NULL;
   if (slot >= 0) {
     base_ptrmap_clear(w.inprog); /* scratch for the next call */
+    if (st && w.m->busy) memset(w.m->busy, 0, w.m->fin_cap); /* a failed call leaves marks (a success none) */
     w.stack->n = 0;
     uop_ctx_memo_release(ctx, slot);
   }

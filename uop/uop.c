@@ -2,6 +2,7 @@
 #include "uop/uop.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,11 +38,16 @@ typedef struct intern_slot {
 #define SMALL_CONST_MIN (-128)
 #define SMALL_CONST_MAX 1023
 
+/* Fewer rehashes while the table is small (a kernel compile makes a few thousand nodes): x4 up to 64k slots. */
+#define INTERN_CAP0 4096
+#define INTERN_FAST_GROW_MAX 65536
+
 struct uop_ctx {
   arena_chunk *chunks;
   intern_slot *slots;
   size_t cap, count;
   const uop *small_index[SMALL_CONST_MAX - SMALL_CONST_MIN + 1];
+  const uop *index_cache[256]; /* other index constants, direct-mapped by value (strides and offsets repeat) */
   const uop *bools[2];
   blob_table strs, ints;
   bool oom;
@@ -75,7 +81,7 @@ uop_visit *uop_ctx_visit_acquire(uop_ctx *ctx) {
   if (!ctx || ctx->visit.busy) return NULL;
   uop_visit *v = &ctx->visit;
   if (v->cap < ctx->count) { /* new nodes since the last walk: extend, zeroing only the new part */
-    size_t ncap = v->cap * 2 > ctx->count ? v->cap * 2 : ctx->count + 64;
+    size_t ncap = v->cap > ctx->count ? v->cap * 2 : ctx->count * 2 + 64; /* headroom: passes keep adding nodes */
     uint32_t *nm = realloc(v->mark, ncap * sizeof *nm);
     if (!nm) return NULL;
     memset(nm + v->cap, 0, (ncap - v->cap) * sizeof *nm);
@@ -99,6 +105,11 @@ void uop_ctx_visit_release(uop_ctx *ctx, uop_visit *v) {
 
 static void memo_free(uop_rw_memo *m) {
   base_ptrmap_free(&m->replace);
+  free(m->fin);
+  free(m->busy);
+  m->fin = NULL;
+  m->busy = NULL;
+  m->fin_cap = 0;
   base_ptrmap_free(&m->inprog);
   base_vec_free(&m->stack);
 }
@@ -121,13 +132,51 @@ void uop_ctx_memo_release(uop_ctx *ctx, int slot) {
 
 #define ARENA_CHUNK_B ((size_t)256 * 1024)
 
+/* Spare standard chunks of destroyed contexts, kept for the next one (process-wide, at most SPARE_CHUNKS). A compile
+ * fills a few chunks and frees them; given back to the system, they are faulted in again page by page on the next
+ * compile (~290 page faults for matmul_512, a third of its time), so a few are kept instead. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SPARE_CHUNKS 0 /* ASan: free every chunk, so a node used after its context is gone is still caught */
+#else
+#define SPARE_CHUNKS 8
+#endif
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+static arena_chunk *spare_chunks;
+static int spare_count;
+
+static arena_chunk *chunk_get(void) {
+  pthread_mutex_lock(&spare_lock);
+  arena_chunk *c = spare_chunks;
+  if (c) {
+    spare_chunks = c->next;
+    spare_count--;
+  }
+  pthread_mutex_unlock(&spare_lock);
+  return c ? c : malloc(sizeof *c + ARENA_CHUNK_B);
+}
+
+static void chunk_put(arena_chunk *c) {
+  if (c->size_B == ARENA_CHUNK_B) {
+    pthread_mutex_lock(&spare_lock);
+    bool keep = spare_count < SPARE_CHUNKS;
+    if (keep) {
+      c->next = spare_chunks;
+      spare_chunks = c;
+      spare_count++;
+    }
+    pthread_mutex_unlock(&spare_lock);
+    if (keep) return;
+  }
+  free(c);
+}
+
 void *uop_ctx_alloc(uop_ctx *ctx, size_t size_B) {
   size_t need = (size_B + 15) & ~(size_t)15;
   if (need < size_B) goto fail;
   arena_chunk *c = ctx->chunks;
   if (!c || c->size_B - c->used_B < need) {
     size_t sz = need > ARENA_CHUNK_B / 4 ? need : ARENA_CHUNK_B;
-    c = malloc(sizeof *c + sz);
+    c = sz == ARENA_CHUNK_B ? chunk_get() : malloc(sizeof *c + sz);
     if (!c) goto fail;
     c->size_B = sz;
     c->used_B = 0;
@@ -212,7 +261,7 @@ hcq_status uop_ctx_create(uop_ctx **out_ctx) {
   *out_ctx = NULL;
   uop_ctx *ctx = calloc(1, sizeof *ctx);
   if (!ctx) return hcq_status_make(HCQ_CODE_NOMEM, "uop_ctx_create: out of memory");
-  ctx->cap = 1024;
+  ctx->cap = INTERN_CAP0;
   ctx->slots = calloc(ctx->cap, sizeof *ctx->slots);
   if (!ctx->slots) {
     uop_ctx_destroy(ctx);
@@ -226,7 +275,7 @@ void uop_ctx_destroy(uop_ctx *ctx) {
   if (!ctx) return;
   for (arena_chunk *c = ctx->chunks, *next; c; c = next) {
     next = c->next;
-    free(c);
+    chunk_put(c);
   }
   free(ctx->slots);
   free(ctx->strs.slots);
@@ -387,7 +436,7 @@ static uop_dtype dtype_canon(uop_dtype dt) {
 /* ------------------------------------------------------------------------------------------------ nodes */
 
 static bool table_grow(uop_ctx *ctx) {
-  size_t ncap = ctx->cap * 2;
+  size_t ncap = ctx->cap * (ctx->cap < INTERN_FAST_GROW_MAX ? 4 : 2);
   intern_slot *ns = calloc(ncap, sizeof *ns);
   if (!ns) return false;
   for (size_t j = 0; j < ctx->cap; j++) {
@@ -402,16 +451,16 @@ static bool table_grow(uop_ctx *ctx) {
   return true;
 }
 
-const uop *uop_new(uop_ctx *ctx, uop_op op, uop_dtype dtype, const uop *const *src, uint32_t nsrc, uop_arg arg) {
-  if (!ctx || ctx->oom) return NULL;
-  if ((unsigned)op >= UOP_OP_COUNT) return NULL;
-  for (uint32_t i = 0; i < nsrc; i++)
-    if (!src[i]) return NULL; /* a failed builder upstream: propagate NULL (oom is already sticky) */
-  uop_arg a;
-  if (!arg_canon(ctx, &arg, &a)) return NULL;
-  dtype = dtype_canon(dtype);
+/* uop_new with dtype and arg already canonical (taken from a node): find or make the node. */
+static const uop *new_canon(uop_ctx *ctx, uop_op op, const uop_dtype *dtp, const uop_arg *ap, const uop *const *src,
+                            uint32_t nsrc) {
+  const uop_dtype dtype = *dtp;
+  const uop_arg a = *ap;
   uint64_t h = mix(dtype_hash(dtype) << 8 ^ op ^ (uint64_t)nsrc << 56, arg_hash(&a));
-  for (uint32_t i = 0; i < nsrc; i++) h = mix(h, (uint64_t)(uintptr_t)src[i]);
+  for (uint32_t i = 0; i < nsrc; i++) {
+    if (!src[i]) return NULL; /* a failed builder upstream: propagate NULL (oom is already sticky) */
+    h = mix(h, (uint64_t)(uintptr_t)src[i]);
+  }
   h ^= h >> 33; /* finalize: the multiplies in mix only carry low bits upwards */
   h *= 0xc4ceb9fe1a85ec53ull;
   h ^= h >> 29;
@@ -437,20 +486,29 @@ const uop *uop_new(uop_ctx *ctx, uop_op op, uop_dtype dtype, const uop *const *s
   }
   uop *n = uop_ctx_alloc(ctx, sizeof *n + nsrc * sizeof *src);
   if (!n) return NULL;
-  memset(n, 0, sizeof *n);
   const uop **s = (const uop **)(n + 1);
-  if (nsrc) memcpy(s, src, nsrc * sizeof *src);
+  for (uint32_t i = 0; i < nsrc; i++) s[i] = src[i];
   n->op = (uint8_t)op;
   n->dtype = dtype;
   n->arg = a;
   n->nsrc = nsrc;
   n->src = s;
   n->id = (uint32_t)ctx->count;
+  n->bounds_done = 0; /* the bounds fields are written before bounds_done is set (bounds.c) */
   ctx->slots[i] = (intern_slot){h, n};
   ctx->count++;
   /* load factor at most 1/2: linear probing stays short for misses, the common case when rules build nodes */
   if (ctx->count * 2 > ctx->cap && !table_grow(ctx)) ctx->oom = true; /* node stays valid; later calls fail */
   return n;
+}
+
+const uop *uop_new(uop_ctx *ctx, uop_op op, uop_dtype dtype, const uop *const *src, uint32_t nsrc, uop_arg arg) {
+  if (!ctx || ctx->oom) return NULL;
+  if ((unsigned)op >= UOP_OP_COUNT) return NULL;
+  uop_arg a;
+  if (!arg_canon(ctx, &arg, &a)) return NULL;
+  dtype = dtype_canon(dtype);
+  return new_canon(ctx, op, &dtype, &a, src, nsrc);
 }
 
 /* ------------------------------------------------------------------------------------------------ builders */
@@ -465,6 +523,11 @@ const uop *uop_const_int(uop_ctx *ctx, uop_dtype dt, int64_t v) {
     if (slot) {
       if (!*slot) *slot = uop_new(ctx, UOP_CONST, uop_dt((uop_scalar)dt.scalar), NULL, 0, uop_arg_int(v));
       return *slot;
+    }
+    if (dt.scalar == UOP_INDEX) {
+      const uop **e = &ctx->index_cache[((uint64_t)v * 0x9E3779B97F4A7C15ull) >> 56];
+      if (!*e || (*e)->arg.i != v) *e = uop_new(ctx, UOP_CONST, uop_dt(UOP_INDEX), NULL, 0, uop_arg_int(v));
+      return *e;
     }
   }
   if (uop_dt_is_float(dt)) return uop_const_float(ctx, dt, (double)v);
@@ -525,8 +588,12 @@ const uop *uop_cast(uop_ctx *ctx, uop_dtype dt, const uop *a) {
 }
 
 const uop *uop_replace_src(uop_ctx *ctx, const uop *n, const uop *const *src, uint32_t nsrc) {
-  if (!n) return NULL;
-  return uop_new(ctx, (uop_op)n->op, n->dtype, src, nsrc, n->arg);
+  if (!n || !ctx || ctx->oom) return NULL;
+  /* a node's dtype and arg are canonical; an arg holding a string or array is interned again (n may be of another
+   * context, whose copy would not be this one's) */
+  if (n->arg.kind == UOP_ARG_STR || n->arg.kind == UOP_ARG_VAR || n->arg.kind == UOP_ARG_INTS)
+    return uop_new(ctx, (uop_op)n->op, n->dtype, src, nsrc, n->arg);
+  return new_canon(ctx, (uop_op)n->op, &n->dtype, &n->arg, src, nsrc);
 }
 
 bool uop_const_value(const uop *n, int64_t *out_v) {

@@ -15,8 +15,8 @@
 bool uop_ctx_is_oom(const uop_ctx *ctx);
 
 /* Per-context rewrite memo for matchers whose result on a node is a pure function of the node (uop_pm_set_memo):
- * `replace` maps node -> its final rewrite and is kept across uop_graph_rewrite calls, one per slot (the symbolic
- * rules use the gate-nesting depth as the slot, since deeper levels skip the gate rules). `inprog` and `stack` are
+ * `fin` maps node id -> its final rewrite and is kept across uop_graph_rewrite calls, one per slot (the symbolic
+ * rules use the gate-nesting depth as the slot, since deeper levels skip the gate rules). `busy` and `stack` are
  * scratch reused by the next call (left empty by a call that succeeds; a failed call clears them).
  * uop_ctx_memo_acquire returns NULL when the slot is out of range, belongs to another matcher or is in use by an
  * enclosing rewrite (then the caller uses private maps); a non-NULL memo must be released. */
@@ -24,6 +24,9 @@ bool uop_ctx_is_oom(const uop_ctx *ctx);
 typedef struct uop_rw_memo {
   base_ptrmap replace, inprog;
   base_vec stack;
+  const uop **fin; /* NULL: none yet; an array by id, not a hash map: the memo covers most of the ctx's nodes */
+  uint8_t *busy;   /* node id -> rewrite under way (by id, like fin; same capacity) */
+  size_t fin_cap;
 } uop_rw_memo;
 uop_rw_memo *uop_ctx_memo_acquire(uop_ctx *ctx, const void *owner, int slot);
 void uop_ctx_memo_release(uop_ctx *ctx, int slot);

@@ -153,9 +153,41 @@ static void test_hash_consing(void) {
   uop_ctx_destroy(ctx);
 }
 
+/* Contexts made one after another reuse the arena memory of destroyed ones (uop.c keeps spare chunks): every node
+ * must start with no cached bounds, and index constants (small table, direct-mapped cache, or interned) must be the
+ * one node of their value. Bounds of r*c + k over a RANGE are checked against brute force. */
+static void test_fresh_contexts(void) {
+  for (int round = 0; round < 4; round++) {
+    uop_ctx *ctx = NULL;
+    CHECK_OK(uop_ctx_create(&ctx));
+    if (!ctx) return;
+    int bad = 0;
+    for (int i = 0; i < 3000; i++) {
+      int64_t end = 1 + (i + round) % 9, c = (i % 2 ? -1 : 1) * (3 + i % 5 + round), k = 1000 + 37 * i - 50 * round;
+      const uop *r = uop_range(ctx, uop_index_const(ctx, end), i, UOP_AXIS_LOOP);
+      const uop *e = uop_alu2(ctx, UOP_ADD, uop_alu2(ctx, UOP_MUL, r, uop_index_const(ctx, c)), uop_index_const(ctx, k));
+      int64_t lo = INT64_MAX, hi = INT64_MIN;
+      for (int64_t v = 0; v < end; v++) {
+        int64_t x = v * c + k;
+        lo = x < lo ? x : lo;
+        hi = x > hi ? x : hi;
+      }
+      bad += uop_vmin(e) != lo || uop_vmax(e) != hi;
+      const uop *kc = uop_index_const(ctx, k);
+      bad += kc->op != UOP_CONST || kc->arg.i != k || kc->dtype.scalar != UOP_INDEX ||
+             kc != uop_const_int(ctx, uop_dt(UOP_INDEX), k) || kc != uop_new(ctx, UOP_CONST, uop_dt(UOP_INDEX), NULL, 0,
+                                                                               uop_arg_int(k));
+    }
+    CHECK_EQ_INT(bad, 0);
+    CHECK_OK(uop_ctx_status(ctx));
+    uop_ctx_destroy(ctx);
+  }
+}
+
 int main(void) {
   test_dtypes();
   test_ops();
   test_hash_consing();
+  test_fresh_contexts();
   return testing_summary("uop_test");
 }

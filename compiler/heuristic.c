@@ -4,7 +4,7 @@
  * axis: a cross-thread reduce, group_reduce.c). CPU targets with cpu_tiles deviate: reduce kernels get a vectorizable register tile instead of
  * the upcast loop and unroll (column reduces: the output axis upcast by the vector width; other reduces:
  * cpu_vector_reduce; a register-tiled reduce over a big panel: KBLOCK, compiler/kblock.c, and THREAD on the tile's
- * lane axis rather than the first output axis), transposes a 16x4 tile
+ * lane axis rather than the first output axis when the k-slice is big), transposes a 16x4 tile
  * instead of the default upcast. Tensor cores and the matvec
  * special case are not implemented. An opt the checks refuse is skipped (the reference would skip or end that step
  * too). */
@@ -40,6 +40,12 @@
  * row tiles pass). */
 #ifndef CC_HEURISTIC_CPU_KBLOCK_B
 #define CC_HEURISTIC_CPU_KBLOCK_B ((int64_t)1 << 20)
+#endif
+
+/* ... and the k-slice size (block x lane-axis width x 4 bytes) above which the threads split the blocked tile's lane
+ * axis rather than its rows (about half an L2: a power-of-two row stride packs a bigger slice into few sets). */
+#ifndef CC_HEURISTIC_CPU_LANE_THREAD_B
+#define CC_HEURISTIC_CPU_LANE_THREAD_B ((int64_t)512 << 10)
 #endif
 
 /* Apply an opt; a refusal (HCQ_CODE_INVALID) sets *ok = false and is not an error. */
@@ -457,9 +463,9 @@ static hcq_status cpu_reduce_tile(cc_sched *s, int64_t lanes, int64_t rows, int6
     int64_t kc = cc_kblock_auto(size_of(s, un[0]));
     bool blocked = false;
     if (kc) HCQ_TRY(try_opt(s, CC_OPT_KBLOCK, 0, kc, &blocked));
-    /* the threads split the lane axis: each core's L2 then holds its half of the k-slice (the row axis would have
-     * both cores sweep the whole slice through their own L2s) */
-    if (blocked) *thread_id = lane_id;
+    /* a big k-slice: the threads split the lane axis, so each core's L2 holds only its share of the slice (split
+     * rows, every core sweeps the whole slice through its own L2); a small one: rows (A is then read once) */
+    if (blocked && sat_mul(kc, padded * 4) > CC_HEURISTIC_CPU_LANE_THREAD_B) *thread_id = lane_id;
     if (blocked) return HCQ_OK;
   }
   if (ok && row_stays && row_axis < lane_axis && panel_B > swap_min_B)

@@ -42,6 +42,10 @@
 #define CC_HEURISTIC_CPU_KBLOCK_B ((int64_t)1 << 20)
 #endif
 
+/* ... but only when k holds at least this many blocks */
+#ifndef CC_HEURISTIC_CPU_KBLOCK_MIN
+#define CC_HEURISTIC_CPU_KBLOCK_MIN 4
+#endif
 /* ... and the k-slice size (block x lane-axis width x 4 bytes) above which the threads split the blocked tile's lane
  * axis rather than its rows (about half an L2: a power-of-two row stride packs a bigger slice into few sets). */
 #ifndef CC_HEURISTIC_CPU_LANE_THREAD_B
@@ -460,13 +464,16 @@ static hcq_status cpu_reduce_tile(cc_sched *s, int64_t lanes, int64_t rows, int6
    * a panel bigger than the cache, make the lane axis the outer loop, so one lane tile's column panel stays cached
    * while the row tiles pass. */
   if (panel_B > CC_HEURISTIC_CPU_KBLOCK_B && unrollable(s, un) == 1) {
-    int64_t kc = cc_kblock_auto(size_of(s, un[0]));
-    bool blocked = false;
-    if (kc) HCQ_TRY(try_opt(s, CC_OPT_KBLOCK, 0, kc, &blocked));
-    /* a big k-slice: the threads split the lane axis, so each core's L2 holds only its share of the slice (split
-     * rows, every core sweeps the whole slice through its own L2); a small one: rows (A is then read once) */
-    if (blocked && sat_mul(kc, padded * 4) > CC_HEURISTIC_CPU_LANE_THREAD_B) *thread_id = lane_id;
-    if (blocked) return HCQ_OK;
+    int64_t k = size_of(s, un[0]), kc = cc_kblock_auto(k);
+    /* fewer blocks than CC_HEURISTIC_CPU_KBLOCK_MIN (k = 256: two): the partial sums' extra pass through the output
+     * costs more than the block saves (measured on 4096x256x4096); the panel stays whole */
+    bool blocked = false, few = kc && k / kc < CC_HEURISTIC_CPU_KBLOCK_MIN;
+    if (kc && !few) HCQ_TRY(try_opt(s, CC_OPT_KBLOCK, 0, kc, &blocked));
+    /* a big k-slice (the block's, or the whole unblocked panel's): the threads split the lane axis, so each core's
+     * L2 holds only its share of the slice (split rows, every core sweeps the whole slice through its own L2); a
+     * small one: rows (A is then read once) */
+    if ((blocked || few) && sat_mul(blocked ? kc : k, padded * 4) > CC_HEURISTIC_CPU_LANE_THREAD_B) *thread_id = lane_id;
+    if (blocked || few) return HCQ_OK;
   }
   if (ok && row_stays && row_axis < lane_axis && panel_B > swap_min_B)
     HCQ_TRY(try_opt(s, CC_OPT_SWAP, row_axis, lane_axis, &ok));

@@ -152,7 +152,8 @@ static void test_errors(void) {
 }
 
 /* The heuristic blocks k when the lane-indexed panel (k x lanes x 4 bytes) exceeds 1 MiB, with the largest block
- * <= 128 dividing k (at least 32), and not otherwise; a blocked tile is threaded along its lane axis (axis 1: each
+ * <= 128 dividing k (at least 32) if k holds at least 4 of them, and not otherwise; a blocked tile (or one left
+ * unblocked for its few blocks) is threaded along its lane axis (axis 1: each
  * core's L2 holds its share of the k-slice) when that slice (block x padded width x 4 bytes) exceeds 512 KiB, else
  * (and unblocked) along the row axis (axis 0). */
 static void test_heuristic(void) {
@@ -162,7 +163,8 @@ static void test_heuristic(void) {
     const char *thread; /* expected THREAD opt */
   } CASES[] = {
       {2048, 2048, 2048, "KBLOCK:0:128", "THREAD:1:4"}, {1024, 1024, 1024, "KBLOCK:0:128", "THREAD:0:4"},
-      {1000, 1000, 1000, "KBLOCK:0:125", "THREAD:1:4"}, {4096, 256, 4096, "KBLOCK:0:128", "THREAD:1:4"},
+      {1000, 1000, 1000, "KBLOCK:0:125", "THREAD:1:4"}, {4096, 256, 4096, NULL, "THREAD:1:4"},
+      {1024, 384, 2048, NULL, "THREAD:1:4"},            {1024, 512, 2048, "KBLOCK:0:128", "THREAD:1:4"},
       {1024, 2048, 1088, "KBLOCK:0:128", "THREAD:1:4"}, {1024, 2048, 1008, "KBLOCK:0:128", "THREAD:0:4"},
       {1024, 2048, 1040, "KBLOCK:0:128", "THREAD:0:4"}, /* 66 lane tiles: 4 threads do not divide them, rows then */
       {512, 512, 512, NULL, "THREAD:0:4"},              {512, 1021, 512, NULL, "THREAD:0:4"},

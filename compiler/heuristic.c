@@ -46,8 +46,9 @@
 #ifndef CC_HEURISTIC_CPU_KBLOCK_MIN
 #define CC_HEURISTIC_CPU_KBLOCK_MIN 4
 #endif
-/* ... and the k-slice size (block x lane-axis width x 4 bytes) above which the threads split the blocked tile's lane
- * axis rather than its rows (about half an L2: a power-of-two row stride packs a bigger slice into few sets). */
+/* ... and the k-slice size (block, or all of k when unblocked for few blocks, x lane-axis width x 4 bytes) above
+ * which the threads split the tile's lane axis rather than its rows: about half an L2 (with a power-of-two row
+ * stride a bigger slice fills every way of the L2 sets it maps to). */
 #ifndef CC_HEURISTIC_CPU_LANE_THREAD_B
 #define CC_HEURISTIC_CPU_LANE_THREAD_B ((int64_t)512 << 10)
 #endif
@@ -282,6 +283,7 @@ static hcq_status threads(cc_sched *s, int64_t prefer_id) {
         int a = ax[i];
         memmove(ax + 1, ax, i * sizeof *ax);
         ax[0] = a;
+        break;
       }
     for (size_t i = 0; i < n; i++) {
       const uop *q;
@@ -472,8 +474,10 @@ static hcq_status cpu_reduce_tile(cc_sched *s, int64_t lanes, int64_t rows, int6
     /* a big k-slice (the block's, or the whole unblocked panel's): the threads split the lane axis, so each core's
      * L2 holds only its share of the slice (split rows, every core sweeps the whole slice through its own L2); a
      * small one: rows (A is then read once) */
-    if ((blocked || few) && sat_mul(blocked ? kc : k, padded * 4) > CC_HEURISTIC_CPU_LANE_THREAD_B) *thread_id = lane_id;
-    if (blocked || few) return HCQ_OK;
+    if (blocked || few) {
+      if (sat_mul(blocked ? kc : k, padded * 4) > CC_HEURISTIC_CPU_LANE_THREAD_B) *thread_id = lane_id;
+      return HCQ_OK;
+    }
   }
   if (ok && row_stays && row_axis < lane_axis && panel_B > swap_min_B)
     HCQ_TRY(try_opt(s, CC_OPT_SWAP, row_axis, lane_axis, &ok));

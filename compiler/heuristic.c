@@ -3,7 +3,8 @@
  * locals), THREAD last (an output loop axis; in a kernel without one that is one reduce, such as a sum, the reduce
  * axis: a cross-thread reduce, group_reduce.c). CPU targets with cpu_tiles deviate: reduce kernels get a vectorizable register tile instead of
  * the upcast loop and unroll (column reduces: the output axis upcast by the vector width; other reduces:
- * cpu_vector_reduce; a register-tiled reduce over a big panel: KBLOCK, compiler/kblock.c), transposes a 16x4 tile
+ * cpu_vector_reduce; a register-tiled reduce over a big panel: KBLOCK, compiler/kblock.c, and THREAD on the tile's
+ * lane axis rather than the first output axis when the k-slice is big), transposes a 16x4 tile
  * instead of the default upcast (axes off the tile's multiples padded first: PADTO). Tensor cores and the matvec
  * special case are not implemented. An opt the checks refuse is skipped (the reference would skip or end that step
  * too). */
@@ -39,6 +40,17 @@
  * row tiles pass). */
 #ifndef CC_HEURISTIC_CPU_KBLOCK_B
 #define CC_HEURISTIC_CPU_KBLOCK_B ((int64_t)1 << 20)
+#endif
+
+/* ... but only when k holds at least this many blocks */
+#ifndef CC_HEURISTIC_CPU_KBLOCK_MIN
+#define CC_HEURISTIC_CPU_KBLOCK_MIN 4
+#endif
+/* ... and the k-slice size (block, or all of k when unblocked for few blocks, x lane-axis width x 4 bytes) above
+ * which the threads split the tile's lane axis rather than its rows: about half an L2 (with a power-of-two row
+ * stride a bigger slice fills every way of the L2 sets it maps to). */
+#ifndef CC_HEURISTIC_CPU_LANE_THREAD_B
+#define CC_HEURISTIC_CPU_LANE_THREAD_B ((int64_t)512 << 10)
 #endif
 
 /* Apply an opt; a refusal (HCQ_CODE_INVALID) sets *ok = false and is not an error. */
@@ -252,7 +264,8 @@ static hcq_status locals(cc_sched *s) {
   return HCQ_OK;
 }
 
-static hcq_status threads(cc_sched *s) {
+/* prefer_id: the range id of a LOOP axis to split first (a blocked register tile's lane axis), or -1. */
+static hcq_status threads(cc_sched *s, int64_t prefer_id) {
   static const int64_t COUNTS[] = {32, 16, 12, 8, 6, 5, 4, 3, 2};
   /* symbolic sizes count at their largest (THREAD gates a symbolic axis it cannot divide) */
   int64_t full = 1;
@@ -265,6 +278,13 @@ static hcq_status threads(cc_sched *s) {
     if (t > s->t->global_max[0] || full / 131072 < t) continue;
     int ax[MAX_AXES];
     size_t n = axes_of(s, AX(LOOP), false, ax);
+    for (size_t i = 1; i < n; i++) /* the preferred axis first, the rest in order */
+      if (s->rngs[ax[i]]->arg.i == prefer_id) {
+        int a = ax[i];
+        memmove(ax + 1, ax, i * sizeof *ax);
+        ax[0] = a;
+        break;
+      }
     for (size_t i = 0; i < n; i++) {
       const uop *q;
       if (cc_axis_size(s->rngs[ax[i]]) >= 0 && !cc_divides(s->ctx, s->rngs[ax[i]]->src[0], t, &q)) continue;
@@ -402,8 +422,10 @@ static hcq_status cpu_vector_reduce(cc_sched *s, bool *applied) {
  * registers. An output width the tiles do not cover is padded up to them (cheap edge masking; at most 1/8 more
  * work), and so is a height that leaves an odd count of row tiles (THREAD splits an even one). Returns whether it
  * applied anything. */
-static hcq_status cpu_reduce_tile(cc_sched *s, int64_t lanes, int64_t rows, int64_t swap_min_B, bool *applied) {
+static hcq_status cpu_reduce_tile(cc_sched *s, int64_t lanes, int64_t rows, int64_t swap_min_B, bool *applied,
+                                  int64_t *thread_id) {
   *applied = false;
+  *thread_id = -1;
   int ax[MAX_AXES], un[MAX_AXES];
   size_t n = upcastable(s, ax);
   if (n < 2 || !unrollable(s, un) || s->sink->nsrc != 1) return HCQ_OK;
@@ -446,6 +468,7 @@ static hcq_status cpu_reduce_tile(cc_sched *s, int64_t lanes, int64_t rows, int6
     if (!ok) return HCQ_OK; /* e.g. a max reduce: padding is refused, the reference's upcasts follow */
   }
   if (row_pad) HCQ_TRY(try_opt(s, CC_OPT_PADTO, row_axis, row_pad, &ok)); /* refused: an odd tile count, still valid */
+  int64_t lane_id = s->rngs[lane_axis]->arg.i; /* kept by the upcast's outer part */
   HCQ_TRY(try_opt(s, CC_OPT_UPCAST, lane_axis, lanes, &ok));
   if (!ok) return HCQ_OK;
   /* the lane axis stays in the view (lanes < size); the row axis may be used up (rows == size): last, no shift */
@@ -457,10 +480,18 @@ static hcq_status cpu_reduce_tile(cc_sched *s, int64_t lanes, int64_t rows, int6
    * a panel bigger than the cache, make the lane axis the outer loop, so one lane tile's column panel stays cached
    * while the row tiles pass. */
   if (panel_B > CC_HEURISTIC_CPU_KBLOCK_B && unrollable(s, un) == 1) {
-    int64_t kc = cc_kblock_auto(size_of(s, un[0]));
-    bool blocked = false;
-    if (kc) HCQ_TRY(try_opt(s, CC_OPT_KBLOCK, 0, kc, &blocked));
-    if (blocked) return HCQ_OK;
+    int64_t k = size_of(s, un[0]), kc = cc_kblock_auto(k);
+    /* fewer blocks than CC_HEURISTIC_CPU_KBLOCK_MIN (k = 256: two): the partial sums' extra pass through the output
+     * costs more than the block saves (measured on 4096x256x4096); the panel stays whole */
+    bool blocked = false, few = kc && k / kc < CC_HEURISTIC_CPU_KBLOCK_MIN;
+    if (kc && !few) HCQ_TRY(try_opt(s, CC_OPT_KBLOCK, 0, kc, &blocked));
+    /* a big k-slice (the block's, or the whole unblocked panel's): the threads split the lane axis, so each core's
+     * L2 holds only its share of the slice (split rows, every core sweeps the whole slice through its own L2); a
+     * small one: rows (A is then read once) */
+    if (blocked || few) {
+      if (sat_mul(blocked ? kc : k, padded * 4) > CC_HEURISTIC_CPU_LANE_THREAD_B) *thread_id = lane_id;
+      return HCQ_OK;
+    }
   }
   if (ok && row_stays && row_axis < lane_axis && panel_B > swap_min_B)
     HCQ_TRY(try_opt(s, CC_OPT_SWAP, row_axis, lane_axis, &ok));
@@ -506,9 +537,10 @@ hcq_status cc_hand_coded(cc_sched *s) {
   /* 5 (CPU): a vectorizable register tile for reduce kernels (not in the reference); else 5: the upcast loop and
    * 6: unroll the last reduce axis */
   bool reg_tiled = false;
+  int64_t thread_id = -1;
   if (s->t->cpu_tiles && !nto)
     HCQ_TRY(cpu_reduce_tile(s, CC_HEURISTIC_CPU_REG_LANES, CC_HEURISTIC_CPU_REG_ROWS, CC_HEURISTIC_CPU_SWAP_B,
-                            &reg_tiled));
+                            &reg_tiled, &thread_id));
   if (s->t->cpu_tiles && !nto && !reg_tiled) HCQ_TRY(cpu_column_reduce(s, &reg_tiled));
   if (s->t->cpu_tiles && !nto && !reg_tiled) HCQ_TRY(cpu_vector_reduce(s, &reg_tiled));
   if (!reg_tiled) {
@@ -526,6 +558,6 @@ hcq_status cc_hand_coded(cc_sched *s) {
   /* 8: locals */
   if (s->t->has_local) HCQ_TRY(locals(s));
   /* 9: threads */
-  if (s->t->has_threads && s->t->global_max[0] > 0) HCQ_TRY(threads(s));
+  if (s->t->has_threads && s->t->global_max[0] > 0) HCQ_TRY(threads(s, thread_id));
   return HCQ_OK;
 }

@@ -80,6 +80,10 @@ static void test_equivalence(void) {
       {"float32", 37, 60, 29, "PADTO:1:32,PADTO:0:16,UPCAST:1:16,UPCAST:0:8,KBLOCK:0:12,THREAD:0:2"},
       {"int32", 16, 48, 32, "UPCAST:1:16,UPCAST:0:8,KBLOCK:0:16,THREAD:0:2"},
       {"int32", 9, 30, 7, "KBLOCK:0:15"},
+      /* the heuristic's thread split of a blocked tile: the lane axis (plain, padded, int) */
+      {"float32", 32, 96, 64, "UPCAST:1:16,UPCAST:0:8,KBLOCK:0:32,THREAD:1:2"},
+      {"float32", 37, 60, 29, "PADTO:1:32,PADTO:0:16,UPCAST:1:16,UPCAST:0:8,KBLOCK:0:12,THREAD:1:2"},
+      {"int32", 16, 48, 64, "UPCAST:1:16,UPCAST:0:8,KBLOCK:0:16,THREAD:1:4"},
   };
   for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
     char *t = matmul_text(CASES[i].type, CASES[i].m, CASES[i].k, CASES[i].n);
@@ -130,15 +134,23 @@ static void test_errors(void) {
 }
 
 /* The heuristic blocks k when the lane-indexed panel (k x lanes x 4 bytes) exceeds 1 MiB, with the largest block
- * <= 128 dividing k (at least 32), and not otherwise. */
+ * <= 128 dividing k (at least 32) if k holds at least 4 of them, and not otherwise; a blocked tile (or one left
+ * unblocked for its few blocks) is threaded along its lane axis (axis 1: each
+ * core's L2 holds its share of the k-slice) when that slice (block x padded width x 4 bytes) exceeds 512 KiB, else
+ * (and unblocked) along the row axis (axis 0). */
 static void test_heuristic(void) {
   static const struct {
     int m, k, n;
     const char *kblock; /* expected "KBLOCK:0:x" or NULL */
+    const char *thread; /* expected THREAD opt */
   } CASES[] = {
-      {2048, 2048, 2048, "KBLOCK:0:128"}, {1024, 1024, 1024, "KBLOCK:0:128"}, {1000, 1000, 1000, "KBLOCK:0:125"},
-      {4096, 256, 4096, "KBLOCK:0:128"},  {512, 512, 512, NULL},             {512, 1021, 512, NULL},
-      {64, 64, 64, NULL},
+      {2048, 2048, 2048, "KBLOCK:0:128", "THREAD:1:4"}, {1024, 1024, 1024, "KBLOCK:0:128", "THREAD:0:4"},
+      {1000, 1000, 1000, "KBLOCK:0:125", "THREAD:1:4"}, {4096, 256, 4096, NULL, "THREAD:1:4"},
+      {1024, 384, 2048, NULL, "THREAD:1:4"},            {1024, 512, 2048, "KBLOCK:0:128", "THREAD:1:4"},
+      {1024, 2048, 1088, "KBLOCK:0:128", "THREAD:1:4"}, {1024, 2048, 1008, "KBLOCK:0:128", "THREAD:0:4"},
+      {1024, 2048, 1040, "KBLOCK:0:128", "THREAD:0:4"}, /* 66 lane tiles: 4 threads do not divide them, rows then */
+      {512, 512, 512, NULL, "THREAD:0:4"},              {512, 1021, 512, NULL, "THREAD:0:4"},
+      {64, 64, 64, NULL, "THREAD:0:2"},
   };
   for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
     char *t = matmul_text("float32", CASES[i].m, CASES[i].k, CASES[i].n);
@@ -148,12 +160,17 @@ static void test_heuristic(void) {
     cc_opt *app = NULL;
     size_t napp = 0;
     if (s) CHECK_OK(otu_opt(g_ctx, s, &g_c, NULL, &o, &app, &napp));
-    char got[32] = "";
-    for (size_t a = 0; a < napp; a++)
+    char got[32] = "", thr[32] = "";
+    for (size_t a = 0; a < napp; a++) {
       if (app[a].op == CC_OPT_KBLOCK) snprintf(got, sizeof got, "KBLOCK:%d:%lld", app[a].axis, (long long)app[a].amount);
+      if (app[a].op == CC_OPT_THREAD) snprintf(thr, sizeof thr, "THREAD:%d:%lld", app[a].axis, (long long)app[a].amount);
+    }
     const char *want = CASES[i].kblock ? CASES[i].kblock : "";
-    if (strcmp(got, want)) fprintf(stderr, "%dx%dx%d: want \"%s\", got \"%s\"\n", CASES[i].m, CASES[i].k, CASES[i].n, want, got);
+    if (strcmp(got, want) || strcmp(thr, CASES[i].thread))
+      fprintf(stderr, "%dx%dx%d: want \"%s\" \"%s\", got \"%s\" \"%s\"\n", CASES[i].m, CASES[i].k, CASES[i].n, want,
+              CASES[i].thread, got, thr);
     CHECK_EQ_STR(got, want);
+    CHECK_EQ_STR(thr, CASES[i].thread);
     free(app);
   }
 }

@@ -700,29 +700,32 @@ static const char *all_lanes(rc *r, const uop *vg) {
   return e ? fmt(r, "(%s)", e) : "(1)";
 }
 
+/* "_Bool hcq_g_[w] = {g0,...};": the lane gates for the lane by lane path. */
+static const char *gate_array(rc *r, const uop *vg) {
+  const char *e = fmt(r, "_Bool hcq_g_[%u] = {", vg->nsrc);
+  for (uint32_t l = 0; l < vg->nsrc; l++) e = fmt(r, "%s%s%s", e, l ? "," : "", get(r, vg->src[l]));
+  return fmt(r, "%s};", e);
+}
+
 /* All lanes valid: one vector load (the hot path, a branch on a loop-invariant gate); else lane by lane, invalid
  * lanes taking the alternative (or 0). */
 static void render_lane_gated_load(rc *r, const uop *n, const char *p, const char *name) {
   const uop *idx = n->src[0], *vg = idx->src[2];
   const uop *alt = n->nsrc > 1 && n->src[1]->op != UOP_STORE && uop_dt_eq(n->src[1]->dtype, n->dtype) ? n->src[1] : NULL;
-  const char *ty = ctype(r, n->dtype), *sp = ptr_of(r, idx), *alts = alt ? get(r, alt) : NULL;
-  line(r, "%s %s;", ty, name);
+  const char *other = alt ? fmt(r, "%s[hcq_l_]", get(r, alt)) : "0";
+  line(r, "%s %s;", ctype(r, n->dtype), name);
   line(r, "if %s %s = *%s;", all_lanes(r, vg), name, p);
-  line(r, "else {");
-  for (uint32_t l = 0; l < vg->nsrc; l++) {
-    const char *other = alts ? fmt(r, "%s[%u]", alts, l) : "0";
-    line(r, "  %s[%u] = %s?%s[%u]:%s;", name, l, get(r, vg->src[l]), sp, l, other);
-  }
-  line(r, "}");
+  line(r, "else { %s for (int hcq_l_ = 0; hcq_l_ < %u; hcq_l_++) %s[hcq_l_] = hcq_g_[hcq_l_]?%s[hcq_l_]:%s; }",
+       gate_array(r, vg), vg->nsrc, name, ptr_of(r, idx), other);
 }
 
 static void render_lane_gated_store(rc *r, const uop *n, const char *p) {
   const uop *idx = n->src[0], *vg = idx->src[2];
-  const char *v = get(r, n->src[1]), *sp = ptr_of(r, idx);
+  const char *v = get(r, n->src[1]);
   line(r, "if %s *%s = %s;", all_lanes(r, vg), p, v);
-  line(r, "else { %s hcq_v_ = %s;", ctype(r, n->src[1]->dtype), v);
-  for (uint32_t l = 0; l < vg->nsrc; l++) line(r, "  if (%s) %s[%u] = hcq_v_[%u];", get(r, vg->src[l]), sp, l, l);
-  line(r, "}");
+  line(r, "else { %s hcq_v_ = %s; %s", ctype(r, n->src[1]->dtype), v, gate_array(r, vg));
+  line(r, "  for (int hcq_l_ = 0; hcq_l_ < %u; hcq_l_++) if (hcq_g_[hcq_l_]) %s[hcq_l_] = hcq_v_[hcq_l_]; }", vg->nsrc,
+       ptr_of(r, idx));
 }
 
 static void render_node(rc *r, const uop *n, size_t k) {

@@ -106,7 +106,7 @@ static void test_gates(const cc_target *t) {
                        "UPCAST:0:4", NULL, 0);
   CHECK(strstr(src, "= *((float4*)(data1_64+") != NULL);
   CHECK(strstr(src, ") *((float4*)(data0_64+") != NULL);
-  CHECK(strstr(src, "[3] = hcq_v_[3];") != NULL); /* the store's lane by lane path */
+  CHECK(strstr(src, "] = hcq_v_[hcq_l_]; }") != NULL); /* the store's lane by lane path */
   free(src);
   src = run_case(t, "gate_row",
                  "(kernel gate_row (let out (buf 0 float32 128)) (let a (buf 1 float32 128))"

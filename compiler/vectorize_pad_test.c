@@ -115,8 +115,14 @@ int main(void) {
       "PADTO:1:16,UPCAST:1:16,UPCAST:0:2",
       "PADTO:1:8,UPCAST:1:8",
   };
-  int vmax = t.vector_max, full = 0, wide = 0;
+  /* the host's widest vectors, then 4-float ones (as on aarch64 and armhf, where 4 floats fill the alignment) */
+  cc_target t4 = t;
+  t4.vector_max = 4;
+  int full = 0, wide = 0;
+  for (int pass = 0; pass < 2; pass++)
   for (size_t s = 0; s < sizeof SHAPES / sizeof SHAPES[0]; s++) {
+    const cc_target tt = pass ? t4 : t;
+    int vmax = tt.vector_max;
     int m = SHAPES[s][0], kk = SHAPES[s][1], n = SHAPES[s][2];
     char *text = matmul_text(m, kk, n);
     for (size_t oi = 0; text && oi < sizeof OPTS / sizeof OPTS[0]; oi++) {
@@ -125,9 +131,11 @@ int main(void) {
       if (o && strstr(o, "UPCAST:0:2") && m % 2) continue;
       int pad = o ? atoi(o + strlen("PADTO:1:")) : 0;
       if (pad && n <= (n + pad - 1) / pad * pad / 4) continue; /* PADTO refuses more than quadruple the work */
-      char *src = run_guarded(ctx, &t, text, o);
-      /* a 16-lane tile on a 16-float target: one vector per row, whatever the edge */
-      if (src && o && strstr(o, "UPCAST:1:16") && n > 1 && vmax >= 4) {
+      char *src = run_guarded(ctx, &tt, text, o);
+      /* a 16-lane tile: full vectors on every row, whatever the edge (rows at any offset fold where vectors are
+       * wider than the buffers' alignment, x86's 16 floats; on 4-float targets only rows that stay aligned) */
+      bool rows_fold = vmax * 4 > tt.buf_align_B || n % vmax == 0;
+      if (src && o && strstr(o, "UPCAST:1:16") && n > 1 && vmax >= 4 && rows_fold) {
         wide++;
         full += full_width(src, vmax);
         if (!full_width(src, vmax)) fprintf(stderr, "  split vectors: %dx%dx%d %s\n%s\n", m, kk, n, o, src);
@@ -138,7 +146,7 @@ int main(void) {
     if (text && kk % 3 == 0 && n >= 16 && n > (n + 31) / 32 * 8) {
       char o[96];
       snprintf(o, sizeof o, "PADTO:1:32,UPCAST:1:16,KBLOCK:0:%d", kk / 3);
-      free(run_guarded(ctx, &t, text, o));
+      free(run_guarded(ctx, &tt, text, o));
     }
     free(text);
   }

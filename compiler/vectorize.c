@@ -136,7 +136,7 @@ static int run_width(const acc *a, size_t n, size_t i, int vmax, int64_t align_B
 }
 
 /* Mixed gates: lanes that differ only in their gate (a padded tile's edge: with 16 lanes over a 1000-wide axis,
- * lanes 0-7 are valid while tile < 63, lanes 8-15 while tile < 62). Grouped by everything else, a run of exactly w
+ * lanes 0-7 are valid while tile < 63, lanes 8-15 while tile < 62). Grouped by everything else, a run of w
  * lanes with consecutive offsets and at least two different gates folds whole: its INDEX gets a vector gate (a
  * VECTORIZE of the lane gates, true for an ungated lane) and render_c.c emits one full-width access when every
  * lane is valid and lane by lane otherwise, so the arithmetic stays w wide instead of splitting at the gate. */
@@ -456,7 +456,7 @@ static void fold_load_run(vz *z, const acc *a, int w, const uop *ix) {
   }
 }
 
-/* Loads: the full-width runs with mixed gates folded first, the rest compacted to a[0..*n) for the uniform-gate
+/* Loads: the mixed-gate runs folded first, the rest compacted to a[0..*n) for the uniform-gate
  * grouping. */
 static hcq_status fold_mixed_loads(vz *z, acc *a, size_t *n, int vmax) {
   bool *used = malloc((*n ? *n : 1) * sizeof *used);

@@ -444,15 +444,18 @@ static hcq_status cpu_reduce_tile(cc_sched *s, int64_t lanes, int64_t rows, int6
   int row_axis = -1;
   for (size_t b = 0; b < nbufs; b++) lane_reuse |= !cc_uses(bufs[b]->src[1], s->rngs[lane_axis]);
   /* Rows: an even count of row tiles (or all rows) lets THREAD split the row axis; a height that gives an odd count
-   * (1000 rows / 8) is padded to twice the tile when that adds at most 1/8 more work; else `rows` or half of it as
-   * the height allows. */
-  int64_t row_pad = 0;
+   * is first tried with 2 rows more (when a row of lanes is one register of a 32-register file: 1000 rows / 10) or
+   * fewer (36 / 6), so no row is gated; else padded to twice the tile when that adds at most 1/8 more work; else
+   * `rows` or half of it as the height allows. */
+  int64_t row_pad = 0, near_rows[2] = {s->t->vector_max >= lanes ? rows + 2 : 0, rows - 2};
   for (size_t i = 0; i < n && row_axis < 0; i++) {
     int64_t sz = size_of(s, ax[i]), step2 = 2 * rows, sz_pad = (sz + step2 - 1) / step2 * step2;
     bool reuse = false;
     for (size_t b = 0; b < nbufs && !reuse; b++) reuse = !cc_uses(bufs[b]->src[1], s->rngs[ax[i]]);
     if (ax[i] == lane_axis || !reuse) continue;
     if (sz % step2 == 0 || sz == rows) row_axis = ax[i];
+    else if (near_rows[0] > 0 && sz % (2 * near_rows[0]) == 0) row_axis = ax[i], rows = near_rows[0];
+    else if (near_rows[1] > 0 && sz % (2 * near_rows[1]) == 0) row_axis = ax[i], rows = near_rows[1];
     else if (sz_pad - sz <= sz / 8) row_axis = ax[i], row_pad = step2;
     else if (sz % rows == 0) row_axis = ax[i];
     else if (sz % (rows / 2) == 0) row_axis = ax[i], rows /= 2;

@@ -688,6 +688,56 @@ static const char *transpose_vectorize(rc *r, const uop *n) {
              "%s, 8, 9, 10, 11, 12, 13, 14, 15)", part[0], part[1], c8, part[2], part[3], c8, c8);
 }
 
+/* ------------------------------------------------------------------------------------------------ lane gates */
+
+/* A vector access whose INDEX gate is a VECTORIZE of per-lane gates (vectorize.c: a padded tile's edge). */
+static bool lane_gated(const uop *idx) {
+  return idx->op == UOP_INDEX_OP && idx->nsrc >= 3 && idx->src[2]->op == UOP_VECTORIZE && idx->src[2]->dtype.count > 1;
+}
+
+/* "(g_a&g_b...)": every lane valid, each distinct gate once ("(1)" when all are constant true, "(0)" when one is
+ * constant false). */
+static const char *all_lanes(rc *r, const uop *vg) {
+  const char *e = NULL;
+  for (uint32_t l = 0; l < vg->nsrc; l++) {
+    const uop *g = vg->src[l];
+    int64_t c;
+    if (uop_const_value(g, &c) && !c) return "(0)";
+    bool seen = g->op == UOP_CONST;
+    for (uint32_t j = 0; j < l && !seen; j++) seen = vg->src[j] == g;
+    if (!seen) e = e ? fmt(r, "%s&%s", e, get(r, g)) : get(r, g);
+  }
+  return e ? fmt(r, "(%s)", e) : "(1)";
+}
+
+/* "_Bool hcq_g_[w] = {g0,...};": the lane gates for the lane by lane path. */
+static const char *gate_array(rc *r, const uop *vg) {
+  const char *e = fmt(r, "_Bool hcq_g_[%u] = {", vg->nsrc);
+  for (uint32_t l = 0; l < vg->nsrc; l++) e = fmt(r, "%s%s%s", e, l ? "," : "", get(r, vg->src[l]));
+  return fmt(r, "%s};", e);
+}
+
+/* All lanes valid: one vector load (the hot path, a branch on a loop-invariant gate); else lane by lane, invalid
+ * lanes taking the alternative (or 0). */
+static void render_lane_gated_load(rc *r, const uop *n, const char *p, const char *name) {
+  const uop *idx = n->src[0], *vg = idx->src[2];
+  const uop *alt = n->nsrc > 1 && n->src[1]->op != UOP_STORE && uop_dt_eq(n->src[1]->dtype, n->dtype) ? n->src[1] : NULL;
+  const char *other = alt ? fmt(r, "%s[hcq_l_]", get(r, alt)) : "0";
+  line(r, "%s %s;", ctype(r, n->dtype), name);
+  line(r, "if %s %s = *%s;", all_lanes(r, vg), name, p);
+  line(r, "else { %s for (int hcq_l_ = 0; hcq_l_ < %u; hcq_l_++) %s[hcq_l_] = hcq_g_[hcq_l_]?%s[hcq_l_]:%s; }",
+       gate_array(r, vg), vg->nsrc, name, ptr_of(r, idx), other);
+}
+
+static void render_lane_gated_store(rc *r, const uop *n, const char *p) {
+  const uop *idx = n->src[0], *vg = idx->src[2];
+  const char *v = get(r, n->src[1]);
+  line(r, "if %s *%s = %s;", all_lanes(r, vg), p, v);
+  line(r, "else { %s hcq_v_ = %s; %s", ctype(r, n->src[1]->dtype), v, gate_array(r, vg));
+  line(r, "  for (int hcq_l_ = 0; hcq_l_ < %u; hcq_l_++) if (hcq_g_[hcq_l_]) %s[hcq_l_] = hcq_v_[hcq_l_]; }", vg->nsrc,
+       ptr_of(r, idx));
+}
+
 static void render_node(rc *r, const uop *n, size_t k) {
   uop_op op = (uop_op)n->op;
   uintptr_t *u = base_ptrmap_find(&r->uses, n);
@@ -741,7 +791,9 @@ static void render_node(rc *r, const uop *n, size_t k) {
     case UOP_LOAD: {
       const uop *idx = n->src[0];
       const char *p = access_ptr(r, idx, n->dtype), *name = fmt(r, "val%zu", k);
-      if (idx->op == UOP_INDEX_OP && idx->nsrc >= 3) {
+      if (lane_gated(idx)) {
+        render_lane_gated_load(r, n, p, name);
+      } else if (idx->op == UOP_INDEX_OP && idx->nsrc >= 3) {
         const uop *alt = n->nsrc > 1 && n->src[1]->op != UOP_STORE && uop_dt_eq(n->src[1]->dtype, n->dtype) ? n->src[1] : NULL;
         const char *alts = alt                        ? get(r, alt)
                            : n->dtype.count > 1       ? fmt(r, "((%s){0})", ctype(r, n->dtype))
@@ -757,7 +809,8 @@ static void render_node(rc *r, const uop *n, size_t k) {
     case UOP_STORE: {
       const uop *idx = n->src[0];
       const char *p = access_ptr(r, idx, n->nsrc > 1 ? n->src[1]->dtype : n->dtype);
-      if (idx->op == UOP_INDEX_OP && idx->nsrc >= 3) line(r, "if (%s) *%s = %s;", get(r, idx->src[2]), p, get(r, n->src[1]));
+      if (lane_gated(idx)) render_lane_gated_store(r, n, p);
+      else if (idx->op == UOP_INDEX_OP && idx->nsrc >= 3) line(r, "if (%s) *%s = %s;", get(r, idx->src[2]), p, get(r, n->src[1]));
       else line(r, "*%s = %s;", p, get(r, n->src[1]));
       return;
     }
@@ -813,7 +866,8 @@ static void render_node(rc *r, const uop *n, size_t k) {
         set(r, n, name);
         return;
       }
-      if (uses == 1 || !ex) {
+      /* a vector gate (vectorize.c's lane gates) is read lane by lane, never whole: no variable for it */
+      if (uses == 1 || !ex || n->dtype.scalar == UOP_BOOL) {
         set(r, n, ex);
         return;
       }

@@ -315,14 +315,14 @@ static void check_reduce_tile(const cc_target *t) {
 }
 
 /* Matmuls whose output width whole 16-lane tiles (2 per thread pair) do not cover: the lane axis is padded (PADTO)
- * up to them when that adds at most 1/8 more work, and so is a height that leaves an odd count of 8-row tiles (so
- * THREAD can split it); else 8 or 4 rows as the height allows; a width the pad would grow by more falls back to
- * the reference's upcasts. Expectations are computed here from the shape; every kernel runs against the
+ * up to them when that adds at most 1/8 more work; a height that leaves an odd count of 8-row tiles takes 10 or 6
+ * rows when that count is even (so THREAD can split it), else is padded like the width; else 8 or 4 rows as the
+ * height allows; a width the pad would grow by more falls back to the reference's upcasts. Expectations are computed here from the shape; every kernel runs against the
  * interpreter. */
 static void check_odd_reduce_tile(const cc_target *t) {
   static const int SHAPES[][3] = {{100, 37, 61}, {24, 8, 120}, {40, 16, 1000}, {8, 16, 250}, {16, 4, 36},
                                   {12, 5, 60},   {9, 3, 31},  {64, 64, 64},
-                                  {1000, 2, 64}, {36, 3, 64}, {20, 2, 64}, {120, 4, 32}};
+                                  {1000, 2, 64}, {36, 3, 64}, {20, 2, 64}, {120, 4, 32}, {136, 3, 40}};
   cc_target c2 = *t;
   c2.nt_store_min_B = 0;
   c2.cpu_tiles = true;
@@ -337,9 +337,14 @@ static void check_odd_reduce_tile(const cc_target *t) {
              m * n, m * k, k * n, m, n, k, n, k, n);
     int padded = (n + 31) / 32 * 32;
     bool want_tile = padded - n <= n / 8;
-    /* rows: 8 with an even count of row tiles (or all rows); a pad to 16 adding at most 1/8; 8; 4 */
+    /* rows: 8 with an even count of row tiles (or all rows); 10 (a 16-float target) or 6 with an even count; a pad
+     * to 16 adding at most 1/8; 8; 4 */
     int want_rows = 8, want_row_pad = 0, pad16 = (m + 15) / 16 * 16;
     if (m % 16 == 0 || m == 8) {
+    } else if (t->vector_max >= 16 && m % 20 == 0) {
+      want_rows = 10;
+    } else if (m % 12 == 0) {
+      want_rows = 6;
     } else if (pad16 - m <= m / 8) {
       want_row_pad = 16;
     } else if (m % 8 != 0) {

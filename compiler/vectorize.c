@@ -5,8 +5,10 @@
  * Runs last (after index lowering and decompositions), only for targets with vector_max >= 2 (the c target):
  * 1. Loads: global LOADs of float32 whose index is root + c, with the same buffer, root, gate and other sources,
  *    and consecutive offsets c0..c0+w-1, become one LOAD of a w-vector; the scalar users read its lanes (GEP).
- *    A group folds only when root + c0 is provably a multiple of w (so the access is w*4-byte aligned given the
- *    target's buffer alignment): root must divide w (constants, sums and products thereof) and c0 % w == 0.
+ *    A group the target's buffer alignment covers (w*4 <= buf_align_B: rendered through the aligned vector type)
+ *    folds only when root + c0 is provably a multiple of w: root must divide w (constants, sums and products
+ *    thereof) and c0 % w == 0; wider groups are rendered unaligned and fold at any offset. Lanes that differ only
+ *    in their gate (a padded tile's edge) fold at full width with a vector of lane gates (mixed_run).
  * 2. Stores: the SINK's global STOREs, grouped the same way, become one STORE of a vector value.
  * 3. The vector value of a store is built by vec(): lane-parallel ALU (+ - * / neg, mulacc) on float lanes becomes
  *    one vector op (and float32 compares, selects, float32/uint32 bitcasts and uint32 arithmetic: vector_other), lanes of a folded load become that load, identical lanes a broadcast, and per-lane accumulators
@@ -27,6 +29,7 @@ typedef struct vz {
   base_ptrmap stores; /* first lane REG STORE -> vector STORE */
   base_ptrmap repl;   /* scalar LOAD -> GEP of the vector load */
   int64_t next_reg;  /* next free DEFINE_REG slot */
+  int64_t align_B;   /* the target's buf_align_B */
   bool oom;
 } vz;
 
@@ -112,17 +115,87 @@ static bool as_access(const uop *n, acc *out) {
   return true;
 }
 
+/* The renderer (render_c.c access_ptr) uses the aligned vector type when the buffers' alignment covers the whole
+ * vector, so such a group must start on a multiple of w; a wider one is accessed through the unaligned type
+ * (a 16-float group at row 1 of a 1000-wide matrix, offset 1000). Accesses are float32 (4 bytes). */
+static bool aligned_enough(const acc *a, int w, int64_t align_B) {
+  return (int64_t)w * 4 > align_B || (a->off % w == 0 && divides(a->root, w));
+}
+
 /* The widest width w (vector_max, /2, ..., 2) such that a[i..i+w) is one group with offsets off..off+w-1, off % w
- * == 0 and the root divisible by w; 0 if none. */
-static int run_width(const acc *a, size_t n, size_t i, int vmax) {
+ * == 0 and the root divisible by w where aligned_enough asks for it; 0 if none. */
+static int run_width(const acc *a, size_t n, size_t i, int vmax, int64_t align_B) {
   for (int w = vmax; w >= 2; w /= 2) {
-    if (i + (size_t)w > n || a[i].off % w != 0 || !divides(a[i].root, w)) continue;
+    if (i + (size_t)w > n || !aligned_enough(&a[i], w, align_B)) continue;
     bool ok = true;
     for (int j = 1; j < w && ok; j++)
       ok = acc_key_cmp(&a[i], &a[i + j]) == 0 && a[i + j].off == a[i].off + j;
     if (ok) return w;
   }
   return 0;
+}
+
+/* Mixed gates: lanes that differ only in their gate (a padded tile's edge: with 16 lanes over a 1000-wide axis,
+ * lanes 0-7 are valid while tile < 63, lanes 8-15 while tile < 62). Grouped by everything else, a run of w
+ * lanes with consecutive offsets and at least two different gates folds whole: its INDEX gets a vector gate (a
+ * VECTORIZE of the lane gates, true for an ungated lane) and render_c.c emits one full-width access when every
+ * lane is valid and lane by lane otherwise, so the arithmetic stays w wide instead of splitting at the gate. */
+static int acc_key_nogate_cmp(const acc *a, const acc *b) {
+  acc x = *a, y = *b;
+  x.gate = y.gate = NULL;
+  int c = acc_key_cmp(&x, &y);
+  if (c) return c;
+  if (a->off != b->off) return a->off < b->off ? -1 : 1;
+  return cmp_node(a->gate, b->gate);
+}
+
+static int acc_nogate_qsort(const void *pa, const void *pb) { return acc_key_nogate_cmp(pa, pb); }
+
+/* w if a[i..i+w) (sorted by acc_key_nogate_cmp) is one mixed-gate run as above, else 0. */
+static int mixed_run(const acc *a, size_t n, size_t i, int w, int64_t align_B) {
+  if (i + (size_t)w > n || !aligned_enough(&a[i], w, align_B)) return 0;
+  bool mixed = false;
+  for (int j = 1; j < w; j++) {
+    acc x = a[i], y = a[i + j];
+    x.gate = y.gate = NULL;
+    if (acc_key_cmp(&x, &y) != 0 || a[i + j].off != a[i].off + j) return 0;
+    mixed |= a[i + j].gate != a[i].gate;
+  }
+  return mixed ? w : 0;
+}
+
+/* INDEX(buf, lane 0's index, VECTORIZE(lane gates)) for the w lanes at a (NULL on oom). */
+static const uop *mixed_index(uop_ctx *ctx, const acc *a, int w, bool *oom) {
+  const uop *g[VEC_MAX], *t = uop_const_bool(ctx, true);
+  for (int l = 0; l < w; l++) g[l] = a[l].gate ? a[l].gate : t;
+  const uop *ix = a[0].node->src[0];
+  const uop *vg = t ? uop_new(ctx, UOP_VECTORIZE, uop_dt_vec(uop_dt(UOP_BOOL), w), g, (uint32_t)w, uop_arg_none()) : NULL;
+  const uop *src[3] = {ix->src[0], ix->src[1], vg};
+  const uop *out = vg ? uop_new(ctx, UOP_INDEX_OP, ix->dtype, src, 3, ix->arg) : NULL;
+  if (!out) *oom = true;
+  return out;
+}
+
+/* Sort a[0..n) for the mixed-gate runs, widest first (vmax, vmax/2, ..., 2), a run of w starting a multiple of w
+ * lanes into its chain of consecutive offsets (the tiles the expander made); mark their lanes in used[] (a run's
+ * lanes end up consecutive) and the run's width at its first lane in widths[] (0 elsewhere). */
+static void take_mixed(acc *a, size_t n, int vmax, int64_t align_B, bool *used, int *widths) {
+  qsort(a, n, sizeof *a, acc_nogate_qsort);
+  int64_t chain_off = 0;
+  for (size_t i = 0; i < n;) {
+    acc prev = i ? a[i - 1] : a[i], cur = a[i];
+    prev.gate = cur.gate = NULL;
+    if (i == 0 || acc_key_cmp(&prev, &cur) != 0 || a[i - 1].off != a[i].off - 1) chain_off = a[i].off;
+    int w = vmax;
+    while (w >= 2 && ((a[i].off - chain_off) % w || !mixed_run(a, n, i, w, align_B))) w /= 2;
+    if (w >= 2) {
+      for (int l = 0; l < w; l++) used[i + (size_t)l] = true, widths[i + (size_t)l] = l ? 0 : w;
+      i += (size_t)w;
+    } else {
+      used[i] = false, widths[i] = 0;
+      i++;
+    }
+  }
 }
 
 /* ------------------------------------------------------------------------------------------------ vec() */
@@ -355,6 +428,56 @@ static const uop *replace_loads(void *user, uop_ctx *ctx, const uop *n, hcq_stat
   return m ? (const uop *)*m : n;
 }
 
+/* One vector LOAD through ix for the w lanes at a; each lane's GEP recorded in z->repl. */
+static void fold_load_run(vz *z, const acc *a, int w, const uop *ix) {
+  const uop *ld = a[0].node;
+  const uop **src = malloc(ld->nsrc * sizeof *src);
+  if (!src || !ix) {
+    free(src);
+    z->oom = true;
+    return;
+  }
+  src[0] = ix;
+  for (uint32_t s = 1; s < ld->nsrc; s++) {
+    const uop *alt = ld->src[s];
+    if (s == 1 && alt->op != UOP_STORE && uop_dt_eq(alt->dtype, ld->dtype)) {
+      const uop *col[VEC_MAX];
+      for (int l = 0; l < w; l++) col[l] = alt;
+      alt = mk(z, UOP_VECTORIZE, uop_dt_vec(alt->dtype, w), col, (uint32_t)w, uop_arg_none());
+    }
+    src[s] = alt;
+  }
+  const uop *vl = mk(z, UOP_LOAD, uop_dt_vec(ld->dtype, w), src, ld->nsrc, ld->arg);
+  free(src);
+  for (int l = 0; l < w && vl; l++) {
+    int64_t lane = l;
+    const uop *gep = mk(z, UOP_GEP, a[l].node->dtype, &vl, 1, uop_arg_ints(z->ctx, &lane, 1));
+    if (!gep || !base_ptrmap_put(&z->repl, a[l].node, (uintptr_t)gep)) z->oom = true;
+  }
+}
+
+/* Loads: the mixed-gate runs folded first, the rest compacted to a[0..*n) for the uniform-gate
+ * grouping. */
+static hcq_status fold_mixed_loads(vz *z, acc *a, size_t *n, int vmax) {
+  bool *used = malloc((*n ? *n : 1) * sizeof *used);
+  int *widths = malloc((*n ? *n : 1) * sizeof *widths);
+  if (!used || !widths) return free(used), free(widths), hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory");
+  take_mixed(a, *n, vmax, z->align_B, used, widths);
+  size_t k = 0;
+  for (size_t i = 0; i < *n && !z->oom;) {
+    if (used[i]) {
+      fold_load_run(z, a + i, widths[i], mixed_index(z->ctx, a + i, widths[i], &z->oom));
+      i += (size_t)widths[i];
+    } else {
+      a[k++] = a[i++];
+    }
+  }
+  *n = k;
+  free(used);
+  free(widths);
+  return z->oom ? hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory") : HCQ_OK;
+}
+
 /* Group the scalar global loads; record each folded lane's GEP in z->repl. */
 static hcq_status fold_loads(vz *z, const uop *const *nodes, size_t count, int vmax) {
   acc *a = malloc((count ? count : 1) * sizeof *a);
@@ -362,33 +485,16 @@ static hcq_status fold_loads(vz *z, const uop *const *nodes, size_t count, int v
   size_t n = 0;
   for (size_t k = 0; k < count; k++)
     if (nodes[k]->op == UOP_LOAD && as_access(nodes[k], &a[n])) a[n++].order = k;
+  hcq_status st = fold_mixed_loads(z, a, &n, vmax);
+  if (st) return free(a), st;
   qsort(a, n, sizeof *a, acc_cmp);
   for (size_t i = 0; i < n && !z->oom;) {
-    int w = run_width(a, n, i, vmax);
+    int w = run_width(a, n, i, vmax, z->align_B);
     if (!w) {
       i++;
       continue;
     }
-    const uop *ld = a[i].node;
-    const uop **src = malloc(ld->nsrc * sizeof *src);
-    if (!src) return free(a), hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory");
-    src[0] = ld->src[0];
-    for (uint32_t s = 1; s < ld->nsrc; s++) {
-      const uop *alt = ld->src[s];
-      if (s == 1 && alt->op != UOP_STORE && uop_dt_eq(alt->dtype, ld->dtype)) {
-        const uop *col[VEC_MAX];
-        for (int l = 0; l < w; l++) col[l] = alt;
-        alt = mk(z, UOP_VECTORIZE, uop_dt_vec(alt->dtype, w), col, (uint32_t)w, uop_arg_none());
-      }
-      src[s] = alt;
-    }
-    const uop *vl = mk(z, UOP_LOAD, uop_dt_vec(ld->dtype, w), src, ld->nsrc, ld->arg);
-    free(src);
-    for (int l = 0; l < w && vl; l++) {
-      int64_t lane = l;
-      const uop *gep = mk(z, UOP_GEP, a[i + l].node->dtype, &vl, 1, uop_arg_ints(z->ctx, &lane, 1));
-      if (!gep || !base_ptrmap_put(&z->repl, a[i + l].node, (uintptr_t)gep)) z->oom = true;
-    }
+    fold_load_run(z, a + i, w, a[i].node->src[0]);
     i += (size_t)w;
   }
   free(a);
@@ -416,10 +522,29 @@ static hcq_status fold_stores(vz *z, const uop *sink, const uop *const *nodes, s
     const uop *s = sink->src[i];
     if (s->op == UOP_STORE && !users[s->id] && as_access(s, &a[n])) a[n++].order = i;
   }
-  qsort(a, n, sizeof *a, acc_cmp);
+  bool *mixed = !st ? malloc((n ? n : 1) * sizeof *mixed) : NULL;
+  int *widths = !st ? malloc((n ? n : 1) * sizeof *widths) : NULL, *mw = NULL;
+  acc *b = !st ? malloc((n ? n : 1) * sizeof *b) : NULL;
+  if (!st && (!mixed || !widths || !b)) st = hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory");
+  if (!st) take_mixed(a, n, vmax, z->align_B, mixed, widths);
+  /* mixed-gate runs first (they keep their order: a stable partition), then the uniform-gate runs */
+  size_t nmixed = 0;
+  for (size_t i = 0; i < n && !st; i++) nmixed += mixed[i];
+  for (size_t i = 0, km = 0, ku = nmixed; i < n && !st; i++) {
+    if (mixed[i]) widths[km] = widths[i];
+    b[mixed[i] ? km++ : ku++] = a[i];
+  }
+  if (!st) {
+    memcpy(a, b, n * sizeof *a);
+    qsort(a + nmixed, n - nmixed, sizeof *a, acc_cmp);
+    mw = widths;
+  }
+  free(b);
+  free(mixed);
   bool changed = false;
   for (size_t i = 0; i < n && !st && !z->oom;) {
-    int w = run_width(a, n, i, vmax);
+    bool is_mixed = i < nmixed;
+    int w = is_mixed ? mw[i] : run_width(a, n, i, vmax, z->align_B);
     if (!w) {
       i++;
       continue;
@@ -437,6 +562,7 @@ static hcq_status fold_stores(vz *z, const uop *sink, const uop *const *nodes, s
       break;
     }
     memcpy(src, s0->src, s0->nsrc * sizeof *src);
+    if (is_mixed) src[0] = mixed_index(z->ctx, a + i, w, &z->oom);
     src[1] = vec(z, vals, w);
     const uop *vs = mk(z, UOP_STORE, s0->dtype, src, s0->nsrc, s0->arg);
     free(src);
@@ -456,6 +582,7 @@ static hcq_status fold_stores(vz *z, const uop *sink, const uop *const *nodes, s
   free(a);
   free(out);
   free(users);
+  free(widths);
   return st;
 }
 
@@ -538,7 +665,7 @@ hcq_status cc_pass_vectorize(cc_pass_ctx *pc, const uop *sink, const uop **out_s
   int vmax = pc->target->vector_max;
   if (vmax > VEC_MAX) vmax = VEC_MAX;
   if (vmax < 2 || sink->op != UOP_SINK) return HCQ_OK;
-  vz z = {.ctx = pc->ctx};
+  vz z = {.ctx = pc->ctx, .align_B = pc->target->buf_align_B};
   const uop **nodes;
   size_t count;
   HCQ_TRY(uop_toposort(pc->ctx, sink, &nodes, &count));

@@ -96,14 +96,17 @@ static void test_misaligned(const cc_target *t) {
   free(src);
 }
 
-/* Gates: a gate that differs per lane (r < 30 on the upcast axis) must not fold; one shared by the lanes (on the
- * outer axis) folds into a gated vector load / store. */
+/* Gates: a gate that differs per lane (r < 30 on the upcast axis: lanes 0-1 valid while r < 8, lanes 2-3 while
+ * r < 7) folds with a vector of lane gates: one whole access when every lane is valid, lane by lane otherwise;
+ * one shared by the lanes (on the outer axis) folds into a gated vector load / store. */
 static void test_gates(const cc_target *t) {
   char *src = run_case(t, "gate_lane",
                        "(kernel gate_lane (let out (buf 0 float32 64)) (let a (buf 1 float32 64)) (let r0 (range 0 64 loop))"
-                       " (sink (store (index out r0 (< r0 30)) (load (index a r0 (< r0 30)) 0.0) r0)))",
+                       " (sink (store (index out r0 (< r0 30)) (load (index a r0 (< r0 30)) 0.5) r0)))",
                        "UPCAST:0:4", NULL, 0);
-  CHECK(strstr(src, "float4") == NULL);
+  CHECK(strstr(src, "= *((float4*)(data1_64+") != NULL);
+  CHECK(strstr(src, ") *((float4*)(data0_64+") != NULL);
+  CHECK(strstr(src, "] = hcq_v_[hcq_l_]; }") != NULL); /* the store's lane by lane path */
   free(src);
   src = run_case(t, "gate_row",
                  "(kernel gate_row (let out (buf 0 float32 128)) (let a (buf 1 float32 128))"

@@ -350,6 +350,20 @@ static hcq_status cpu_column_reduce(cc_sched *s, bool *applied) {
   return HCQ_OK;
 }
 
+/* True when every REDUCE is a float32 ADD, MUL or MAX: the ones the expander gives per-lane accumulators (an
+ * integer reduce unrolled further would only add lanes to its one accumulator). */
+static hcq_status float_reduces_only(cc_sched *s, bool *out) {
+  const uop **nodes;
+  size_t count;
+  HCQ_TRY(uop_toposort(s->ctx, s->sink, &nodes, &count));
+  *out = true;
+  for (size_t k = 0; k < count; k++)
+    if (nodes[k]->op == UOP_REDUCE)
+      *out &= nodes[k]->dtype.scalar == UOP_FLOAT32 && nodes[k]->dtype.count == 1 &&
+              (nodes[k]->arg.i == UOP_ADD || nodes[k]->arg.i == UOP_MUL || nodes[k]->arg.i == UOP_MAX);
+  return HCQ_OK;
+}
+
 /* CPU targets (cpu_tiles), other reduce kernels (sums, row reduces, softmax): every constant reduce axis the vector
  * width divides unrolled by it (one vector of per-lane accumulators each: expander.c, vectorize.c), and the store's
  * contiguous output axis upcast by it when no reduce reads that axis (softmax's elementwise tail). Returns whether it
@@ -360,11 +374,16 @@ static hcq_status cpu_vector_reduce(cc_sched *s, bool *applied) {
   int un[MAX_AXES], ax[MAX_AXES];
   size_t nun = unrollable(s, un);
   if (w < 4 || !nun) return HCQ_OK;
-  bool ok;
+  bool ok, chains;
+  HCQ_TRY(float_reduces_only(s, &chains));
   for (size_t i = nun; i-- > 0;) /* last first: an axis that stays (w < size) keeps the numbers before it */
     if (size_of(s, un[i]) % w == 0 && size_of(s, un[i]) > w) {
       HCQ_TRY(try_opt(s, CC_OPT_UNROLL, (int)i, w, &ok));
       *applied |= ok;
+      /* then by CC_REDUCE_CHAINS more: that many vector accumulators, independent add (max) chains */
+      int64_t rest = size_of(s, un[i]);
+      if (ok && chains && rest % CC_REDUCE_CHAINS == 0 && rest > CC_REDUCE_CHAINS)
+        HCQ_TRY(try_opt(s, CC_OPT_UNROLL, (int)i, CC_REDUCE_CHAINS, &ok));
     }
   size_t n = upcastable(s, ax);
   if (!*applied || !n || s->sink->nsrc != 1) return HCQ_OK;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "compiler/cc_internal.h"
+#include "compiler/opt_internal.h"
 #include "base/ptrmap.h"
 
 #define VEC_MAX 16
@@ -466,12 +467,13 @@ static bool is_acc_value(const uop *n) {
          n->src[0]->src[0]->dtype.size == 1;
 }
 
-/* The accumulator values under n through scalar float32 arithmetic, compares and selects (at most VEC_MAX + 1 of
+/* The accumulator values under n through scalar float32 arithmetic, compares and selects (at most MAX_LEAVES of
  * them, each once; false when the walk grows past its budget). */
+#define MAX_LEAVES (CC_REDUCE_CHAINS * VEC_MAX)
 typedef struct leaf_walk {
-  const uop *seen[256];
+  const uop *seen[1024];
   int nseen, nleaves;
-  const uop *leaves[VEC_MAX + 1];
+  const uop *leaves[MAX_LEAVES];
 } leaf_walk;
 
 static bool acc_leaves(const uop *n, leaf_walk *w) {
@@ -480,8 +482,9 @@ static bool acc_leaves(const uop *n, leaf_walk *w) {
   if (w->nseen == (int)(sizeof w->seen / sizeof w->seen[0])) return false;
   w->seen[w->nseen++] = n;
   if (is_acc_value(n)) {
-    if (w->nleaves <= VEC_MAX) w->leaves[w->nleaves++] = n;
-    return w->nleaves <= VEC_MAX;
+    if (w->nleaves == MAX_LEAVES) return false;
+    w->leaves[w->nleaves++] = n;
+    return true;
   }
   uop_op op = (uop_op)n->op;
   bool walk = n->dtype.count == 1 && (n->dtype.scalar == UOP_FLOAT32 || n->dtype.scalar == UOP_BOOL) &&
@@ -489,6 +492,55 @@ static bool acc_leaves(const uop *n, leaf_walk *w) {
   for (uint32_t i = 0; walk && i < n->nsrc; i++)
     if (!acc_leaves(n->src[i], w)) return false;
   return true;
+}
+
+/* The highest nodes under n (n included) with c accumulator leaves each, in walk order, deduplicated (at most max
+ * of them): the lane values of per-lane chains. False when some part of n has fewer leaves but not none. */
+static bool chain_roots(const uop *n, int c, const uop **roots, int *nroots, int max, leaf_walk *w) {
+  w->nseen = w->nleaves = 0;
+  if (!acc_leaves(n, w)) return false;
+  if (w->nleaves == 0) return true; /* constants, the combine's own compares of nothing */
+  if (w->nleaves < c) return false;
+  if (w->nleaves == c && n->dtype.scalar == UOP_FLOAT32) { /* a compare of a lane value descends to it */
+    for (int i = 0; i < *nroots; i++)
+      if (roots[i] == n) return true;
+    if (*nroots == max) return false;
+    roots[(*nroots)++] = n;
+    return true;
+  }
+  for (uint32_t i = 0; i < n->nsrc; i++)
+    if (!chain_roots(n->src[i], c, roots, nroots, max, w)) return false;
+  return true;
+}
+
+/* Chains of per-lane accumulators (expander.c: c chains of w lanes, lane j of every chain combined first, then the
+ * lanes): each chain becomes one vector accumulator, the lane-j combines one vector combine of the chains' vectors,
+ * and only the last vector is combined lane by lane. Records root j -> GEP(combined vector, j) in z->repl; false
+ * (nothing recorded) when some part does not fold. */
+static bool fold_chains(vz *z, const uop *n, int nl, int w, leaf_walk *lw) {
+  int c = nl / w;
+  if (c < 2 || c > CC_REDUCE_CHAINS || nl % w) return false;
+  const uop *roots[VEC_MAX], *lanes[VEC_MAX], *leaves[VEC_MAX][CC_REDUCE_CHAINS];
+  int nroots = 0;
+  if (!chain_roots(n, c, roots, &nroots, w, lw) || nroots != w) return false;
+  for (int j = 0; j < w; j++) {
+    lw->nseen = lw->nleaves = 0;
+    if (!acc_leaves(roots[j], lw) || lw->nleaves != c) return false;
+    memcpy(leaves[j], lw->leaves, (size_t)c * sizeof *lw->leaves);
+  }
+  for (int i = 0; i < c; i++) { /* chain i: leaf i of every root, one vector accumulator */
+    for (int j = 0; j < w; j++) lanes[j] = leaves[j][i];
+    const uop *v = vec(z, lanes, w);
+    if (!v || v->op != UOP_LOAD || v->dtype.count != w) return false;
+  }
+  const uop *y = vec(z, roots, w);
+  if (!y || y->op == UOP_VECTORIZE || y->dtype.count != w) return false;
+  for (int j = 0; j < w && !z->oom; j++) {
+    int64_t lane = j;
+    const uop *gep = mk(z, UOP_GEP, roots[j]->dtype, &y, 1, uop_arg_ints(z->ctx, &lane, 1));
+    if (!gep || !base_ptrmap_put(&z->repl, roots[j], (uintptr_t)gep)) z->oom = true;
+  }
+  return !z->oom;
 }
 
 /* Per-lane accumulators (the expander's per-lane REDUCEs) combined after their loop (sum, product, max: any float
@@ -516,7 +568,11 @@ static hcq_status fold_acc_trees(vz *z, const uop *sink, int vmax, const uop **o
       lw->nseen = lw->nleaves = 0;
       if (!acc_leaves(n, lw)) continue;
       int nl = lw->nleaves;
-      if (nl < 2 || nl > vmax || (nl & (nl - 1))) continue;
+      if (nl > vmax) {
+        changed = fold_chains(z, n, nl, vmax, lw);
+        continue;
+      }
+      if (nl < 2 || (nl & (nl - 1))) continue;
       const uop *v = vec(z, lw->leaves, nl);
       if (!v || v->op != UOP_LOAD || v->dtype.count != nl) continue;
       for (int l = 0; l < nl && !z->oom; l++) {

@@ -325,8 +325,9 @@ static hcq_status cpu_transpose_tile(cc_sched *s, int64_t tile_store, int64_t ti
 }
 
 /* CPU targets (cpu_tiles): a reduce kernel whose one store is contiguous along an output axis while no load is
- * contiguous along the last reduce axis (a column reduce) gets that output axis upcast by the vector width: one
- * vector of accumulators, loaded and stored whole. Returns whether it applied anything. */
+ * contiguous along the last reduce axis (a column reduce) gets that output axis upcast by the vector width (one
+ * vector of accumulators, loaded and stored whole), and by CC_REDUCE_CHAINS more where the columns allow. Returns
+ * whether it applied anything. */
 static hcq_status cpu_column_reduce(cc_sched *s, bool *applied) {
   *applied = false;
   int ax[MAX_AXES], un[MAX_AXES];
@@ -347,6 +348,10 @@ static hcq_status cpu_column_reduce(cc_sched *s, bool *applied) {
   bool ok;
   HCQ_TRY(try_opt(s, CC_OPT_UPCAST, lane_axis, w, &ok));
   *applied = ok;
+  /* then by CC_REDUCE_CHAINS more (the axis stays while columns are left): that many vectors of columns, independent
+   * add chains */
+  if (ok && size_of(s, lane_axis) % CC_REDUCE_CHAINS == 0 && size_of(s, lane_axis) > CC_REDUCE_CHAINS)
+    HCQ_TRY(try_opt(s, CC_OPT_UPCAST, lane_axis, CC_REDUCE_CHAINS, &ok));
   return HCQ_OK;
 }
 

@@ -113,7 +113,7 @@ static void test_opts(const cc_target *t) {
       }
 }
 
-/* The heuristic on a sum, a row sum and a row max: CC_REDUCE_CHAINS vector accumulators per reduce, combined as
+/* The heuristic on a sum, a row sum, a row max and a column sum: CC_REDUCE_CHAINS vector accumulators per reduce, combined as
  * vectors (one lane-by-lane combine of the last vector: its lane w-1 read by one combine only). */
 static void test_heuristic(const cc_target *t) {
   static const char *SUM =
@@ -134,6 +134,18 @@ static void test_heuristic(const cc_target *t) {
     if (count_str(src, acc) != CC_REDUCE_CHAINS || count_str(src, last) > uses) fprintf(stderr, "%s\n", src);
     free(src);
   }
+  /* a column reduce (256 rows of 512 columns): CC_REDUCE_CHAINS vectors of columns, each its own add chain, stored
+   * whole (no horizontal combine) */
+  static const char *COL =
+      "(kernel col (let out (buf 0 float32 512)) (let x (buf 1 float32 131072)) (let r0 (range 0 512 loop))"
+      " (let r1000 (range 1000 256 reduce))"
+      " (sink (store (index out r0) (reduce add (load (index x (+ (* r1000 512) r0))) r1000) r0)))";
+  op_mode = 0;
+  fill_mode = 0;
+  char *src = check(t, COL, NULL, 3);
+  CHECK_EQ_INT((long long)count_str(src, acc), CC_REDUCE_CHAINS);
+  CHECK(count_str(src, last) == 0);
+  free(src);
 }
 
 int main(void) {

@@ -471,16 +471,23 @@ static bool is_acc_value(const uop *n) {
  * them, each once; false when the walk grows past its budget). */
 #define MAX_LEAVES (CC_REDUCE_CHAINS * VEC_MAX)
 typedef struct leaf_walk {
-  const uop *seen[1024];
+  uint32_t *mark; /* node id -> the walk (gen) that saw it; ids below cap (the graph's nodes when the round began) */
+  size_t cap;
+  uint32_t gen;
   int nseen, nleaves;
   const uop *leaves[MAX_LEAVES];
 } leaf_walk;
 
+static void walk_reset(leaf_walk *w) {
+  w->gen++;
+  w->nseen = w->nleaves = 0;
+}
+
 static bool acc_leaves(const uop *n, leaf_walk *w) {
-  for (int i = 0; i < w->nseen; i++)
-    if (w->seen[i] == n) return true;
-  if (w->nseen == (int)(sizeof w->seen / sizeof w->seen[0])) return false;
-  w->seen[w->nseen++] = n;
+  if (n->id >= w->cap || w->nseen == 1024) return false;
+  if (w->mark[n->id] == w->gen) return true;
+  w->mark[n->id] = w->gen;
+  w->nseen++;
   if (is_acc_value(n)) {
     if (w->nleaves == MAX_LEAVES) return false;
     w->leaves[w->nleaves++] = n;
@@ -496,20 +503,27 @@ static bool acc_leaves(const uop *n, leaf_walk *w) {
 
 /* The highest nodes under n (n included) with c accumulator leaves each, in walk order, deduplicated (at most max
  * of them): the lane values of per-lane chains. False when some part of n has fewer leaves but not none. */
-static bool chain_roots(const uop *n, int c, const uop **roots, int *nroots, int max, leaf_walk *w) {
-  w->nseen = w->nleaves = 0;
+typedef struct root_walk {
+  const uop *done[512]; /* nodes already descended (the combines share their operands: a DAG, not a tree) */
+  int ndone;
+} root_walk;
+
+static bool chain_roots(const uop *n, int c, const uop **roots, int *nroots, int max, leaf_walk *w, root_walk *rw) {
+  for (int i = 0; i < rw->ndone; i++)
+    if (rw->done[i] == n) return true;
+  if (rw->ndone == (int)(sizeof rw->done / sizeof rw->done[0])) return false;
+  rw->done[rw->ndone++] = n;
+  walk_reset(w);
   if (!acc_leaves(n, w)) return false;
   if (w->nleaves == 0) return true; /* constants, the combine's own compares of nothing */
   if (w->nleaves < c) return false;
   if (w->nleaves == c && n->dtype.scalar == UOP_FLOAT32) { /* a compare of a lane value descends to it */
-    for (int i = 0; i < *nroots; i++)
-      if (roots[i] == n) return true;
     if (*nroots == max) return false;
     roots[(*nroots)++] = n;
     return true;
   }
   for (uint32_t i = 0; i < n->nsrc; i++)
-    if (!chain_roots(n->src[i], c, roots, nroots, max, w)) return false;
+    if (!chain_roots(n->src[i], c, roots, nroots, max, w, rw)) return false;
   return true;
 }
 
@@ -522,9 +536,17 @@ static bool fold_chains(vz *z, const uop *n, int nl, int w, leaf_walk *lw) {
   if (c < 2 || c > CC_REDUCE_CHAINS || nl % w) return false;
   const uop *roots[VEC_MAX], *lanes[VEC_MAX], *leaves[VEC_MAX][CC_REDUCE_CHAINS];
   int nroots = 0;
-  if (!chain_roots(n, c, roots, &nroots, w, lw) || nroots != w) return false;
+  root_walk *rw = malloc(sizeof *rw);
+  if (!rw) {
+    z->oom = true;
+    return false;
+  }
+  rw->ndone = 0;
+  bool found = chain_roots(n, c, roots, &nroots, w, lw, rw);
+  free(rw);
+  if (!found || nroots != w) return false;
   for (int j = 0; j < w; j++) {
-    lw->nseen = lw->nleaves = 0;
+    walk_reset(lw);
     if (!acc_leaves(roots[j], lw) || lw->nleaves != c) return false;
     memcpy(leaves[j], lw->leaves, (size_t)c * sizeof *lw->leaves);
   }
@@ -548,7 +570,7 @@ static bool fold_chains(vz *z, const uop *n, int nl, int w, leaf_walk *lw) {
  * lane-parallel; each lane's final value then reads its lane (GEP) and the combining code stays as it is. */
 static hcq_status fold_acc_trees(vz *z, const uop *sink, int vmax, const uop **out_sink) {
   *out_sink = sink;
-  leaf_walk *lw = malloc(sizeof *lw);
+  leaf_walk *lw = calloc(1, sizeof *lw);
   if (!lw) return hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory");
   hcq_status st = HCQ_OK;
   /* one group per round: the rebuild that swaps a group's lanes for GEPs rebuilds every user of what an earlier
@@ -558,6 +580,10 @@ static hcq_status fold_acc_trees(vz *z, const uop *sink, int vmax, const uop **o
     const uop **nodes;
     size_t count;
     st = uop_toposort(z->ctx, *out_sink, &nodes, &count);
+    free(lw->mark);
+    lw->cap = uop_ctx_node_count(z->ctx) + 1;
+    lw->gen = 0;
+    if (!st && !(lw->mark = calloc(lw->cap, sizeof *lw->mark))) st = hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory");
     base_ptrmap_free(&z->repl);
     z->repl = (base_ptrmap){0};
     for (size_t k = count; !st && k-- > 0 && !z->oom && !changed;) { /* users first: the largest group first */
@@ -565,7 +591,7 @@ static hcq_status fold_acc_trees(vz *z, const uop *sink, int vmax, const uop **o
       if ((n->op != UOP_ADD && n->op != UOP_MUL && n->op != UOP_WHERE) || n->dtype.scalar != UOP_FLOAT32 ||
           n->dtype.count != 1)
         continue;
-      lw->nseen = lw->nleaves = 0;
+      walk_reset(lw);
       if (!acc_leaves(n, lw)) continue;
       int nl = lw->nleaves;
       if (nl > vmax) {
@@ -585,6 +611,7 @@ static hcq_status fold_acc_trees(vz *z, const uop *sink, int vmax, const uop **o
     if (!st && z->oom) st = hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory");
     if (!st && changed) st = cc_rebuild(z->ctx, *out_sink, replace_loads, z, out_sink);
   }
+  free(lw->mark);
   free(lw);
   return st;
 }

@@ -2,7 +2,7 @@
  * with locals), full upcast of small masked axes, the upcast loop, reduce unroll, default upcast, locals (targets with
  * locals), THREAD last (an output loop axis; in a kernel without one that is one reduce, such as a sum, the reduce
  * axis: a cross-thread reduce, group_reduce.c). CPU targets with cpu_tiles deviate: reduce kernels get a vectorizable register tile instead of
- * the upcast loop and unroll (column reduces: the output axis upcast by the vector width; other reduces:
+ * the upcast loop and unroll (column reduces: the output axis upcast by the vector width, then by 4 chains; other reduces:
  * cpu_vector_reduce; a register-tiled reduce over a big panel: KBLOCK, compiler/kblock.c), transposes a 16x4 tile
  * instead of the default upcast. Tensor cores and the matvec
  * special case are not implemented. An opt the checks refuse is skipped (the reference would skip or end that step
@@ -370,7 +370,8 @@ static hcq_status float_reduces_only(cc_sched *s, bool *out) {
 }
 
 /* CPU targets (cpu_tiles), other reduce kernels (sums, row reduces, softmax): every constant reduce axis the vector
- * width divides unrolled by it (one vector of per-lane accumulators each: expander.c, vectorize.c), and the store's
+ * width divides unrolled by it (one vector of per-lane accumulators each: expander.c, vectorize.c) and, for float32
+ * reduces, by CC_REDUCE_CHAINS more where the axis allows (that many vectors: independent add chains), and the store's
  * contiguous output axis upcast by it when no reduce reads that axis (softmax's elementwise tail). Returns whether it
  * applied anything. */
 static hcq_status cpu_vector_reduce(cc_sched *s, bool *applied) {

@@ -189,9 +189,10 @@ static const uop *combine(uop_ctx *ctx, uop_op op, const uop **v, int64_t n) {
 }
 
 /* Per-lane accumulators (not in the reference, which sums the lanes into one accumulator): on targets that fold
- * lanes into vectors, a float32 REDUCE ADD/MUL/MAX over at most vector_max UNROLL lanes that still loops over other ranges becomes
- * one REDUCE per lane, combined after the loop, so vectorize.c can keep the lanes in one vector accumulator (no
- * horizontal sum per step; the chain of dependent adds is vector_max times shorter). Not when the source uses an
+ * lanes into vectors, a float32 REDUCE ADD/MUL/MAX over at most vector_max UNROLL lanes (or a multiple of it up to
+ * CC_REDUCE_CHAINS times it) that still loops over other ranges becomes one REDUCE per lane, combined after the loop,
+ * so vectorize.c can keep the lanes in vector accumulators (no horizontal sum per step; the chain of dependent adds
+ * is vector_max times shorter, and chains of independent vectors hide the add latency). Not when the source uses an
  * UPCAST range: that REDUCE is copied per output lane already (a register tile has accumulators enough). */
 typedef struct expand_job {
   int vector_max;
@@ -201,7 +202,8 @@ typedef struct expand_job {
 
 static bool per_lane_accs(const expand_job *j, const uop *n, int64_t nl, uint32_t nrest) {
   uop_op op = (uop_op)n->arg.i;
-  if (!j || nrest == 0 || nl < 2 || nl > j->vector_max || (op != UOP_ADD && op != UOP_MUL && op != UOP_MAX)) return false;
+  if (!j || nrest == 0 || nl < 2 || (op != UOP_ADD && op != UOP_MUL && op != UOP_MAX)) return false;
+  if (nl > j->vector_max && (nl > CC_REDUCE_CHAINS * j->vector_max || nl % j->vector_max)) return false;
   /* float32 only: what vectorize.c folds. Integer lanes would stay scalar accumulators, and gcc 12.2 -O2 with
    * AVX2/AVX-512 miscompiles such a group of int accumulators whose lanes are permuted (its loop vectorizer's
    * SLP reduction; an int32 sum of 16 came out 46 instead of 136; found by opt_fuzz_test) */
@@ -244,7 +246,15 @@ static const uop *reduce_fn(void *user, uop_ctx *ctx, const uop *n, hcq_status *
       rest[0] = lanes[l];
       if (!(lanes[l] = uop_new(ctx, UOP_REDUCE, n->dtype, rest, k, n->arg))) goto done;
     }
-    out = combine(ctx, (uop_op)n->arg.i, lanes, nl);
+    /* more lanes than a vector (chains of vector_max lanes each): lane j of every chain combined first, so that
+     * vectorize.c can add the chains' vectors lane by lane before one horizontal combine */
+    int64_t w = nl > job->vector_max ? job->vector_max : nl, c = nl / w;
+    for (int64_t j = 0; j < w && c > 1; j++) {
+      const uop *col[CC_REDUCE_CHAINS];
+      for (int64_t i = 0; i < c; i++) col[i] = lanes[i * w + j];
+      lanes[j] = combine(ctx, (uop_op)n->arg.i, col, c);
+    }
+    out = combine(ctx, (uop_op)n->arg.i, lanes, w);
     goto done;
   }
   const uop *sum = combine(ctx, (uop_op)n->arg.i, lanes, nl);

@@ -2,7 +2,7 @@
  * with locals), full upcast of small masked axes, the upcast loop, reduce unroll, default upcast, locals (targets with
  * locals), THREAD last (an output loop axis; in a kernel without one that is one reduce, such as a sum, the reduce
  * axis: a cross-thread reduce, group_reduce.c). CPU targets with cpu_tiles deviate: reduce kernels get a vectorizable register tile instead of
- * the upcast loop and unroll (column reduces: the output axis upcast by the vector width; other reduces:
+ * the upcast loop and unroll (column reduces: the output axis upcast by the vector width, then by 4 chains; other reduces:
  * cpu_vector_reduce; a register-tiled reduce over a big panel: KBLOCK, compiler/kblock.c, and THREAD on the tile's
  * lane axis rather than the first output axis when the k-slice is big), transposes a 16x4 tile
  * instead of the default upcast (axes off the tile's multiples padded first: PADTO). Tensor cores and the matvec
@@ -359,8 +359,9 @@ static hcq_status cpu_transpose_tile(cc_sched *s, int64_t tile_store, int64_t ti
 }
 
 /* CPU targets (cpu_tiles): a reduce kernel whose one store is contiguous along an output axis while no load is
- * contiguous along the last reduce axis (a column reduce) gets that output axis upcast by the vector width: one
- * vector of accumulators, loaded and stored whole. Returns whether it applied anything. */
+ * contiguous along the last reduce axis (a column reduce) gets that output axis upcast by the vector width (one
+ * vector of accumulators, loaded and stored whole), and by CC_REDUCE_CHAINS more where the columns allow. Returns
+ * whether it applied anything. */
 static hcq_status cpu_column_reduce(cc_sched *s, bool *applied) {
   *applied = false;
   int ax[MAX_AXES], un[MAX_AXES];
@@ -381,11 +382,30 @@ static hcq_status cpu_column_reduce(cc_sched *s, bool *applied) {
   bool ok;
   HCQ_TRY(try_opt(s, CC_OPT_UPCAST, lane_axis, w, &ok));
   *applied = ok;
+  /* then by CC_REDUCE_CHAINS more (the axis stays while columns are left): that many vectors of columns, independent
+   * add chains */
+  if (ok && size_of(s, lane_axis) % CC_REDUCE_CHAINS == 0 && size_of(s, lane_axis) > CC_REDUCE_CHAINS)
+    HCQ_TRY(try_opt(s, CC_OPT_UPCAST, lane_axis, CC_REDUCE_CHAINS, &ok));
+  return HCQ_OK;
+}
+
+/* True when every REDUCE is a float32 ADD, MUL or MAX: the ones the expander gives per-lane accumulators (an
+ * integer reduce unrolled further would only add lanes to its one accumulator). */
+static hcq_status float_reduces_only(cc_sched *s, bool *out) {
+  const uop **nodes;
+  size_t count;
+  HCQ_TRY(uop_toposort(s->ctx, s->sink, &nodes, &count));
+  *out = true;
+  for (size_t k = 0; k < count; k++)
+    if (nodes[k]->op == UOP_REDUCE)
+      *out &= nodes[k]->dtype.scalar == UOP_FLOAT32 && nodes[k]->dtype.count == 1 &&
+              (nodes[k]->arg.i == UOP_ADD || nodes[k]->arg.i == UOP_MUL || nodes[k]->arg.i == UOP_MAX);
   return HCQ_OK;
 }
 
 /* CPU targets (cpu_tiles), other reduce kernels (sums, row reduces, softmax): every constant reduce axis the vector
- * width divides unrolled by it (one vector of per-lane accumulators each: expander.c, vectorize.c), and the store's
+ * width divides unrolled by it (one vector of per-lane accumulators each: expander.c, vectorize.c) and, for float32
+ * reduces, by CC_REDUCE_CHAINS more where the axis allows (that many vectors: independent add chains), and the store's
  * contiguous output axis upcast by it when no reduce reads that axis (softmax's elementwise tail). Returns whether it
  * applied anything. */
 static hcq_status cpu_vector_reduce(cc_sched *s, bool *applied) {
@@ -394,11 +414,16 @@ static hcq_status cpu_vector_reduce(cc_sched *s, bool *applied) {
   int un[MAX_AXES], ax[MAX_AXES];
   size_t nun = unrollable(s, un);
   if (w < 4 || !nun) return HCQ_OK;
-  bool ok;
+  bool ok, chains;
+  HCQ_TRY(float_reduces_only(s, &chains));
   for (size_t i = nun; i-- > 0;) /* last first: an axis that stays (w < size) keeps the numbers before it */
     if (size_of(s, un[i]) % w == 0 && size_of(s, un[i]) > w) {
       HCQ_TRY(try_opt(s, CC_OPT_UNROLL, (int)i, w, &ok));
       *applied |= ok;
+      /* then by CC_REDUCE_CHAINS more: that many vector accumulators, independent add (max) chains */
+      int64_t rest = size_of(s, un[i]);
+      if (ok && chains && rest % CC_REDUCE_CHAINS == 0 && rest > CC_REDUCE_CHAINS)
+        HCQ_TRY(try_opt(s, CC_OPT_UNROLL, (int)i, CC_REDUCE_CHAINS, &ok));
     }
   size_t n = upcastable(s, ax);
   if (!*applied || !n || s->sink->nsrc != 1) return HCQ_OK;

@@ -8,6 +8,10 @@
 
 #include "compiler/compiler.h"
 
+/* Per-lane reduce accumulators may fill up to this many vectors (independent add chains that hide the add latency:
+ * a reduce unrolled by the vector width and then by this many more; expander.c, heuristic.c). */
+#define CC_REDUCE_CHAINS 4
+
 typedef struct cc_sched {
   uop_ctx *ctx;
   const cc_target *t;

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "compiler/cc_internal.h"
+#include "compiler/opt_internal.h"
 #include "base/ptrmap.h"
 
 #define VEC_MAX 16
@@ -593,22 +594,31 @@ static bool is_acc_value(const uop *n) {
          n->src[0]->src[0]->dtype.size == 1;
 }
 
-/* The accumulator values under n through scalar float32 arithmetic, compares and selects (at most VEC_MAX + 1 of
+/* The accumulator values under n through scalar float32 arithmetic, compares and selects (at most MAX_LEAVES of
  * them, each once; false when the walk grows past its budget). */
+#define MAX_LEAVES (CC_REDUCE_CHAINS * VEC_MAX)
 typedef struct leaf_walk {
-  const uop *seen[256];
+  uint32_t *mark; /* node id -> the walk (gen) that saw it; ids below cap (the graph's nodes when the round began) */
+  size_t cap;
+  uint32_t gen;
   int nseen, nleaves;
-  const uop *leaves[VEC_MAX + 1];
+  const uop *leaves[MAX_LEAVES];
 } leaf_walk;
 
+static void walk_reset(leaf_walk *w) {
+  w->gen++;
+  w->nseen = w->nleaves = 0;
+}
+
 static bool acc_leaves(const uop *n, leaf_walk *w) {
-  for (int i = 0; i < w->nseen; i++)
-    if (w->seen[i] == n) return true;
-  if (w->nseen == (int)(sizeof w->seen / sizeof w->seen[0])) return false;
-  w->seen[w->nseen++] = n;
+  if (n->id >= w->cap || w->nseen == 1024) return false;
+  if (w->mark[n->id] == w->gen) return true;
+  w->mark[n->id] = w->gen;
+  w->nseen++;
   if (is_acc_value(n)) {
-    if (w->nleaves <= VEC_MAX) w->leaves[w->nleaves++] = n;
-    return w->nleaves <= VEC_MAX;
+    if (w->nleaves == MAX_LEAVES) return false;
+    w->leaves[w->nleaves++] = n;
+    return true;
   }
   uop_op op = (uop_op)n->op;
   bool walk = n->dtype.count == 1 && (n->dtype.scalar == UOP_FLOAT32 || n->dtype.scalar == UOP_BOOL) &&
@@ -618,12 +628,76 @@ static bool acc_leaves(const uop *n, leaf_walk *w) {
   return true;
 }
 
+/* The highest nodes under n (n included) with c accumulator leaves each, in walk order, deduplicated (at most max
+ * of them): the lane values of per-lane chains. False when some part of n has fewer leaves but not none. */
+typedef struct root_walk {
+  const uop *done[512]; /* nodes already descended (the combines share their operands: a DAG, not a tree) */
+  int ndone;
+} root_walk;
+
+static bool chain_roots(const uop *n, int c, const uop **roots, int *nroots, int max, leaf_walk *w, root_walk *rw) {
+  for (int i = 0; i < rw->ndone; i++)
+    if (rw->done[i] == n) return true;
+  if (rw->ndone == (int)(sizeof rw->done / sizeof rw->done[0])) return false;
+  rw->done[rw->ndone++] = n;
+  walk_reset(w);
+  if (!acc_leaves(n, w)) return false;
+  if (w->nleaves == 0) return true; /* constants, the combine's own compares of nothing */
+  if (w->nleaves < c) return false;
+  if (w->nleaves == c && n->dtype.scalar == UOP_FLOAT32) { /* a compare of a lane value descends to it */
+    if (*nroots == max) return false;
+    roots[(*nroots)++] = n;
+    return true;
+  }
+  for (uint32_t i = 0; i < n->nsrc; i++)
+    if (!chain_roots(n->src[i], c, roots, nroots, max, w, rw)) return false;
+  return true;
+}
+
+/* Chains of per-lane accumulators (expander.c: c chains of w lanes, lane j of every chain combined first, then the
+ * lanes): each chain becomes one vector accumulator, the lane-j combines one vector combine of the chains' vectors,
+ * and only the last vector is combined lane by lane. Records root j -> GEP(combined vector, j) in z->repl; false
+ * (nothing recorded) when some part does not fold. */
+static bool fold_chains(vz *z, const uop *n, int nl, int w, leaf_walk *lw) {
+  int c = nl / w;
+  if (c < 2 || c > CC_REDUCE_CHAINS || nl % w) return false;
+  const uop *roots[VEC_MAX], *lanes[VEC_MAX], *leaves[VEC_MAX][CC_REDUCE_CHAINS];
+  int nroots = 0;
+  root_walk *rw = malloc(sizeof *rw);
+  if (!rw) {
+    z->oom = true;
+    return false;
+  }
+  rw->ndone = 0;
+  bool found = chain_roots(n, c, roots, &nroots, w, lw, rw);
+  free(rw);
+  if (!found || nroots != w) return false;
+  for (int j = 0; j < w; j++) {
+    walk_reset(lw);
+    if (!acc_leaves(roots[j], lw) || lw->nleaves != c) return false;
+    memcpy(leaves[j], lw->leaves, (size_t)c * sizeof *lw->leaves);
+  }
+  for (int i = 0; i < c; i++) { /* chain i: leaf i of every root, one vector accumulator */
+    for (int j = 0; j < w; j++) lanes[j] = leaves[j][i];
+    const uop *v = vec(z, lanes, w);
+    if (!v || v->op != UOP_LOAD || v->dtype.count != w) return false;
+  }
+  const uop *y = vec(z, roots, w);
+  if (!y || y->op == UOP_VECTORIZE || y->dtype.count != w) return false;
+  for (int j = 0; j < w && !z->oom; j++) {
+    int64_t lane = j;
+    const uop *gep = mk(z, UOP_GEP, roots[j]->dtype, &y, 1, uop_arg_ints(z->ctx, &lane, 1));
+    if (!gep || !base_ptrmap_put(&z->repl, roots[j], (uintptr_t)gep)) z->oom = true;
+  }
+  return !z->oom;
+}
+
 /* Per-lane accumulators (the expander's per-lane REDUCEs) combined after their loop (sum, product, max: any float
  * arithmetic over their final values): their update chains become one vector accumulator when vec() finds them
  * lane-parallel; each lane's final value then reads its lane (GEP) and the combining code stays as it is. */
 static hcq_status fold_acc_trees(vz *z, const uop *sink, int vmax, const uop **out_sink) {
   *out_sink = sink;
-  leaf_walk *lw = malloc(sizeof *lw);
+  leaf_walk *lw = calloc(1, sizeof *lw);
   if (!lw) return hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory");
   hcq_status st = HCQ_OK;
   /* one group per round: the rebuild that swaps a group's lanes for GEPs rebuilds every user of what an earlier
@@ -633,6 +707,10 @@ static hcq_status fold_acc_trees(vz *z, const uop *sink, int vmax, const uop **o
     const uop **nodes;
     size_t count;
     st = uop_toposort(z->ctx, *out_sink, &nodes, &count);
+    free(lw->mark);
+    lw->cap = uop_ctx_node_count(z->ctx) + 1;
+    lw->gen = 0;
+    if (!st && !(lw->mark = calloc(lw->cap, sizeof *lw->mark))) st = hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory");
     base_ptrmap_free(&z->repl);
     z->repl = (base_ptrmap){0};
     for (size_t k = count; !st && k-- > 0 && !z->oom && !changed;) { /* users first: the largest group first */
@@ -640,10 +718,14 @@ static hcq_status fold_acc_trees(vz *z, const uop *sink, int vmax, const uop **o
       if ((n->op != UOP_ADD && n->op != UOP_MUL && n->op != UOP_WHERE) || n->dtype.scalar != UOP_FLOAT32 ||
           n->dtype.count != 1)
         continue;
-      lw->nseen = lw->nleaves = 0;
+      walk_reset(lw);
       if (!acc_leaves(n, lw)) continue;
       int nl = lw->nleaves;
-      if (nl < 2 || nl > vmax || (nl & (nl - 1))) continue;
+      if (nl > vmax) {
+        changed = fold_chains(z, n, nl, vmax, lw);
+        continue;
+      }
+      if (nl < 2 || (nl & (nl - 1))) continue;
       const uop *v = vec(z, lw->leaves, nl);
       if (!v || v->op != UOP_LOAD || v->dtype.count != nl) continue;
       for (int l = 0; l < nl && !z->oom; l++) {
@@ -656,6 +738,7 @@ static hcq_status fold_acc_trees(vz *z, const uop *sink, int vmax, const uop **o
     if (!st && z->oom) st = hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory");
     if (!st && changed) st = cc_rebuild(z->ctx, *out_sink, replace_loads, z, out_sink);
   }
+  free(lw->mark);
   free(lw);
   return st;
 }

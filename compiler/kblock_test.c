@@ -145,7 +145,7 @@ static void test_heuristic(void) {
     const char *thread; /* expected THREAD opt */
   } CASES[] = {
       {2048, 2048, 2048, "KBLOCK:0:128", "THREAD:1:4"}, {1024, 1024, 1024, "KBLOCK:0:128", "THREAD:0:4"},
-      {1000, 1000, 1000, "KBLOCK:0:125", "THREAD:1:4"}, {4096, 256, 4096, NULL, "THREAD:1:4"},
+      {1000, 1000, 1000, "KBLOCK:0:125", "THREAD:0:4"}, {4096, 256, 4096, NULL, "THREAD:1:4"},
       {1024, 384, 2048, NULL, "THREAD:1:4"},            {1024, 512, 2048, "KBLOCK:0:128", "THREAD:1:4"},
       {1024, 2048, 1088, "KBLOCK:0:128", "THREAD:1:4"}, {1024, 2048, 1008, "KBLOCK:0:128", "THREAD:0:4"},
       {1024, 2048, 1040, "KBLOCK:0:128", "THREAD:0:4"}, /* 66 lane tiles: 4 threads do not divide them, rows then */

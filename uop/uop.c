@@ -28,11 +28,10 @@ typedef struct blob_table {
   size_t cap, count;
 } blob_table;
 
-/* Intern table slot: the hash's low half sits next to the node pointer, so a probe touches one cache line. A slot is
- * in use only when gen is its table's current generation, so a reused table needs no clearing (see slots_get). */
+/* Intern table slot: the full hash sits next to the node pointer, so a probe touches one cache line. */
 typedef struct intern_slot {
-  uint32_t hash, gen;
-  uop *node;
+  uint64_t hash;
+  uop *node; /* NULL = empty */
 } intern_slot;
 
 /* Small index constants and the two bools are looked up in a direct table (the rules build them constantly). */
@@ -47,7 +46,6 @@ struct uop_ctx {
   arena_chunk *chunks;
   intern_slot *slots;
   size_t cap, count;
-  uint32_t gen; /* the generation of slots in use */
   const uop *small_index[SMALL_CONST_MAX - SMALL_CONST_MIN + 1];
   const uop *index_cache[256]; /* other index constants, direct-mapped by value (strides and offsets repeat) */
   const uop *bools[2];
@@ -172,44 +170,35 @@ static void chunk_put(arena_chunk *c) {
   free(c);
 }
 
-/* The intern table of the last destroyed context, kept for the next one: a compile grows its table to 16k slots
- * (256 KiB); a fresh one each time means a rehash on the way and, as glibc trims the heap top, page faults again.
- * The next context uses the next generation, so the old slots read as empty without clearing; the table is zeroed
- * only when the generation wraps. At most INTERN_SPARE_MAX slots are kept. */
+/* The intern table of the last destroyed context, kept (cleared) for the next one: a compile grows its table to
+ * 16k slots (256 KiB); a fresh one each time means a rehash on the way and, as glibc trims the heap top, page faults
+ * again. At most INTERN_SPARE_MAX slots are kept. */
 #define INTERN_SPARE_MAX 65536
 static intern_slot *spare_slots;
 static size_t spare_slots_cap;
-static uint32_t spare_gen;
 
-static void slots_get(uop_ctx *ctx) {
+static intern_slot *slots_get(size_t *out_cap) {
   pthread_mutex_lock(&spare_lock);
   intern_slot *s = spare_slots;
   size_t cap = spare_slots_cap;
-  uint32_t gen = spare_gen + 1;
   spare_slots = NULL;
   pthread_mutex_unlock(&spare_lock);
-  if (s && gen == 0) {
+  if (s) {
     memset(s, 0, cap * sizeof *s);
-    gen = 1;
+    *out_cap = cap;
+    return s;
   }
-  if (!s) {
-    cap = INTERN_CAP0;
-    s = calloc(cap, sizeof *s);
-    gen = 1;
-  }
-  ctx->slots = s;
-  ctx->cap = cap;
-  ctx->gen = gen;
+  *out_cap = INTERN_CAP0;
+  return calloc(INTERN_CAP0, sizeof *s);
 }
 
-static void slots_put(intern_slot *s, size_t cap, uint32_t gen) {
+static void slots_put(intern_slot *s, size_t cap) {
   if (s && cap <= INTERN_SPARE_MAX) {
     pthread_mutex_lock(&spare_lock);
     if (!spare_slots || spare_slots_cap < cap) { /* keep the bigger one */
       intern_slot *old = spare_slots;
       spare_slots = s;
       spare_slots_cap = cap;
-      spare_gen = gen;
       s = old;
     }
     pthread_mutex_unlock(&spare_lock);
@@ -308,7 +297,7 @@ hcq_status uop_ctx_create(uop_ctx **out_ctx) {
   *out_ctx = NULL;
   uop_ctx *ctx = calloc(1, sizeof *ctx);
   if (!ctx) return hcq_status_make(HCQ_CODE_NOMEM, "uop_ctx_create: out of memory");
-  slots_get(ctx);
+  ctx->slots = slots_get(&ctx->cap);
   if (!ctx->slots) {
     uop_ctx_destroy(ctx);
     return hcq_status_make(HCQ_CODE_NOMEM, "uop_ctx_create: out of memory");
@@ -323,7 +312,7 @@ void uop_ctx_destroy(uop_ctx *ctx) {
     next = c->next;
     chunk_put(c);
   }
-  slots_put(ctx->slots, ctx->cap, ctx->gen);
+  slots_put(ctx->slots, ctx->cap);
   free(ctx->strs.slots);
   free(ctx->ints.slots);
   for (int i = 0; i < UOP_CTX_MEMO_SLOTS; i++) memo_free(&ctx->memo[i]);
@@ -483,14 +472,12 @@ static uop_dtype dtype_canon(uop_dtype dt) {
 
 static bool table_grow(uop_ctx *ctx) {
   size_t ncap = ctx->cap * (ctx->cap < INTERN_FAST_GROW_MAX ? 4 : 2);
-  if (ncap > (size_t)UINT32_MAX) return false; /* positions come from the stored 32-bit hash */
-  intern_slot *ns = calloc(ncap, sizeof *ns); /* generation 0: empty for every context */
+  intern_slot *ns = calloc(ncap, sizeof *ns);
   if (!ns) return false;
-  uint32_t gen = ctx->gen;
   for (size_t j = 0; j < ctx->cap; j++) {
-    if (ctx->slots[j].gen != gen) continue;
+    if (!ctx->slots[j].node) continue;
     size_t i = ctx->slots[j].hash & (ncap - 1);
-    while (ns[i].gen == gen) i = (i + 1) & (ncap - 1);
+    while (ns[i].node) i = (i + 1) & (ncap - 1);
     ns[i] = ctx->slots[j];
   }
   free(ctx->slots);
@@ -513,9 +500,8 @@ static const uop *new_canon(uop_ctx *ctx, uop_op op, const uop_dtype *dtp, const
   h *= 0xc4ceb9fe1a85ec53ull;
   h ^= h >> 29;
   size_t mask = ctx->cap - 1, i = h & mask;
-  const uint32_t gen = ctx->gen;
-  for (; ctx->slots[i].gen == gen; i = (i + 1) & mask) {
-    if (ctx->slots[i].hash != (uint32_t)h) continue;
+  for (; ctx->slots[i].node; i = (i + 1) & mask) {
+    if (ctx->slots[i].hash != h) continue;
     const uop *n = ctx->slots[i].node;
     /* both dtypes are canonical, so field equality is uop_dt_eq plus ptr_v */
     if (n->op != op || n->nsrc != nsrc || n->dtype.scalar != dtype.scalar || n->dtype.count != dtype.count ||
@@ -544,7 +530,7 @@ static const uop *new_canon(uop_ctx *ctx, uop_op op, const uop_dtype *dtp, const
   n->src = s;
   n->id = (uint32_t)ctx->count;
   n->bounds_done = 0; /* the bounds fields are written before bounds_done is set (bounds.c) */
-  ctx->slots[i] = (intern_slot){(uint32_t)h, gen, n};
+  ctx->slots[i] = (intern_slot){h, n};
   ctx->count++;
   /* load factor at most 1/2: linear probing stays short for misses, the common case when rules build nodes */
   if (ctx->count * 2 > ctx->cap && !table_grow(ctx)) ctx->oom = true; /* node stays valid; later calls fail */

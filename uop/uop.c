@@ -170,6 +170,43 @@ static void chunk_put(arena_chunk *c) {
   free(c);
 }
 
+/* The intern table of the last destroyed context, kept (cleared) for the next one: a compile grows its table to
+ * 16k slots (256 KiB); a fresh one each time means a rehash on the way and, as glibc trims the heap top, page faults
+ * again. At most INTERN_SPARE_MAX slots (1 MiB) are kept. Clearing it all (rather than generation-tagged slots) is
+ * faster in practice: when something else evicted the caches, the memset streams the table back in at once. */
+#define INTERN_SPARE_MAX 65536
+static intern_slot *spare_slots;
+static size_t spare_slots_cap;
+
+static intern_slot *slots_get(size_t *out_cap) {
+  pthread_mutex_lock(&spare_lock);
+  intern_slot *s = spare_slots;
+  size_t cap = spare_slots_cap;
+  spare_slots = NULL;
+  pthread_mutex_unlock(&spare_lock);
+  if (s) {
+    memset(s, 0, cap * sizeof *s);
+    *out_cap = cap;
+    return s;
+  }
+  *out_cap = INTERN_CAP0;
+  return calloc(INTERN_CAP0, sizeof *s);
+}
+
+static void slots_put(intern_slot *s, size_t cap) {
+  if (s && cap <= INTERN_SPARE_MAX) {
+    pthread_mutex_lock(&spare_lock);
+    if (!spare_slots || spare_slots_cap < cap) { /* keep the bigger one */
+      intern_slot *old = spare_slots;
+      spare_slots = s;
+      spare_slots_cap = cap;
+      s = old;
+    }
+    pthread_mutex_unlock(&spare_lock);
+  }
+  free(s);
+}
+
 void *uop_ctx_alloc(uop_ctx *ctx, size_t size_B) {
   size_t need = (size_B + 15) & ~(size_t)15;
   if (need < size_B) goto fail;
@@ -261,8 +298,7 @@ hcq_status uop_ctx_create(uop_ctx **out_ctx) {
   *out_ctx = NULL;
   uop_ctx *ctx = calloc(1, sizeof *ctx);
   if (!ctx) return hcq_status_make(HCQ_CODE_NOMEM, "uop_ctx_create: out of memory");
-  ctx->cap = INTERN_CAP0;
-  ctx->slots = calloc(ctx->cap, sizeof *ctx->slots);
+  ctx->slots = slots_get(&ctx->cap);
   if (!ctx->slots) {
     uop_ctx_destroy(ctx);
     return hcq_status_make(HCQ_CODE_NOMEM, "uop_ctx_create: out of memory");
@@ -277,7 +313,7 @@ void uop_ctx_destroy(uop_ctx *ctx) {
     next = c->next;
     chunk_put(c);
   }
-  free(ctx->slots);
+  slots_put(ctx->slots, ctx->cap);
   free(ctx->strs.slots);
   free(ctx->ints.slots);
   for (int i = 0; i < UOP_CTX_MEMO_SLOTS; i++) memo_free(&ctx->memo[i]);

@@ -68,8 +68,8 @@ static void check_one(const char *what, char *text, const cc_target *t, int stor
   tile_of(p, store_axis, load_axis, &up_s, &up_l, &pad);
   bool tiled = up_s == 16 && up_l == 4;
   if (bad || tiled != want_tile || pad != want_pad)
-    fprintf(stderr, "  %s (HCQ_CC=%s, nt from %zu B): %zu bad, upcast store %lld load %lld (want tile %d), pad %d\n",
-            what, getenv("HCQ_CC"), t->nt_store_min_B, bad, (long long)up_s, (long long)up_l, want_tile, pad);
+    fprintf(stderr, "  %s (HCQ_CC=%s, nt from %lld B): %zu bad, upcast store %lld load %lld (want tile %d), pad %d\n",
+            what, getenv("HCQ_CC"), (long long)t->nt_store_min_B, bad, (long long)up_s, (long long)up_l, want_tile, pad);
   CHECK_EQ_INT((long long)bad, 0);
   CHECK_EQ_INT(tiled, want_tile);
   CHECK_EQ_INT(pad, want_pad);

@@ -45,10 +45,8 @@ static void run(const char *text, const char *target, bool noopt) {
   CHECK_OK(uop_ctx_create(&ctx));
   cc_target t;
   CHECK_OK(cc_target_get(target, 4, &t));
-  const uop *sink = NULL;
   size_t bad = SIZE_MAX;
-  hcq_status st = cc_kernel_parse(ctx, text, strlen(text), "<shape>", &sink);
-  if (!st) st = otu_native_same(ctx, sink, &t, &(cc_options){.noopt = noopt}, NULL, 0, 3, &bad, NULL);
+  hcq_status st = otu_text_native_same(ctx, text, &t, &(cc_options){.noopt = noopt}, NULL, 0, 3, &bad, NULL);
   if (st) fprintf(stderr, "%s %s: %s\n%s\n", target, noopt ? "noopt" : "opts", hcq_status_message(st), text);
   else if (bad) fprintf(stderr, "%s %s: %zu elements differ from the interpreter\n%s\n", target, noopt ? "noopt" : "opts", bad, text);
   CHECK(!st && bad == 0);

@@ -1,7 +1,8 @@
 /* Test helpers for the optimizer tests (header-only): prepare a kernel as the pipeline does before "optimize"
  * (initial symbolic + range merging), apply opts, and compare kernels by running them with the reference
  * interpreter (compiler/interp.c) and, compiled through the whole pipeline, natively once per core_id; the checks
- * (CHECK) of those comparisons and of an opt's refusal. */
+ * (CHECK) of those comparisons and of an opt's refusal. A test's case opens one way: kernel text and opts text
+ * parsed (otu_case_open), or parsed, compiled, run and compared in one call (otu_check_text, otu_text_native_same). */
 #ifndef HCQ_COMPILER_OPT_TEST_UTIL_H
 #define HCQ_COMPILER_OPT_TEST_UTIL_H
 
@@ -206,18 +207,77 @@ static inline void otu_check_same(const uop *ref, const uop *test, uint64_t seed
   CHECK_EQ_INT(bad, 0);
 }
 
-/* `kernel` compiled with opts (NULL: the heuristic) and run natively equals the interpreter; *out_prog (may be NULL)
- * gets the program. */
-static inline void otu_check_native(uop_ctx *ctx, const uop *kernel, const cc_target *t, const char *opts,
-                                    uint64_t seed, cc_program **out_prog) {
+/* A kernel text and an opts text ("OP:AXIS:AMT,...", NULL: the heuristic) parsed for a compile: pass `o` (NULL for
+ * the heuristic) as the cc_options. Opened by otu_case_open (checks: the parse, and the opts parse when given), freed
+ * by otu_case_close; `o` points into the struct, so it is not copied. */
+typedef struct otu_case {
+  const uop *sink;
+  const cc_options *o;
+  cc_options co;
+  cc_opt *list;
+} otu_case;
+
+/* Whether both parsed. */
+static inline bool otu_case_open(uop_ctx *ctx, const char *text, const char *opts, otu_case *c) {
+  memset(c, 0, sizeof *c);
+  CHECK_OK(cc_kernel_parse(ctx, text, strlen(text), "<test>", &c->sink));
+  size_t n = 0;
+  bool ok = c->sink != NULL;
+  if (opts) {
+    hcq_status st = cc_opts_parse(opts, &c->list, &n);
+    ok &= !st;
+    CHECK_OK(st);
+  }
+  c->co = (cc_options){.opts = c->list, .nopts = n};
+  c->o = opts ? &c->co : NULL;
+  return ok;
+}
+
+static inline void otu_case_close(otu_case *c) {
+  free(c->list);
+  memset(c, 0, sizeof *c);
+}
+
+/* otu_native_same on a kernel text: parse, compile with options o (NULL: the heuristic), run, compare. For a caller
+ * that makes its own checks (one status for the whole case). */
+static inline hcq_status otu_text_native_same(uop_ctx *ctx, const char *text, const cc_target *t, const cc_options *o,
+                                              const uop_var_val *vals, size_t nvals, uint64_t seed, size_t *bad,
+                                              cc_program **out_prog) {
+  *bad = SIZE_MAX;
+  const uop *sink = NULL;
+  HCQ_TRY(cc_kernel_parse(ctx, text, strlen(text), "<test>", &sink));
+  return otu_native_same(ctx, sink, t, o, vals, nvals, seed, bad, out_prog);
+}
+
+/* `kernel` compiled with opts (NULL: the heuristic) and run natively with vars vals equals the interpreter; *out_prog
+ * (may be NULL) gets the program. Checks: the opts parse when given, the run, no mismatch. Returns the mismatches
+ * (SIZE_MAX: it did not run), for the caller's own message. */
+static inline size_t otu_check_native_vals(uop_ctx *ctx, const uop *kernel, const cc_target *t, const char *opts,
+                                           const uop_var_val *vals, size_t nvals, uint64_t seed,
+                                           cc_program **out_prog) {
   cc_opt *list = NULL;
   size_t n = 0, bad = SIZE_MAX;
   if (opts) CHECK_OK(cc_opts_parse(opts, &list, &n));
   cc_options co = {.opts = list, .nopts = n};
-  CHECK_OK(otu_native_same(ctx, kernel, t, opts ? &co : NULL, NULL, 0, seed, &bad, out_prog));
+  CHECK_OK(otu_native_same(ctx, kernel, t, opts ? &co : NULL, vals, nvals, seed, &bad, out_prog));
   if (bad) fprintf(stderr, "native %s: %zu mismatches\n", opts ? opts : "heuristic", bad);
   CHECK_EQ_INT(bad, 0);
   free(list);
+  return bad;
+}
+
+static inline size_t otu_check_native(uop_ctx *ctx, const uop *kernel, const cc_target *t, const char *opts,
+                                      uint64_t seed, cc_program **out_prog) {
+  return otu_check_native_vals(ctx, kernel, t, opts, NULL, 0, seed, out_prog);
+}
+
+/* otu_check_native_vals on a kernel text: checks its parse first (a failed parse runs nothing: SIZE_MAX). */
+static inline size_t otu_check_text(uop_ctx *ctx, const char *text, const cc_target *t, const char *opts,
+                                    const uop_var_val *vals, size_t nvals, uint64_t seed, cc_program **out_prog) {
+  const uop *sink = NULL;
+  CHECK_OK(cc_kernel_parse(ctx, text, strlen(text), "<test>", &sink));
+  if (!sink) return SIZE_MAX;
+  return otu_check_native_vals(ctx, sink, t, opts, vals, nvals, seed, out_prog);
 }
 
 /* Applying opts to `text` is refused (HCQ_CODE_INVALID) with a message that names the opt and contains needle. */

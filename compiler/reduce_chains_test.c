@@ -72,20 +72,11 @@ static const char *row_kernel(char *text, size_t size, const char *op) {
 static char *check(const cc_target *t, const char *text, const char *opts, uint64_t seed) {
   uop_ctx *ctx = NULL;
   CHECK_OK(uop_ctx_create(&ctx));
-  const uop *sink = NULL;
-  CHECK_OK(cc_kernel_parse(ctx, text, strlen(text), "red", &sink));
-  cc_opt *o = NULL;
-  size_t no = 0;
-  if (opts) CHECK_OK(cc_opts_parse(opts, &o, &no));
-  cc_options copt = {.opts = o, .nopts = no};
   cc_program *p = NULL;
-  size_t bad = SIZE_MAX;
-  CHECK_OK(otu_native_same(ctx, sink, t, opts ? &copt : NULL, NULL, 0, seed, &bad, &p));
-  CHECK(bad == 0);
+  size_t bad = otu_check_text(ctx, text, t, opts, NULL, 0, seed, &p);
   if (bad) fprintf(stderr, "%zu outputs differ: %s\nopts %s, fill %d\n", bad, text, opts ? opts : "(heuristic)", fill_mode);
   char *src = strdup(p && p->source ? p->source : "");
   cc_program_free(p);
-  free(o);
   uop_ctx_destroy(ctx);
   return src;
 }

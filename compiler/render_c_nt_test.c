@@ -53,11 +53,8 @@ static const uop *parse(const char *text) {
 
 /* Compile with the heuristic; check that NT4 / NT1 appear (or not) and that the native run matches. */
 static void check(const char *what, const char *text, const cc_target *t, bool want_nt4, bool want_nt) {
-  const uop *k = parse(text);
-  if (!k) return;
-  size_t bad = SIZE_MAX;
   cc_program *p = NULL;
-  CHECK_OK(otu_native_same(g_ctx, k, t, NULL, NULL, 0, 7, &bad, &p));
+  size_t bad = otu_check_text(g_ctx, text, t, NULL, NULL, 0, 7, &p);
   if (!p) return;
   bool nt4 = strstr(p->source, "HCQ_NT4((") != NULL, nt = nt4 || strstr(p->source, "HCQ_NT1((") != NULL;
   bool fence = strstr(p->source, "__builtin_ia32_sfence()") != NULL;
@@ -68,7 +65,6 @@ static void check(const char *what, const char *text, const cc_target *t, bool w
   CHECK(nt4 == want_nt4);
   CHECK(nt == want_nt);
   CHECK(fence == want_nt);
-  CHECK_EQ_INT((long long)bad, 0);
   cc_program_free(p);
 }
 
@@ -78,9 +74,7 @@ static void check_misaligned(const cc_target *t) {
   if (!k) return;
   cc_program *p = NULL;
   tu_kernel tk = {0};
-  hcq_status st = cc_compile_source(g_ctx, k, t, NULL, &p);
-  if (!st) st = cc_compile_binary(t, p);
-  if (!st) st = tu_load(p->binary, p->binary_size_B, p->symbol, &tk);
+  hcq_status st = tu_build_sink(g_ctx, k, t, NULL, &p, &tk);
   CHECK_OK(st);
   if (st || !p) {
     cc_program_free(p);
@@ -133,12 +127,8 @@ static void check_transpose_shapes(const cc_target *t, bool x86) {
     for (int x = 0; x < 2; x++) {
       const uop *k = parse(texts[x]);
       for (size_t i = 0; k && i < (x ? 1 : sizeof SHAPES / sizeof SHAPES[0]); i++) {
-        cc_opt *ov = NULL;
-        size_t nov = 0, bad = SIZE_MAX;
-        CHECK_OK(cc_opts_parse(SHAPES[i], &ov, &nov));
-        cc_options o = {.opts = ov, .nopts = nov};
         cc_program *p = NULL;
-        CHECK_OK(otu_native_same(g_ctx, k, tg, &o, NULL, 0, 9, &bad, &p));
+        size_t bad = otu_check_native(g_ctx, k, tg, SHAPES[i], 9, &p);
         bool lanes = x || strstr(SHAPES[i], "UPCAST:1:8") || tg->vector_max < 4;
         bool shuf = !p || lanes || strstr(p->source, "__builtin_shufflevector") != NULL;
         bool nt16 = !p || lanes || !ti || tg->vector_max < 16 || !strstr(SHAPES[i], "UPCAST:0:16") ||
@@ -146,46 +136,34 @@ static void check_transpose_shapes(const cc_target *t, bool x86) {
         if (bad || !shuf || !nt16)
           fprintf(stderr, "  transpose %s %s (HCQ_CC=%s, nt %d): %zu bad, shuffles %d, 64-byte nt %d\n", x ? "int32" : "float32",
                   SHAPES[i], getenv("HCQ_CC"), ti, bad, shuf, nt16);
-        CHECK_EQ_INT((long long)bad, 0);
         CHECK(shuf);
         CHECK(nt16);
         cc_program_free(p);
-        free(ov);
       }
     }
   }
   /* 4-lane vectors only: a 32x16 tile needs 32 transposes in one scope (more than the renderer's table holds) */
   cc_target v4 = *t;
   v4.vector_max = 4;
-  const uop *k = parse(TRANSPOSE_64);
-  cc_opt *ov = NULL;
-  size_t nov = 0, bad = SIZE_MAX;
-  CHECK_OK(cc_opts_parse("UPCAST:0:16,UPCAST:1:16,UPCAST:0:2", &ov, &nov));
-  cc_options o = {.opts = ov, .nopts = nov};
   cc_program *p = NULL;
-  if (k) CHECK_OK(otu_native_same(g_ctx, k, &v4, &o, NULL, 0, 9, &bad, &p));
-  CHECK_EQ_INT((long long)bad, 0);
+  otu_check_text(g_ctx, TRANSPOSE_64, &v4, "UPCAST:0:16,UPCAST:1:16,UPCAST:0:2", NULL, 0, 9, &p);
   CHECK(!p || strstr(p->source, "tr31_ab0") != NULL);
   cc_program_free(p);
-  free(ov);
 }
 
 /* The 64-byte non-temporal row store must fall back (to 16-byte ones, then plain stores) when the output is not
  * 64-byte aligned. */
 static void check_misaligned_transpose(const cc_target *t) {
-  const uop *k = parse(TRANSPOSE_64);
-  if (!k) return;
-  cc_opt *ov = NULL;
-  size_t nov = 0;
-  CHECK_OK(cc_opts_parse("UPCAST:0:16,UPCAST:1:4", &ov, &nov));
-  cc_options o = {.opts = ov, .nopts = nov};
+  otu_case c;
+  if (!otu_case_open(g_ctx, TRANSPOSE_64, "UPCAST:0:16,UPCAST:1:4", &c)) {
+    otu_case_close(&c);
+    return;
+  }
   cc_program *p = NULL;
   tu_kernel tk = {0};
-  hcq_status st = cc_compile_source(g_ctx, k, t, &o, &p);
-  if (!st) st = cc_compile_binary(t, p);
-  if (!st) st = tu_load(p->binary, p->binary_size_B, p->symbol, &tk);
+  hcq_status st = tu_build_sink(g_ctx, c.sink, t, c.o, &p, &tk);
   CHECK_OK(st);
-  free(ov);
+  otu_case_close(&c);
   if (st || !p) {
     cc_program_free(p);
     return;
@@ -277,16 +255,7 @@ static void check_reduce_tile(const cc_target *t) {
     check(tiles ? "matmul, register tile" : "matmul, reference upcasts", MATMUL_64, &c2, false, false);
   }
   /* SWAP of two LOOP axes (CPU only) keeps the results */
-  const uop *k = NULL;
-  CHECK_OK(cc_kernel_parse(g_ctx, MATMUL_64, strlen(MATMUL_64), "<test>", &k));
-  cc_opt *o = NULL;
-  size_t no = 0;
-  CHECK_OK(cc_opts_parse("UPCAST:1:16,UPCAST:0:8,SWAP:0:1,THREAD:0:2", &o, &no));
-  cc_options co = {.opts = o, .nopts = no};
-  size_t bad = SIZE_MAX;
-  if (k && o) CHECK_OK(otu_native_same(g_ctx, k, &c2, &co, NULL, 0, 5, &bad, NULL));
-  CHECK_EQ_INT((long long)bad, 0);
-  free(o);
+  otu_check_text(g_ctx, MATMUL_64, &c2, "UPCAST:1:16,UPCAST:0:8,SWAP:0:1,THREAD:0:2", NULL, 0, 5, NULL);
   /* a 2048 matmul's B panel (16 MiB) is cache-blocked along k (KBLOCK, compiler/kblock_test.c); with a prime k
    * (2039: no block divides it) it exceeds the swap threshold instead: the lane axis becomes the outer loop */
   for (int kk = 2048; kk >= 2039; kk -= 9) {

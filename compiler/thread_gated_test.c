@@ -21,24 +21,14 @@ static uop_ctx *g_ctx;
   " (sink (store (index out r0) (reduce add (load (index x (+ (* r0 16) r1))) r1) r0)))"
 
 static void run(const char *text, const char *opts, int64_t n, const cc_target *t, bool want_thread) {
-  const uop *k = NULL;
-  CHECK_OK(cc_kernel_parse(g_ctx, text, strlen(text), "<test>", &k));
-  if (!k) return;
-  cc_opt *o = NULL;
-  size_t no = 0;
-  if (opts) CHECK_OK(cc_opts_parse(opts, &o, &no));
-  cc_options co = {.opts = o, .nopts = no};
   uop_var_val vals[1] = {{"n", n}};
-  size_t bad = SIZE_MAX;
   cc_program *p = NULL;
-  CHECK_OK(otu_native_same(g_ctx, k, t, opts ? &co : NULL, vals, 1, 3, &bad, &p));
+  size_t bad = otu_check_text(g_ctx, text, t, opts, vals, 1, 3, &p);
   if (bad) fprintf(stderr, "  %s with %s, n=%lld: %zu bad elements\n", text, opts ? opts : "heuristic", (long long)n, bad);
-  CHECK_EQ_INT((long long)bad, 0);
   int64_t threads = 0;
   if (p) CHECK((threads = cc_launch_const(p->desc.global[0])) > 0);
   CHECK(want_thread ? threads > 1 : threads == 1);
   cc_program_free(p);
-  free(o);
 }
 
 int main(void) {

@@ -33,20 +33,15 @@ static void poison(float *c, int64_t n) {
 /* Compile text with opts (NULL: the heuristic), run it natively on guarded buffers and compare with the
  * interpreter. Returns the source (malloc'd) or NULL. */
 static char *run_guarded(uop_ctx *ctx, const cc_target *t, const char *text, const char *opts) {
-  const uop *sink = NULL;
-  CHECK_OK(cc_kernel_parse(ctx, text, strlen(text), "mm", &sink));
-  cc_opt *o = NULL;
-  size_t no = 0;
-  if (opts) CHECK_OK(cc_opts_parse(opts, &o, &no));
-  cc_options copt = {.opts = o, .nopts = no};
+  otu_case c;
+  otu_case_open(ctx, text, opts, &c);
+  const uop *sink = c.sink;
   cc_program *p = NULL;
   tu_kernel k = {0};
   cc_kbuf *ref = NULL, *got = NULL;
   size_t nref = 0, ngot = 0;
   cpu_buffer *g[3] = {0};
-  hcq_status st = sink ? cc_compile_source(ctx, sink, t, opts ? &copt : NULL, &p) : HCQ_OK;
-  if (!st && p) st = cc_compile_binary(t, p);
-  if (!st && p) st = tu_load(p->binary, p->binary_size_B, p->symbol, &k);
+  hcq_status st = sink ? tu_build_sink(ctx, sink, t, c.o, &p, &k) : HCQ_OK;
   if (!st && p) st = cc_kernel_buffers(sink, &ref, &nref);
   if (!st && p) st = cc_kernel_buffers(sink, &got, &ngot);
   if (!st && p) st = cc_kbufs_alloc_fill(ref, nref, 11);
@@ -86,7 +81,7 @@ static char *run_guarded(uop_ctx *ctx, const cc_target *t, const char *text, con
   cc_kbufs_free(ref, nref);
   for (size_t i = 0; i < 3; i++) cpu_buffer_free(g[i]);
   cc_program_free(p);
-  free(o);
+  otu_case_close(&c);
   return src;
 }
 

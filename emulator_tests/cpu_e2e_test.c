@@ -6,7 +6,7 @@
  * compiler/opt_fuzz_test.c, is test-local and not exposed).
  * Then the error paths (unparsable kernel with file:line:col, a buffer larger than memory, a WAIT that times out
  * followed by a normal run) and `hcq bench --quick --json` in-process: every line verified with the fields the
- * main job promises. */
+ * main job promises; the table of one row shows the run's longest opts string whole. */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,25 +296,61 @@ static const char *const required_names[] = {"add", "saxpy", "sum", "softmax", "
                                               "compile_pipeline", "compile_external"};
 #define NREQ (sizeof required_names / sizeof required_names[0])
 
-static void test_bench(const char *dir) {
-  char out_path[256];
-  snprintf(out_path, sizeof out_path, "%s/bench.jsonl", dir);
+/* hcq bench in-process with stdout into out_path; its exit status (-1: stdout could not be redirected). */
+static int bench_into(const char *out_path, int argc, char **argv) {
   fflush(stdout);
   int saved = dup(1), fd = open(out_path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
-  CHECK(saved >= 0 && fd >= 0);
-  if (saved < 0 || fd < 0) return;
+  if (saved < 0 || fd < 0) {
+    if (saved >= 0) close(saved);
+    if (fd >= 0) close(fd);
+    return -1;
+  }
   dup2(fd, 1);
   close(fd);
-  char *argv[] = {"bench", "--quick", "--json", "--threads", "2", NULL};
-  int rc = hcq_verb_bench(5, argv);
+  int rc = hcq_verb_bench(argc, argv);
   fflush(stdout);
   dup2(saved, 1);
   close(saved);
-  CHECK_EQ_INT(rc, 0);
+  return rc;
+}
+
+/* The table's opts column is as wide as the run's longest opts string (never cut): the row shows `opts` whole and
+ * the header's next column ("compile", 9 wide, right-aligned) ends where the row's does, 1 + 9 past the opts. */
+static void test_bench_table(const char *dir, const char *name, const char *opts) {
+  char out_path[256];
+  snprintf(out_path, sizeof out_path, "%s/bench.txt", dir);
+  char *argv[] = {"bench", "--quick", "--threads", "2", "--only", (char *)name, NULL};
+  CHECK_EQ_INT(bench_into(out_path, 6, argv), 0);
   FILE *f = fopen(out_path, "r");
   CHECK(f != NULL);
   if (!f) return;
   char line[4096];
+  long header_compile_end = -1, row_end = -1;
+  while (fgets(line, sizeof line, f)) {
+    fputs(line, stdout);
+    const char *c = strstr(line, " compile ");
+    if (!strncmp(line, "kernel ", 7) && c) header_compile_end = (long)(c - line + strlen(" compile"));
+    const char *o = strstr(line, opts);
+    if (!strncmp(line, name, strlen(name)) && o && o[strlen(opts)] == ' ') row_end = (long)(o - line + strlen(opts));
+  }
+  fclose(f);
+  if (row_end < 0 || header_compile_end != row_end + 10)
+    fprintf(stderr, "bench table: opts [%s] of %s not shown whole (row: to %ld, header's compile to %ld)\n", opts,
+            name, row_end, header_compile_end);
+  CHECK(row_end > 0);
+  CHECK_EQ_INT(header_compile_end, row_end + 10);
+}
+
+static void test_bench(const char *dir) {
+  char out_path[256];
+  snprintf(out_path, sizeof out_path, "%s/bench.jsonl", dir);
+  char *argv[] = {"bench", "--quick", "--json", "--threads", "2", NULL};
+  int rc = bench_into(out_path, 5, argv);
+  CHECK_EQ_INT(rc, 0);
+  FILE *f = fopen(out_path, "r");
+  CHECK(f != NULL);
+  if (!f) return;
+  char line[4096], longest[64] = "", longest_opts[512] = "";
   bool seen[NREQ] = {0};
   int lines = 0;
   while (fgets(line, sizeof line, f)) {
@@ -337,8 +373,18 @@ static void test_bench(const char *dir) {
     }
     const char *v = strstr(line, "\"value\":");
     CHECK(v && strtod(v + 8, NULL) > 0);
+    const char *o = strstr(line, "\"opts\":\""), *n = strstr(line, "\"name\":\"");
+    const char *oe = o ? strchr(o + 8, '"') : NULL, *ne = n ? strchr(n + 8, '"') : NULL;
+    if (oe && ne && oe - (o + 8) > (long)strlen(longest_opts) && oe - (o + 8) < (long)sizeof longest_opts &&
+        ne - (n + 8) < (long)sizeof longest) {
+      snprintf(longest_opts, sizeof longest_opts, "%.*s", (int)(oe - (o + 8)), o + 8);
+      snprintf(longest, sizeof longest, "%.*s", (int)(ne - (n + 8)), n + 8);
+    }
   }
   fclose(f);
+  /* the table shows the longest opts string of the JSON run whole (quick softmax: 70 characters) */
+  CHECK(strlen(longest_opts) > 34);
+  if (longest[0]) test_bench_table(dir, longest, longest_opts);
   CHECK_EQ_INT(lines, (int)NREQ);
   for (size_t i = 0; i < NREQ; i++) {
     if (!seen[i]) fprintf(stderr, "bench result %s missing\n", required_names[i]);

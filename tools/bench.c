@@ -34,7 +34,7 @@ typedef struct bres {
   double baseline_value;
   char baseline_config[256]; /* what the baseline ran (ISA, library and core, stores), printed with the result */
   bool verified;
-  char opts[160];
+  char *opts; /* the applied opts (bres_set_opts; NULL prints as "-"), never cut: the table's column grows to it */
   double compile_ms, run_ms;
   char note[160];
   double p50, p90, p99; /* launch: latency percentiles (us) of its first run; 0 elsewhere */
@@ -44,7 +44,7 @@ typedef struct bres {
   /* --beam: the same kernel with the BEAM winner's opts (value in the row's metric) */
   bool has_beam, beam_verified, beam_cache_hit;
   double beam_value, beam_run_ms, beam_search_s;
-  char beam_opts[160];
+  char *beam_opts;
 } bres;
 
 typedef struct bench {
@@ -59,6 +59,7 @@ typedef struct bench {
   char machine[512]; /* bench_machine_line */
   bres *res;
   size_t nres, cap;
+  size_t nmade; /* results ever made (at least nres: --repeat folds the runs back to one): the ones to free */
   int failures;
 } bench;
 
@@ -71,11 +72,21 @@ static bres *new_result(bench *b, const char *name, const char *metric) {
     b->cap = cap;
   }
   bres *r = &b->res[b->nres++];
+  if (b->nres > b->nmade) b->nmade = b->nres;
+  else free(r->opts), free(r->beam_opts); /* a slot reused */
   memset(r, 0, sizeof *r);
   r->name = name;
   r->metric = metric;
   return r;
 }
+
+/* *dst = a copy of s ("-" when empty or NULL; NULL when out of memory, printed as "-" too). */
+static void bres_set_opts(char **dst, const char *s) {
+  free(*dst);
+  *dst = strdup(s && *s ? s : "-");
+}
+
+static const char *opts_or_dash(const char *s) { return s ? s : "-"; }
 
 static int cmp_double(const void *x, const void *y) {
   double a = *(const double *)x, c = *(const double *)y;
@@ -162,7 +173,7 @@ static hcq_status prepare(bench *b, krun *k, const char *text, bres *r) {
   krun_fill(k, 11);
   r->compile_ms = k->compile_ms;
   char *o = krun_opts_text(k);
-  snprintf(r->opts, sizeof r->opts, "%s", o && *o ? o : "-");
+  bres_set_opts(&r->opts, o);
   free(o);
   return HCQ_OK;
 }
@@ -513,8 +524,8 @@ static hcq_status bench_graph(bench *b) {
 
 /* Compile times of the matmul kernel: the pipeline (AST -> C, median of 5) and the external compiler (cache off). */
 static hcq_status bench_compile(bench *b) {
-  bres *rp = new_result(b, "compile_pipeline", "us");
-  bres *re = new_result(b, "compile_external", "us");
+  bres *re = new_result(b, "compile_pipeline", "us") ? new_result(b, "compile_external", "us") : NULL;
+  bres *rp = re ? re - 1 : NULL; /* taken after both: the second new_result may move the array */
   if (!rp || !re) return hcq_status_make(HCQ_CODE_NOMEM, "result");
   char *text = k_matmul(1, 512, 512, 512);
   snprintf(rp->size, sizeof rp->size, "matmul 512");
@@ -530,8 +541,8 @@ static hcq_status bench_compile(bench *b) {
     if (!st) {
       tp[i] = k.prog->pipeline_ms * 1e3;
       char *ot = krun_opts_text(&k);
-      snprintf(rp->opts, sizeof rp->opts, "%s", ot && *ot ? ot : "-");
-      snprintf(re->opts, sizeof re->opts, "%s", rp->opts);
+      bres_set_opts(&rp->opts, ot);
+      bres_set_opts(&re->opts, ot);
       free(ot);
     }
     if (!st && i < 3) {
@@ -600,7 +611,7 @@ static hcq_status beam_row(bench *b, bres *r, const char *text, const uop_var_va
     r->beam_cache_hit = br.cache_hit;
     r->beam_search_s = br.elapsed_s;
     char *ot = beam_cli_opts_text(br.opts, br.nopts);
-    snprintf(r->beam_opts, sizeof r->beam_opts, "%s", ot && *ot ? ot : "-");
+    bres_set_opts(&r->beam_opts, ot);
     free(ot);
   }
   krun_free(&h);
@@ -637,20 +648,31 @@ static void print_json(const bench *b, const bres *r) {
   if (r->has_beam)
     printf(",\"beam\":%d,\"beam_value\":%.6g,\"beam_opts\":\"%s\",\"beam_run_ms\":%.4f,\"beam_verified\":%s,"
            "\"beam_cache_hit\":%s,\"beam_search_s\":%.2f",
-           b->beam, r->beam_value, r->beam_opts, r->beam_run_ms, r->beam_verified ? "true" : "false",
+           b->beam, r->beam_value, opts_or_dash(r->beam_opts), r->beam_run_ms, r->beam_verified ? "true" : "false",
            r->beam_cache_hit ? "true" : "false", r->beam_search_s);
   printf(",\"verified\":%s,\"threads\":%d,\"size\":\"%s\",\"opts\":\"%s\",\"compile_ms\":%.3f,\"run_ms\":%.4f,"
          "\"quick\":%s,\"note\":\"%s\"}\n",
-         r->verified ? "true" : "false", b->threads, r->size, r->opts, r->compile_ms, r->run_ms,
+         r->verified ? "true" : "false", b->threads, r->size, opts_or_dash(r->opts), r->compile_ms, r->run_ms,
          b->quick ? "true" : "false", r->note);
   fflush(stdout);
 }
 
+/* The width of an opts column: 34, or the longest of the run's opts strings (the table never cuts them). */
+static int opts_width(const bench *b, bool beam) {
+  size_t w = 34;
+  for (size_t i = 0; i < b->nres; i++) {
+    const char *s = opts_or_dash(beam ? b->res[i].beam_opts : b->res[i].opts);
+    if (strlen(s) > w) w = strlen(s);
+  }
+  return w > 4096 ? 4096 : (int)w;
+}
+
 static void print_table(const bench *b) {
+  int ow = opts_width(b, false);
   printf("hcq bench on CPU:0, %d threads%s%s\n", b->threads, b->quick ? " (quick sizes)" : "",
          b->repeat > 1 ? ", medians of --repeat runs" : "");
   printf("machine: %s\n", b->machine);
-  printf("%-20s %-13s %-34s %9s %10s %10s %-8s %-15s %9s %6s %s\n", "kernel", "size", "opts", "compile", "run ms",
+  printf("%-20s %-13s %-*s %9s %10s %10s %-8s %-15s %9s %6s %s\n", "kernel", "size", ow, "opts", "compile", "run ms",
          "value", "metric", "baseline", "base", "ratio", "ok");
   for (size_t i = 0; i < b->nres; i++) {
     const bres *r = &b->res[i];
@@ -659,7 +681,7 @@ static void print_table(const bench *b) {
       snprintf(base, sizeof base, "%.2f", r->baseline_value);
       snprintf(ratio, sizeof ratio, "%.2f", r->baseline_value > 0 ? r->value / r->baseline_value : 0.0);
     }
-    printf("%-20s %-13s %-34.34s %9.1f %10.3f %10.2f %-8s %-15s %9s %6s %s%s%s\n", r->name, r->size, r->opts,
+    printf("%-20s %-13s %-*s %9.1f %10.3f %10.2f %-8s %-15s %9s %6s %s%s%s\n", r->name, r->size, ow, opts_or_dash(r->opts),
            r->compile_ms, r->run_ms, r->value, r->metric, r->baseline ? r->baseline : "null", base, ratio,
            r->verified ? "yes" : "NO", r->note[0] ? "  " : "", r->note);
   }
@@ -674,12 +696,14 @@ static void print_table(const bench *b) {
   }
   if (b->beam) {
     printf("heuristic vs BEAM %d (BEAM's kernel checked against the heuristic's on the same inputs):\n", b->beam);
-    printf("  %-17s %-34s %10s  %-34s %10s %6s %s\n", "kernel", "heuristic opts", "value", "beam opts", "beam",
+    int bw = opts_width(b, true);
+    printf("  %-17s %-*s %10s  %-*s %10s %6s %s\n", "kernel", ow, "heuristic opts", "value", bw, "beam opts", "beam",
            "x", "ok");
     for (size_t i = 0; i < b->nres; i++) {
       const bres *r = &b->res[i];
       if (!r->has_beam) continue;
-      printf("  %-17s %-34.34s %10.2f  %-34.34s %10.2f %6.2f %s%s\n", r->name, r->opts, r->value, r->beam_opts,
+      printf("  %-17s %-*s %10.2f  %-*s %10.2f %6.2f %s%s\n", r->name, ow, opts_or_dash(r->opts), r->value, bw,
+             opts_or_dash(r->beam_opts),
              r->beam_value, r->value > 0 ? r->beam_value / r->value : 0.0, r->beam_verified ? "yes" : "NO",
              r->beam_cache_hit ? " (cached)" : "");
     }
@@ -871,6 +895,7 @@ int hcq_verb_bench(int argc, char **argv) {
   if (!b.json) print_table(&b);
   hcq_rt_close(b.rd);
   cpu_device_destroy(b.dev);
+  for (size_t r = 0; r < b.nmade; r++) free(b.res[r].opts), free(b.res[r].beam_opts);
   free(b.res);
   return rc;
 }

@@ -1,5 +1,7 @@
-/* Pattern matcher features, compile errors, graph_rewrite fixed points in both modes, deep chains, cycles. */
+/* Pattern matcher features, compile errors, graph_rewrite fixed points in both modes, deep chains, cycles, and
+ * nodes of another context refused (graph_rewrite's memo is indexed by node id). */
 #include "uop/match.h"
+#include "uop/uop_internal.h"
 
 #include "base/testing.h"
 
@@ -336,6 +338,69 @@ static void test_cycles(void) {
   uop_pm_destroy(pm);
 }
 
+/* ---- nodes of another context: refused with a status naming the node, never looked up by id */
+static const uop *g_foreign;
+static const uop *to_foreign(uop_rewrite_ctx *rc, const uop *node, const uop_bindings *b) {
+  (void)rc;
+  (void)node;
+  (void)b;
+  return g_foreign;
+}
+static int slot0(void) { return 0; }
+
+static void test_foreign(void) {
+  uop_ctx *other = NULL;
+  CHECK_OK(uop_ctx_create(&other));
+  if (!other) return;
+  /* ids start at 0 in every context: y's id is one of ctx's too (the memo slot it would have hit) */
+  const uop *y = uop_var(other, "y", 0, 10, IDX), *y1 = uop_alu2(other, UOP_ADD, y, uop_index_const(other, 1));
+  const uop *x = uop_var(ctx, "x", 0, 10, IDX), *out = NULL;
+  CHECK(y->id < uop_ctx_node_count(ctx));
+  uop_pm *pm = NULL, *memo = NULL;
+  CHECK_OK(uop_pm_create(toy, sizeof toy / sizeof toy[0], &pm));
+  CHECK_OK(uop_pm_create(toy, sizeof toy / sizeof toy[0], &memo));
+  uop_pm_set_memo(memo, slot0); /* sources-first: the by-id memo of the context */
+  uop_pm *pms[2] = {pm, memo};
+  for (int p = 0; p < 2; p++)
+    for (int mode = 0; mode < 2; mode++) {
+      uop_rewrite_mode m = (uop_rewrite_mode)mode;
+      /* fill the memo with ctx's nodes first, so a wrong slot would hold an answer */
+      CHECK_OK(uop_graph_rewrite(ctx, ADD(MUL(x, C(1)), C(0)), pms[p], m, NULL, &out));
+      CHECK(out == x);
+      CHECK_ERR(uop_graph_rewrite(ctx, y1, pms[p], m, NULL, &out), HCQ_CODE_INVALID, "ADD (node 2) is of another uop context");
+      CHECK(out == NULL);
+      /* a node of ctx with a source of the other */
+      CHECK_ERR(uop_graph_rewrite(ctx, ADD(x, y), pms[p], m, NULL, &out), HCQ_CODE_INVALID,
+                "DEFINE_VAR (node 0) is of another uop context");
+      CHECK_ERR(uop_graph_rewrite(ctx, ADD(MUL(x, C(1)), y1), pms[p], m, NULL, &out), HCQ_CODE_INVALID,
+                "of another uop context");
+    }
+  /* a rule whose result is of the other context */
+  uop_rule r[] = {{"(DEFINE_VAR=x)", to_foreign, NULL}};
+  uop_pm *fp = NULL;
+  CHECK_OK(uop_pm_create(r, 1, &fp));
+  g_foreign = y;
+  for (int mode = 0; mode < 2; mode++)
+    CHECK_ERR(uop_graph_rewrite(ctx, ADD(x, C(3)), fp, (uop_rewrite_mode)mode, NULL, &out), HCQ_CODE_INVALID,
+              "DEFINE_VAR (node 0) is of another uop context");
+  uop_pm_set_memo(fp, slot0);
+  CHECK_ERR(uop_graph_rewrite(ctx, ADD(x, C(3)), fp, UOP_REWRITE_SOURCES_FIRST, NULL, &out), HCQ_CODE_INVALID,
+            "of another uop context");
+  /* substitute: the root, a map entry, a source */
+  const uop *from[1] = {x}, *to[1] = {C(2)}, *ffrom[1] = {y}, *fto[1] = {y};
+  CHECK_ERR(uop_substitute(ctx, y1, from, to, 1, &out), HCQ_CODE_INVALID, "root is not of this context");
+  CHECK_ERR(uop_substitute(ctx, ADD(x, C(1)), ffrom, to, 1, &out), HCQ_CODE_INVALID, "not of this context");
+  CHECK_ERR(uop_substitute(ctx, ADD(x, C(1)), from, fto, 1, &out), HCQ_CODE_INVALID, "not of this context");
+  CHECK_ERR(uop_substitute(ctx, MUL(ADD(x, y), C(2)), from, to, 1, &out), HCQ_CODE_INVALID, "source from another");
+  /* the context still works */
+  CHECK_OK(uop_graph_rewrite(ctx, ADD(MUL(x, C(1)), C(0)), memo, UOP_REWRITE_SOURCES_FIRST, NULL, &out));
+  CHECK(out == x);
+  uop_pm_destroy(fp);
+  uop_pm_destroy(memo);
+  uop_pm_destroy(pm);
+  uop_ctx_destroy(other);
+}
+
 static void test_substitute(void) {
   const uop *x = uop_var(ctx, "x", 0, 10, IDX), *y = uop_var(ctx, "y", 0, 10, IDX);
   const uop *e = MUL(ADD(x, C(1)), x), *out = NULL;
@@ -361,6 +426,7 @@ int main(void) {
   test_rewrite();
   test_cycles();
   test_substitute();
+  test_foreign();
   uop_ctx_destroy(ctx);
   return testing_summary("match_test");
 }

@@ -1,4 +1,6 @@
-/* graph_rewrite (both modes, to a fixed point, explicit stack) and substitute. */
+/* graph_rewrite (both modes, to a fixed point, explicit stack) and substitute. Every node the rewrite meets (the
+ * root, each source, each rule's result) must be of its own context: the memo is indexed by node id, so another
+ * context's node would read and write a wrong slot; it is refused with a status that names it (foreign_error). */
 #include <stdlib.h>
 
 #include "uop/uop_internal.h"
@@ -10,6 +12,7 @@
 
 typedef struct rw {
   uop_ctx *ctx;
+  uint32_t serial; /* uop_ctx_serial(ctx): the nodes it may meet */
   const uop_pm *pm;
   uop_rewrite_ctx rc;
   bool node_first;
@@ -107,6 +110,11 @@ static hcq_status memo_try(rw *w, const uop *n, const uop **out) {
   return HCQ_OK;
 }
 
+static hcq_status foreign_error(const uop *n) {
+  return hcq_status_make(HCQ_CODE_INVALID, "graph_rewrite: %s (node %u) is of another uop context than the rewrite",
+                         uop_op_name((uop_op)n->op), n->id);
+}
+
 static hcq_status cycle_error(const uop *n) {
   return hcq_status_make(HCQ_CODE_INVALID, "graph_rewrite: cycle: rewriting %s (node %u) leads back to itself",
                          uop_op_name((uop_op)n->op), n->id);
@@ -150,6 +158,7 @@ static hcq_status apply_chain(rw *w, const uop *n, const uop **out) {
 static hcq_status run(rw *w, const uop *root, const uop **out_root) {
   hcq_status st;
   const uop *small[8];
+  if (root->ctx_serial_ != w->serial) return foreign_error(root);
   if ((st = push(w, root, 0, root))) return st;
   size_t steps = 0;
   while (w->stack->n) {
@@ -160,13 +169,20 @@ static hcq_status run(rw *w, const uop *root, const uop **out_root) {
     if (++steps > MAX_STEPS)
       return hcq_status_make(HCQ_CODE_INVALID, "graph_rewrite: no fixed point after %zu steps", MAX_STEPS);
     if (stage == 0) {
+      /* n was checked before it was pushed (the root, a source, a rule's result) */
       if (final_of(w, n)) continue;
       if (busy(w, n)) return cycle_error(n);
-      if (w->node_first && (st = apply_chain(w, n, &nn))) return st;
+      if (w->node_first) {
+        if ((st = apply_chain(w, n, &nn))) return st;
+        if (nn->ctx_serial_ != w->serial) return foreign_error(nn);
+      }
       if (!set_busy(w, n)) return oom(w);
       if ((st = push(w, n, 1, nn))) return st;
-      for (uint32_t i = nn->nsrc; i-- > 0;)
-        if (!final_of(w, nn->src[i]) && (st = push(w, nn->src[i], 0, nn->src[i]))) return st;
+      for (uint32_t i = nn->nsrc; i-- > 0;) {
+        const uop *s = nn->src[i];
+        if (s->ctx_serial_ != w->serial) return foreign_error(s);
+        if (!final_of(w, s) && (st = push(w, s, 0, s))) return st;
+      }
     } else if (stage == 1) {
       const uop **src = nn->nsrc <= 8 ? small : malloc(nn->nsrc * sizeof *src);
       if (!src) return oom(w);
@@ -189,6 +205,7 @@ static hcq_status run(rw *w, const uop *root, const uop **out_root) {
         if (!w->node_first) {
           next = uop_pm_rewrite(w->pm, &w->rc, nn);
           if (!next && uop_ctx_is_oom(w->ctx)) return oom(w);
+          if (next && next->ctx_serial_ != w->serial) return foreign_error(next);
         }
       }
       if (next) {
@@ -213,7 +230,8 @@ hcq_status uop_graph_rewrite(uop_ctx *ctx, const uop *root, const uop_pm *pm, uo
                              const uop **out_root) {
   *out_root = NULL;
   if (!ctx || !root || !pm) return hcq_status_make(HCQ_CODE_INVALID, "graph_rewrite: NULL argument");
-  rw w = {.ctx = ctx, .pm = pm, .rc = {ctx, user}, .node_first = mode == UOP_REWRITE_NODE_FIRST};
+  rw w = {.ctx = ctx, .serial = uop_ctx_serial(ctx), .pm = pm, .rc = {ctx, user},
+          .node_first = mode == UOP_REWRITE_NODE_FIRST};
   /* Sources-first results of a memoizable matcher are fixed points that depend on the node only: keep them in the
    * context (entries are only added for finished nodes, so they stay valid even if this call fails). */
   int slot = w.node_first ? -1 : uop_pm_memo_slot(pm);
@@ -251,10 +269,12 @@ hcq_status uop_substitute(uop_ctx *ctx, const uop *root, const uop *const *from,
   *out_root = NULL;
   if (!ctx || !root) return hcq_status_make(HCQ_CODE_INVALID, "uop_substitute: NULL argument");
   size_t nodes = uop_ctx_node_count(ctx);
-  if (root->id >= nodes) return hcq_status_make(HCQ_CODE_INVALID, "uop_substitute: the root is not of this context");
+  const uint32_t serial = uop_ctx_serial(ctx);
+  if (root->ctx_serial_ != serial)
+    return hcq_status_make(HCQ_CODE_INVALID, "uop_substitute: the root is not of this context");
   for (size_t i = 0; i < count; i++) {
     if (!from[i] || !to[i]) return hcq_status_make(HCQ_CODE_INVALID, "uop_substitute: NULL entry %zu in the map", i);
-    if (from[i]->id >= nodes)
+    if (from[i]->ctx_serial_ != serial || to[i]->ctx_serial_ != serial)
       return hcq_status_make(HCQ_CODE_INVALID, "uop_substitute: entry %zu is not of this context", i);
   }
   hcq_status st = HCQ_OK;
@@ -288,7 +308,7 @@ hcq_status uop_substitute(uop_ctx *ctx, const uop *root, const uop *const *from,
     bool ready = true;
     for (uint32_t i = x->nsrc; i-- > 0;) {
       const uop *s = x->src[i];
-      if (s->id >= cap) { /* sources are older than their users: a larger id is another context's node */
+      if (s->ctx_serial_ != serial || s->id >= cap) { /* of this ctx: older than its user, so within cap */
         st = hcq_status_make(HCQ_CODE_INVALID, "uop_substitute: a %s has a source from another context",
                              uop_op_name((uop_op)x->op));
         goto cleanup;

@@ -51,6 +51,7 @@ struct uop_ctx {
   const uop *bools[2];
   blob_table strs, ints;
   bool oom;
+  uint32_t serial; /* uop_ctx_serial, stamped on every node it makes */
   const void *memo_owner;
   uop_rw_memo memo[UOP_CTX_MEMO_SLOTS];
   uop_visit visit;
@@ -303,6 +304,10 @@ hcq_status uop_ctx_create(uop_ctx **out_ctx) {
     uop_ctx_destroy(ctx);
     return hcq_status_make(HCQ_CODE_NOMEM, "uop_ctx_create: out of memory");
   }
+  /* process-wide, never 0 (a zeroed node is of no context); it wraps after 2^32 - 1 contexts */
+  static uint32_t next_serial;
+  do ctx->serial = __atomic_add_fetch(&next_serial, 1, __ATOMIC_RELAXED);
+  while (!ctx->serial);
   *out_ctx = ctx;
   return HCQ_OK;
 }
@@ -325,6 +330,8 @@ void uop_ctx_destroy(uop_ctx *ctx) {
 }
 
 size_t uop_ctx_node_count(const uop_ctx *ctx) { return ctx->count; }
+
+uint32_t uop_ctx_serial(const uop_ctx *ctx) { return ctx->serial; }
 
 bool uop_ctx_is_oom(const uop_ctx *ctx) { return !ctx || ctx->oom; }
 
@@ -530,6 +537,7 @@ static const uop *new_canon(uop_ctx *ctx, uop_op op, const uop_dtype *dtp, const
   n->nsrc = nsrc;
   n->src = s;
   n->id = (uint32_t)ctx->count;
+  n->ctx_serial_ = ctx->serial;
   n->bounds_done = 0; /* the bounds fields are written before bounds_done is set (bounds.c) */
   ctx->slots[i] = (intern_slot){h, n};
   ctx->count++;

@@ -143,6 +143,7 @@ struct uop {
   const uop *const *src;
   /* Cached, private to uop.c: */
   uint8_t bounds_done;
+  uint32_t ctx_serial_;   /* the serial of the context that made it (uop_ctx_serial): graph_rewrite refuses others */
   int64_t vmin_, vmax_;   /* integers/bool/index (uint64 as bit patterns) */
   double fmin_, fmax_;    /* floats */
 };

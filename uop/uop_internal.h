@@ -14,6 +14,10 @@
 /* True once an allocation in ctx failed (sticky). */
 bool uop_ctx_is_oom(const uop_ctx *ctx);
 
+/* The context's serial (process-wide, nonzero), stamped on its nodes as ctx_serial_: node n is of ctx iff
+ * n->ctx_serial_ == uop_ctx_serial(ctx) (walks indexed by node id check it before using n->id). */
+uint32_t uop_ctx_serial(const uop_ctx *ctx);
+
 /* Per-context rewrite memo for matchers whose result on a node is a pure function of the node (uop_pm_set_memo):
  * `fin` maps node id -> its final rewrite and is kept across uop_graph_rewrite calls, one per slot (the symbolic
  * rules use the gate-nesting depth as the slot, since deeper levels skip the gate rules). `busy` and `stack` are

@@ -31,10 +31,6 @@ struct cpu_device_program {
   cpu_device_program *next;
 };
 
-/* A one-thread kernel whose last run took less than this runs on the submitting thread when the pool is idle, and
- * a many-thread one that short in all wakes no sleeping worker (cpu_pool.h): the hand-off costs more than it. */
-#define CPU_RUN_HERE_MAX_NS 20000u
-
 /* One submit's work items (exec and copy contexts); freed once the pool passed the batch's completion signal. */
 typedef struct cpu_batch {
   struct cpu_batch *next;
@@ -62,6 +58,7 @@ struct cpu_device {
   cpu_cmd *cmds;
   size_t cmds_cap;
   uint64_t commands;
+  uint64_t marked_run_here, marked_no_wake; /* EXECs the decoder marked short (cpu_device_exec_marks) */
   hcq_status error;
   int handlers_installed;
 };
@@ -357,6 +354,10 @@ static hcq_status op_submit(hcq_device *hd, hcq_queue_kind kind, const uint32_t 
     goto out;
   }
   dev->commands += ncmds - (nitems ? 1 : 0);
+  for (size_t i = 0; i < ncmds; i++) {
+    dev->marked_run_here += (uint64_t)dev->cmds[i].run_here;
+    dev->marked_no_wake += (uint64_t)dev->cmds[i].no_wake;
+  }
   if (nitems) {
     *dev->batches_tail = b;
     dev->batches_tail = &b->next;
@@ -445,6 +446,17 @@ void cpu_device_set_wait_timeout(cpu_device *dev, uint32_t timeout_ms) {
   if (dev) dev->hcq.wait_timeout_ms = timeout_ms;
 }
 uint64_t cpu_device_commands(const cpu_device *dev) { return dev ? dev->commands : 0; }
+
+void cpu_device_exec_marks(cpu_device *dev, uint64_t *out_run_here, uint64_t *out_no_wake) {
+  pthread_mutex_lock(&dev->lock);
+  *out_run_here = dev->marked_run_here;
+  *out_no_wake = dev->marked_no_wake;
+  pthread_mutex_unlock(&dev->lock);
+}
+
+uint64_t cpu_device_program_last_run_ns(const cpu_device_program *prog) {
+  return __atomic_load_n(&prog->last_run_ns, __ATOMIC_RELAXED);
+}
 
 hcq_status cpu_device_take_error(cpu_device *dev) {
   if (!dev) return HCQ_OK;

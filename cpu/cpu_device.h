@@ -93,4 +93,14 @@ hcq_status cpu_device_take_error(cpu_device *dev);
 /* Commands decoded since creation (for tests). */
 uint64_t cpu_device_commands(const cpu_device *dev);
 
+/* Small work: an EXEC whose program's last run measured less than this in all (an id's time x ids, on one thread)
+ * is marked for the pool (cpu_pool.h): one thread, `run_here` (run on the submitting thread when the pool is idle);
+ * more, `no_wake` (sleeping workers are not woken): the hand-off or wake-up costs more than it saves. A program's
+ * first run (nothing measured yet) is never marked. */
+#define CPU_RUN_HERE_MAX_NS 20000u
+/* For tests: the program's last measured work in ns (0: not run yet), and how many EXECs the device marked
+ * run_here / no_wake since creation. */
+uint64_t cpu_device_program_last_run_ns(const cpu_device_program *prog);
+void cpu_device_exec_marks(cpu_device *dev, uint64_t *out_run_here, uint64_t *out_no_wake);
+
 #endif

@@ -4,9 +4,10 @@
 .PHONY: baremetal-test
 TEST_EXTRA += baremetal-test
 
-# The kernels: `hcq compile --target c:aarch64` renders examples/{saxpy,sum}.uop to C, aarch64-linux-gnu-gcc
-# compiles them freestanding, ld links them with linker_scripts/cpu_kernel.ld, mkimage adds the spec (the same
-# buffers/vars as the .uop files), and the images are .incbin'd.
+# The kernels: `hcq compile --target c --arch aarch64 --noopt -o K.img` (tools/aot.c) renders examples/{saxpy,sum}.uop
+# to C, compiles it with aarch64-linux-gnu-gcc and the toolchain's own freestanding flags (cc_toolchain_flags_for:
+# the JIT's and every kernel image's; no copy of them here) tuned by HCQ_CC_TUNE=$(BM_CPU), links it with
+# linker_scripts/cpu_kernel.ld and writes the image with the program's spec; the images are .incbin'd.
 # The runtime core (ELF loader, relocations, image reader, kernel calls, status) is not listed by hand: every library
 # source of BM_CANDIDATES that compiles freestanding goes into an archive, and the linker takes from it exactly the
 # objects the port's files need (the port's bm_sync.c and bm_libc.c come first, so cpu_sync.c, cpu_mem.c, libc are
@@ -18,31 +19,16 @@ BM_CC := aarch64-linux-gnu-gcc
 BM_CPU := -mcpu=cortex-a57 -mstrict-align
 BM_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g -ffreestanding -fno-builtin -nostdlib -static -fno-pic -fno-pie \
   -fno-stack-protector -fno-asynchronous-unwind-tables $(BM_CPU) -I. -D_GNU_SOURCE
-BM_KFLAGS := -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-stack-protector -fno-asynchronous-unwind-tables \
-  -fno-ident $(BM_CPU)
 BM_CANDIDATES := $(filter-out %_test.c hcq/rt_%.c,$(wildcard base/*.c cpu/*.c elf/*.c hcq/*.c))
 BM_CORE_OBJS := $(patsubst %.c,$(BM_DIR)/obj/%.o,$(BM_CANDIDATES))
 BM_CORE := $(BM_DIR)/libcore.a
 BM_START := $(addprefix baremetal/,start.S bm_libc.c bm_sync.c bm_main.c bm_images.S)
 BM_ELF := $(BM_DIR)/hcq-baremetal.elf
-BM_SPEC_saxpy := --buf float32:1048576:rw --buf float32:1048576:r --var n --global 1
-BM_SPEC_sum := --buf float32:1:w --buf float32:65536:r --global 1
 
-$(BM_DIR)/mkimage: baremetal/mkimage.c cpu/cpu_image.c cpu/cpu_image_write.c hcq/program.c hcq/program_eval.c base/status.c
+$(BM_DIR)/%.img: examples/%.uop $(HCQ) linker_scripts/cpu_kernel.ld
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -I. -D_GNU_SOURCE $^ -o $@
-
-$(BM_DIR)/%.c: examples/%.uop $(HCQ)
-	@mkdir -p $(dir $@)
-	$(HCQ) compile --target c:aarch64 --noopt $< > $@
-
-$(BM_DIR)/%.kelf: $(BM_DIR)/%.c linker_scripts/cpu_kernel.ld
-	$(BM_CC) $(BM_KFLAGS) -c $< -o $(BM_DIR)/$*.ko
-	aarch64-linux-gnu-ld -pie --no-dynamic-linker -z norelro -z noexecstack --no-undefined --defsym=hcq_entry=$* \
-	  -T linker_scripts/cpu_kernel.ld $(BM_DIR)/$*.ko -o $@
-
-$(BM_DIR)/%.img: $(BM_DIR)/%.kelf $(BM_DIR)/mkimage
-	$(BM_DIR)/mkimage --arch aarch64 --name $* $(BM_SPEC_$*) -o $@ $<
+	HCQ_CC_TUNE="$(BM_CPU)" HCQ_KERNEL_LD=linker_scripts/cpu_kernel.ld \
+	  $(HCQ) compile --target c --arch aarch64 --noopt -o $@ $<
 
 $(BM_DIR)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -76,8 +76,11 @@ __attribute__((target("avx512f"))) static float sum_avx512(const float *x, size_
   return s;
 }
 
-/* Column sums, AVX-512. Wide: two rows at a time added into an accumulator row kept in L1 (4 vectors per step, the
- * input streamed row by row). Narrow (cols == 16, a tall matrix): four register accumulators over interleaved rows. */
+/* Column sums, AVX-512. Wide: blocks of COL_BLOCK_ROWS rows; per block, each strip of 64 columns (16 at the edge)
+ * is loaded from acc into registers, the block's rows added, and stored back (the rows stream through the cache
+ * side by side; acc stays in L1). Narrow (cols == 16, a tall matrix): four register accumulators over interleaved
+ * rows. */
+#define COL_BLOCK_ROWS 8
 __attribute__((target("avx512f"))) static void col_add_rows_avx512(float *acc, const float *x, size_t rows,
                                                                     size_t cols, size_t ld) {
   if (cols == 16) {
@@ -94,14 +97,31 @@ __attribute__((target("avx512f"))) static void col_add_rows_avx512(float *acc, c
     return;
   }
   size_t r = 0;
-  for (; r + 2 <= rows; r += 2) {
-    const float *x0 = x + r * ld, *x1 = x0 + ld;
+  for (; r + COL_BLOCK_ROWS <= rows; r += COL_BLOCK_ROWS) {
+    const float *xb = x + r * ld;
     size_t c = 0;
-    for (; c + 64 <= cols; c += 64)
-      for (size_t v = 0; v < 64; v += 16)
-        _mm512_storeu_ps(acc + c + v, _mm512_add_ps(_mm512_loadu_ps(acc + c + v),
-                                                    _mm512_add_ps(_mm512_loadu_ps(x0 + c + v), _mm512_loadu_ps(x1 + c + v))));
-    for (; c < cols; c++) acc[c] += x0[c] + x1[c];
+    for (; c + 64 <= cols; c += 64) {
+      __m512 a0 = _mm512_loadu_ps(acc + c), a1 = _mm512_loadu_ps(acc + c + 16), a2 = _mm512_loadu_ps(acc + c + 32),
+             a3 = _mm512_loadu_ps(acc + c + 48);
+      for (size_t i = 0; i < COL_BLOCK_ROWS; i++) {
+        const float *xi = xb + i * ld + c;
+        a0 = _mm512_add_ps(a0, _mm512_loadu_ps(xi));
+        a1 = _mm512_add_ps(a1, _mm512_loadu_ps(xi + 16));
+        a2 = _mm512_add_ps(a2, _mm512_loadu_ps(xi + 32));
+        a3 = _mm512_add_ps(a3, _mm512_loadu_ps(xi + 48));
+      }
+      _mm512_storeu_ps(acc + c, a0);
+      _mm512_storeu_ps(acc + c + 16, a1);
+      _mm512_storeu_ps(acc + c + 32, a2);
+      _mm512_storeu_ps(acc + c + 48, a3);
+    }
+    for (; c + 16 <= cols; c += 16) {
+      __m512 a = _mm512_loadu_ps(acc + c);
+      for (size_t i = 0; i < COL_BLOCK_ROWS; i++) a = _mm512_add_ps(a, _mm512_loadu_ps(xb + i * ld + c));
+      _mm512_storeu_ps(acc + c, a);
+    }
+    for (; c < cols; c++)
+      for (size_t i = 0; i < COL_BLOCK_ROWS; i++) acc[c] += xb[i * ld + c];
   }
   for (; r < rows; r++)
     for (size_t c = 0; c < cols; c++) acc[c] += x[r * ld + c];

@@ -24,7 +24,8 @@
  *
  * CPU targets (c): a REDUCE that lists the THREAD range (THREAD on a reduce axis) is lowered the same way with the
  * THREAD range as g: each core_id stores its partial into a scratch array (DEFINE_LOCAL, a static array in the
- * kernel object; a thread's UPCAST lanes are contiguous in it, slot g * lanes + l, so they store and load as vectors), and render_c.c renders the BARRIER as an atomic arrival count past which only the last thread to
+ * kernel object; a thread's UPCAST lanes are contiguous in it, slot g * lanes + l, so vectorize.c stores and loads
+ * them as vectors), and render_c.c renders the BARRIER as an atomic arrival count past which only the last thread to
  * arrive goes on, so it alone combines the partials (in thread order: the result does not depend on timing) and
  * writes; stores are not gated. The REDUCE must not sit inside another range (the others would not wait for it). */
 #include <stdlib.h>

@@ -24,7 +24,8 @@
  *
  * CPU targets (c): a REDUCE that lists the THREAD range (THREAD on a reduce axis) is lowered the same way with the
  * THREAD range as g: each core_id stores its partial into a scratch array (DEFINE_LOCAL, a static array in the
- * kernel object), and render_c.c renders the BARRIER as an atomic arrival count past which only the last thread to
+ * kernel object; a thread's UPCAST lanes are contiguous in it, slot g * lanes + l, so vectorize.c stores and loads
+ * them as vectors), and render_c.c renders the BARRIER as an atomic arrival count past which only the last thread to
  * arrive goes on, so it alone combines the partials (in thread order: the result does not depend on timing) and
  * writes; stores are not gated. The REDUCE must not sit inside another range (the others would not wait for it). */
 #include <stdlib.h>
@@ -241,7 +242,16 @@ static const uop *lower_reduce(group_job *j, uop_ctx *ctx, const uop *n, hcq_sta
   if (!partial || !buf) return NULL;
   /* partial -> shared[lin(l, g)], closing g. Inside a loop the store also waits at a barrier on the partial: every
    * thread has then finished the previous iteration's reads of the buffer. */
-  const uop *wsrc[2] = {buf, linear_index(ctx, dims, sizes, nd)};
+  /* slot order: GPU [l..., g...]; CPU [g..., l...]: each thread's lanes contiguous, so its partial is one vector
+   * store and the combine reads whole vectors (the lanes fold in vectorize.c) */
+  const uop *ord[2 * MAX_GROUP_DIMS];
+  int64_t ordsz[2 * MAX_GROUP_DIMS];
+  for (int i = 0; i < nd; i++) {
+    int from = !j->cpu ? i : i < ng ? nloc + i : i - ng;
+    ord[i] = dims[from];
+    ordsz[i] = sizes[from];
+  }
+  const uop *wsrc[2] = {buf, linear_index(ctx, ord, ordsz, nd)};
   const uop *widx = uop_new(ctx, UOP_INDEX_OP, buf->dtype, wsrc, 2, uop_arg_none());
   const uop *ssrc[3 + 2 * MAX_GROUP_DIMS] = {widx, partial};
   uint32_t nss = 2;
@@ -267,9 +277,9 @@ static const uop *lower_reduce(group_job *j, uop_ctx *ctx, const uop *n, hcq_sta
     if ((*st = cc_fresh_range_id(j->nodes, j->count, j->new_ids, j->nnew, &id))) return NULL;
     j->new_ids[j->nnew++] = id;
     q[i] = uop_range(ctx, g[i]->src[0], id, UOP_AXIS_REDUCE);
-    dims[nloc + i] = q[i];
   }
-  const uop *rsrc[2] = {buf, linear_index(ctx, dims, sizes, nd)};
+  for (int i = 0; i < ng; i++) ord[j->cpu ? i : nloc + i] = q[i];
+  const uop *rsrc[2] = {buf, linear_index(ctx, ord, ordsz, nd)};
   const uop *ridx = uop_new(ctx, UOP_INDEX_OP, buf->dtype, rsrc, 2, uop_arg_none());
   const uop *lsrc[2] = {ridx, bar};
   const uop *ld = uop_new(ctx, UOP_LOAD, n->dtype, lsrc, 2, uop_arg_none());

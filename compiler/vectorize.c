@@ -9,7 +9,9 @@
  *    folds only when root + c0 is provably a multiple of w: root must divide w (constants, sums and products
  *    thereof) and c0 % w == 0; wider groups are rendered unaligned and fold at any offset. Lanes that differ only
  *    in their gate (a padded tile's edge) fold at full width with a vector of lane gates (mixed_run).
- * 2. Stores: the SINK's global STOREs, grouped the same way, become one STORE of a vector value.
+ * 2. Stores: the SINK's global STOREs, grouped the same way, become one STORE of a vector value; so do the stores
+ *    under a BARRIER (a CPU cross-thread reduce's per-lane partials, into its DEFINE_LOCAL scratch array, whose loads
+ *    fold as in 1.), first.
  * 3. The vector value of a store is built by vec(): lane-parallel ALU (+ - * / neg, mulacc) on float lanes becomes
  *    one vector op (and float32 compares, selects, float32/uint32 bitcasts and uint32 arithmetic: vector_other), lanes of a folded load become that load, identical lanes a broadcast, and per-lane accumulators
  *    (LOAD/STORE chains on distinct one-element DEFINE_REGs) become one vector accumulator. Anything else stays a
@@ -54,9 +56,14 @@ static bool divides(const uop *n, int64_t w) {
   }
 }
 
-/* index = root + off with off a constant (root = index, off = 0 otherwise). */
+/* index = root + off with off a constant (root = index, off = 0 otherwise; root NULL for a constant index). */
 static void split_index(const uop *idx, const uop **root, int64_t *off) {
   int64_t v;
+  if (uop_const_value(idx, &v)) {
+    *root = NULL;
+    *off = v;
+    return;
+  }
   if (idx->op == UOP_ADD && uop_const_value(idx->src[1], &v)) {
     *root = idx->src[0];
     *off = v;
@@ -88,8 +95,11 @@ static int acc_key_cmp(const acc *a, const acc *b) {
   if ((c = cmp_node(a->buf, b->buf)) || (c = cmp_node(a->root, b->root)) || (c = cmp_node(a->gate, b->gate))) return c;
   const uop *x = a->node, *y = b->node;
   if (x->nsrc != y->nsrc) return x->nsrc < y->nsrc ? -1 : 1;
-  for (uint32_t i = x->op == UOP_STORE ? 2 : 1; i < x->nsrc; i++)
+  for (uint32_t i = x->op == UOP_STORE ? 2 : 1; i < x->nsrc; i++) {
+    /* a store's expanded UPCAST lane (what closed it before the expander) is a constant per lane */
+    if (x->op == UOP_STORE && x->src[i]->op == UOP_CONST && y->src[i]->op == UOP_CONST) continue;
     if ((c = cmp_node(x->src[i], y->src[i]))) return c;
+  }
   return 0;
 }
 
@@ -100,14 +110,17 @@ static int acc_cmp(const void *pa, const void *pb) {
   return a->off < b->off ? -1 : a->off > b->off;
 }
 
-/* A scalar float32 access to a global buffer through INDEX(buf, idx[, gate]); fills the group fields. */
+/* A scalar float32 access to a global buffer, or to a CPU cross-thread reduce's scratch array (DEFINE_LOCAL), through
+ * INDEX(buf, idx[, gate]); fills the group fields. */
 static bool as_access(const uop *n, acc *out) {
   const uop *val = n->op == UOP_LOAD ? n : n->nsrc >= 2 ? n->src[1] : NULL;
   if (!val || n->nsrc < 1 || val->dtype.scalar != UOP_FLOAT32 || val->dtype.count != 1 ||
       uop_dt_is_ptr(val->dtype))
     return false;
   const uop *ix = n->src[0];
-  if (ix->op != UOP_INDEX_OP || ix->nsrc < 2 || ix->nsrc > 3 || ix->src[0]->op != UOP_DEFINE_GLOBAL) return false;
+  if (ix->op != UOP_INDEX_OP || ix->nsrc < 2 || ix->nsrc > 3 ||
+      (ix->src[0]->op != UOP_DEFINE_GLOBAL && ix->src[0]->op != UOP_DEFINE_LOCAL))
+    return false;
   if (ix->src[0]->dtype.count != 1 || !uop_dt_is_int(ix->src[1]->dtype)) return false;
   out->node = n;
   out->buf = ix->src[0];
@@ -120,7 +133,7 @@ static bool as_access(const uop *n, acc *out) {
  * vector, so such a group must start on a multiple of w; a wider one is accessed through the unaligned type
  * (a 16-float group at row 1 of a 1000-wide matrix, offset 1000). Accesses are float32 (4 bytes). */
 static bool aligned_enough(const acc *a, int w, int64_t align_B) {
-  return (int64_t)w * 4 > align_B || (a->off % w == 0 && divides(a->root, w));
+  return (int64_t)w * 4 > align_B || (a->off % w == 0 && (!a->root || divides(a->root, w)));
 }
 
 /* The widest width w (vector_max, /2, ..., 2) such that a[i..i+w) is one group with offsets off..off+w-1, off % w
@@ -502,18 +515,11 @@ static hcq_status fold_loads(vz *z, const uop *const *nodes, size_t count, int v
   return z->oom ? hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory") : HCQ_OK;
 }
 
-/* Group the SINK's scalar global stores (used by nothing but the SINK); vector stores replace each group. */
-static hcq_status fold_stores(vz *z, const uop *sink, const uop *const *nodes, size_t count, int vmax,
-                              const uop **out_sink) {
+/* Group the scalar stores among sink's sources (the SINK, or a BARRIER: a cross-thread reduce's partials) that nothing
+ * else uses (users: node id -> number of users); vector stores replace each group. */
+static hcq_status fold_store_list(vz *z, const uop *sink, const uint32_t *users, int vmax, const uop **out_sink) {
   *out_sink = sink;
-  /* node id -> number of users other than the SINK (only the graph's entries are set and read) */
-  uint32_t *users = malloc((uop_ctx_node_count(z->ctx) + 1) * sizeof *users);
-  hcq_status st = users ? HCQ_OK : hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory");
-  for (size_t k = 0; k < count && !st; k++) users[nodes[k]->id] = 0;
-  for (size_t k = 0; k < count && !st; k++) {
-    if (nodes[k] == sink) continue;
-    for (uint32_t i = 0; i < nodes[k]->nsrc; i++) users[nodes[k]->src[i]->id]++;
-  }
+  hcq_status st = HCQ_OK;
   acc *a = malloc((sink->nsrc ? sink->nsrc : 1) * sizeof *a);
   const uop **out = malloc((sink->nsrc ? sink->nsrc : 1) * sizeof *out);
   if (!st && (!a || !out)) st = hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory");
@@ -521,7 +527,7 @@ static hcq_status fold_stores(vz *z, const uop *sink, const uop *const *nodes, s
   for (uint32_t i = 0; i < sink->nsrc && !st; i++) {
     out[i] = sink->src[i];
     const uop *s = sink->src[i];
-    if (s->op == UOP_STORE && !users[s->id] && as_access(s, &a[n])) a[n++].order = i;
+    if (s->op == UOP_STORE && users[s->id] == 1 && as_access(s, &a[n])) a[n++].order = i;
   }
   bool *mixed = !st ? malloc((n ? n : 1) * sizeof *mixed) : NULL;
   int *widths = !st ? malloc((n ? n : 1) * sizeof *widths) : NULL, *mw = NULL;
@@ -582,8 +588,54 @@ static hcq_status fold_stores(vz *z, const uop *sink, const uop *const *nodes, s
   }
   free(a);
   free(out);
-  free(users);
   free(widths);
+  return st;
+}
+
+static const uop *replace_bars(void *user, uop_ctx *ctx, const uop *n, hcq_status *st) {
+  (void)ctx;
+  (void)st;
+  uintptr_t *m = base_ptrmap_find(user, n);
+  return m ? (const uop *)*m : n;
+}
+
+/* Fold the stores under every BARRIER (a cross-thread reduce's per-lane partials into its scratch array: one vector
+ * store, its accumulators one vector accumulator), then the SINK's. */
+static hcq_status fold_stores(vz *z, const uop *sink, const uop *const *nodes, size_t count, int vmax,
+                              const uop **out_sink) {
+  *out_sink = sink;
+  /* node id -> number of users (only the graph's entries are set and read) */
+  uint32_t *users = malloc((uop_ctx_node_count(z->ctx) + 1) * sizeof *users);
+  if (!users) return hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory");
+  for (size_t k = 0; k < count; k++) users[nodes[k]->id] = 0;
+  for (size_t k = 0; k < count; k++)
+    for (uint32_t i = 0; i < nodes[k]->nsrc; i++) users[nodes[k]->src[i]->id]++;
+  base_ptrmap bars = {0};
+  hcq_status st = HCQ_OK;
+  for (size_t k = 0; k < count && !st; k++) {
+    if (nodes[k]->op != UOP_BARRIER) continue;
+    const uop *nb;
+    st = fold_store_list(z, nodes[k], users, vmax, &nb);
+    if (!st && nb != nodes[k] && !base_ptrmap_put(&bars, nodes[k], (uintptr_t)nb))
+      st = hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory");
+  }
+  const uop *rebuilt = sink;
+  if (!st && bars.count) {
+    st = cc_rebuild(z->ctx, sink, replace_bars, &bars, &rebuilt);
+    free(users);
+    users = NULL;
+    const uop **nodes2;
+    size_t count2;
+    if (!st) st = uop_toposort(z->ctx, rebuilt, &nodes2, &count2);
+    if (!st && !(users = malloc((uop_ctx_node_count(z->ctx) + 1) * sizeof *users)))
+      st = hcq_status_make(HCQ_CODE_NOMEM, "vectorize: out of memory");
+    for (size_t k = 0; !st && k < count2; k++) users[nodes2[k]->id] = 0;
+    for (size_t k = 0; !st && k < count2; k++)
+      for (uint32_t i = 0; i < nodes2[k]->nsrc; i++) users[nodes2[k]->src[i]->id]++;
+  }
+  base_ptrmap_free(&bars);
+  if (!st) st = fold_store_list(z, rebuilt, users, vmax, out_sink);
+  free(users);
   return st;
 }
 
@@ -754,9 +806,18 @@ hcq_status cc_pass_vectorize(cc_pass_ctx *pc, const uop *sink, const uop **out_s
   HCQ_TRY(uop_toposort(pc->ctx, sink, &nodes, &count));
   for (size_t k = 0; k < count; k++)
     if (nodes[k]->op == UOP_DEFINE_REG && nodes[k]->arg.i >= z.next_reg) z.next_reg = nodes[k]->arg.i + 1;
-  hcq_status st = fold_loads(&z, nodes, count, vmax);
+  /* rounds: a load whose other sources held folded loads (a scratch load after the BARRIER of partials computed
+   * from global loads) is rebuilt by the replacement, so it is no longer the node recorded; the next round folds it */
+  hcq_status st = HCQ_OK;
   const uop *loaded = sink;
-  if (!st && z.repl.count) st = cc_rebuild(pc->ctx, sink, replace_loads, &z, &loaded);
+  for (int round = 0; round < 4 && !st; round++) {
+    if (round) st = uop_toposort(pc->ctx, loaded, &nodes, &count);
+    base_ptrmap_free(&z.repl);
+    z.repl = (base_ptrmap){0};
+    if (!st) st = fold_loads(&z, nodes, count, vmax);
+    if (st || !z.repl.count) break;
+    st = cc_rebuild(pc->ctx, loaded, replace_loads, &z, &loaded);
+  }
   if (!st) st = uop_toposort(pc->ctx, loaded, &nodes, &count);
   const uop *stored = NULL;
   if (!st) st = fold_stores(&z, loaded, nodes, count, vmax, &stored);

@@ -290,7 +290,8 @@ static void test_device_by_name(void) {
   hcq_rt_close(rd);
 }
 
-static const char *const required_names[] = {"add", "saxpy", "sum", "softmax", "matmul_512", "matmul_1024",
+static const char *const required_names[] = {"add", "saxpy", "sum", "softmax", "row_sum", "col_sum", "col_sum_tall",
+                                              "matmul_512", "matmul_1024",
                                               "matmul_2048", "matmul_1000", "matmul_4096x256x4096",
                                               "matmul_batched_64", "transpose", "launch", "graph_replay",
                                               "compile_pipeline", "compile_external"};

@@ -5,7 +5,8 @@
  * through hcq queues. Every result is verified against a direct C reference (in full, or on a sample of rows /
  * entries for the large reductions and matmuls). Baselines are measured in the same run on the same threads:
  * elementwise kernels against the best of two STREAM loops (plain and non-temporal stores), matmul against
- * OpenBLAS sgemm (dlopen'd; null when not installed), sum and softmax against plain C loops on the pool, launch
+ * OpenBLAS sgemm (dlopen'd; null when not installed), sum, row_sum, col_sum(_tall) and softmax against plain
+ * vectorized C loops on the pool, launch
  * overhead against the worker pool's own round trip.
  * --quick uses small sizes (tests). --beam N (or $BEAM): each kernel row also runs with the opts a BEAM search
  * picks (checked against the row's heuristic kernel on the same inputs) and reports both. */
@@ -137,6 +138,20 @@ static char *k_softmax(long rows, long cols) {
       " (sink (store (index out (+ row r1)) (* (exp2 (* (+ (load (index x (+ row r1))) negmax) 1.442695))"
       " (recip sum)) r0 r1)))",
       rows * cols, rows * cols, rows, cols, cols, cols, cols);
+}
+/* out[i] = sum of row i of x (rows x cols, row-major) */
+static char *k_row_sum(long rows, long cols) {
+  return fmt_kernel("(kernel row_sum (let out (buf 0 float32 %ld)) (let x (buf 1 float32 %ld))"
+                    " (let r0 (range 0 %ld loop)) (let r1000 (range 1000 %ld reduce))"
+                    " (sink (store (index out r0) (reduce add (load (index x (+ (* r0 %ld) r1000))) r1000) r0)))",
+                    rows, rows * cols, rows, cols, cols);
+}
+/* out[j] = sum of column j of x (rows x cols, row-major) */
+static char *k_col_sum(long rows, long cols) {
+  return fmt_kernel("(kernel col_sum (let out (buf 0 float32 %ld)) (let x (buf 1 float32 %ld))"
+                    " (let r0 (range 0 %ld loop)) (let r1000 (range 1000 %ld reduce))"
+                    " (sink (store (index out r0) (reduce add (load (index x (+ (* r1000 %ld) r0))) r1000) r0)))",
+                    cols, rows * cols, cols, rows, cols);
 }
 /* batch independent products c (m x n) = a (m x kk) * b (kk x n), row-major, one after the other */
 static char *k_matmul(long batch, long m, long kk, long n) {
@@ -347,6 +362,71 @@ static hcq_status bench_softmax(bench *b, long rows, long cols) {
 /* A float32 dot product of n rounding terms is off by about sqrt(n) roundings of sum |a*b| (the order of the
  * additions, blocked or fused, moves it): the bound the matmul checks use. */
 static double matmul_tol(long n, double mag) { return sqrt((double)n) * 0x1p-22 * mag + 1e-6; }
+
+/* Row sums (by_cols false: out[i] = sum_j x[i][j]) or column sums (out[j] = sum_i x[i][j]) of a rows x cols matrix,
+ * every output checked against a double sum; GB/s of x read. Baselines: rows split over the threads (row sums), or
+ * the faster of columns and rows split (column sums; the config says which). */
+static hcq_status bench_reduce2d(bench *b, const char *name, bool by_cols, long rows, long cols) {
+  bres *r = new_result(b, name, "GB/s");
+  if (!r) return hcq_status_make(HCQ_CODE_NOMEM, "result");
+  krun k = {0};
+  char *text = by_cols ? k_col_sum(rows, cols) : k_row_sum(rows, cols);
+  snprintf(r->size, sizeof r->size, "%ldx%ld", rows, cols);
+  hcq_status st = prepare(b, &k, text, r);
+  long nout = by_cols ? cols : rows, nred = by_cols ? rows : cols;
+  double ms = 0;
+  if (!st) st = krun_exec(&k, 120000, &ms);
+  double *want = NULL, *mag = NULL;
+  if (!st && (!(want = calloc((size_t)nout, sizeof *want)) || !(mag = calloc((size_t)nout, sizeof *mag))))
+    st = hcq_status_make(HCQ_CODE_NOMEM, "reduce reference");
+  if (!st) {
+    const float *o = f32(&k, 0), *x = f32(&k, 1);
+    for (long i = 0; i < rows; i++)
+      for (long j = 0; j < cols; j++) {
+        long e = by_cols ? j : i;
+        want[e] += x[i * cols + j];
+        mag[e] += fabs(x[i * cols + j]);
+      }
+    size_t bad = 0;
+    for (long e = 0; e < nout; e++) bad += !close_to(o[e], want[e], 0, matmul_tol(nred, mag[e]));
+    r->verified = bad == 0;
+    st = time_runs(b, &k, ms, &r->run_ms);
+  }
+  double bytes = 4.0 * (double)rows * (double)cols;
+  if (!st) r->value = bytes / (r->run_ms / 1e3) / 1e9;
+  float *o2 = st ? NULL : aligned_alloc(64, ((size_t)nout * 4 + 63) & ~(size_t)63);
+  if (!st && !o2) st = hcq_status_make(HCQ_CODE_NOMEM, "reduce baseline output");
+  double s = 0, s_rows = 0;
+  if (!st && !by_cols) {
+    st = bench_base_row_sum(cpu_device_pool(b->dev), b->threads, o2, f32(&k, 1), (size_t)rows, (size_t)cols, 3, &s);
+    r->baseline = "c_row_sum_simd";
+    snprintf(r->baseline_config, sizeof r->baseline_config,
+             "C loop, %s vector accumulators per row, rows split over %d threads", bench_simd_sum_isa(), b->threads);
+  } else if (!st) {
+    st = bench_base_col_sum(cpu_device_pool(b->dev), b->threads, true, o2, f32(&k, 1), (size_t)rows, (size_t)cols, 3,
+                            &s_rows);
+    if (!st)
+      st = bench_base_col_sum(cpu_device_pool(b->dev), b->threads, false, o2, f32(&k, 1), (size_t)rows, (size_t)cols,
+                              3, &s);
+    r->baseline = "c_col_sum_simd";
+    snprintf(r->baseline_config, sizeof r->baseline_config,
+             "C loop, %s vector accumulators across the columns, %d threads, best of columns split (%.2f GB/s) and "
+             "rows split (%.2f GB/s)", bench_simd_col_isa(), b->threads, bytes / s / 1e9, bytes / s_rows / 1e9);
+    if (s_rows < s) s = s_rows; /* o2 holds the columns-split result; both are checked the same way */
+  }
+  if (!st) {
+    r->baseline_value = bytes / s / 1e9;
+    size_t bad = 0;
+    for (long e = 0; e < nout; e++) bad += !close_to(o2[e], want[e], 0, matmul_tol(nred, mag[e]));
+    if (bad) snprintf(r->note, sizeof r->note, "baseline disagrees on %zu outputs", bad);
+  }
+  free(o2);
+  free(want);
+  free(mag);
+  krun_free(&k);
+  free(text);
+  return st;
+}
 
 static hcq_status bench_matmul(bench *b, const char *name, long batch, long m, long kk, long n) {
   bres *r = new_result(b, name, "GFLOP/s");
@@ -767,8 +847,8 @@ int hcq_verb_bench(int argc, char **argv) {
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       printf("usage: hcq bench [--dev cpu|amd:N|nv:N] [--json] [--quick] [--threads N] [--only NAME,...] [--repeat N]\n"
              "  --dev amd:N / nv:N: launch_cpu launch_latency graph_replay add matmul mock_exec (tools/bench_dev.c)\n"
-             "  results: add saxpy sum softmax matmul_512 matmul_1024 matmul_2048 matmul_1000 matmul_4096x256x4096\n"
-             "           matmul_batched_64 transpose launch graph_replay\n"
+             "  results: add saxpy sum softmax row_sum col_sum col_sum_tall matmul_512 matmul_1024 matmul_2048\n"
+             "           matmul_1000 matmul_4096x256x4096 matmul_batched_64 transpose launch graph_replay\n"
              "           compile_pipeline compile_external (each verified; baselines measured in the same run)\n"
              "  --repeat N (1..100): run the suite N times; report each row's median with its min..max (value and\n"
              "           ratio; in --json as value_min/value_max/ratio_min/ratio_max)\n"
@@ -827,6 +907,8 @@ int hcq_verb_bench(int argc, char **argv) {
   } steps[] = {
       {"add", 0, q ? 1 << 18 : 1 << 24, 0},     {"saxpy", 1, q ? 1 << 18 : 1 << 24, 0},
       {"sum", 2, q ? 1 << 18 : 1 << 24, 0},     {"softmax", 3, q ? 64 : 4096, q ? 256 : 1024},
+      {"row_sum", 12, q ? 64 : 4096, q ? 4096 : 4096}, {"col_sum", 13, q ? 64 : 4096, q ? 4096 : 4096},
+      {"col_sum_tall", 13, q ? 1 << 16 : 1 << 20, 16},
       {"matmul_512", 4, q ? 64 : 512, 0},       {"matmul_1024", 4, q ? 96 : 1024, 0},
       {"matmul_2048", 4, q ? 128 : 2048, 0},    {"matmul_1000", 9, q ? 100 : 1000, 0},
       {"matmul_4096x256x4096", 10, q ? 256 : 4096, q ? 16 : 256},
@@ -847,6 +929,7 @@ int hcq_verb_bench(int argc, char **argv) {
       case 1: st = bench_saxpy(&b, s->n); break;
       case 2: st = bench_sum(&b, s->n); break;
       case 3: st = bench_softmax(&b, s->n, s->m); break;
+      case 12: case 13: st = bench_reduce2d(&b, s->name, s->kind == 13, s->n, s->m); break;
       case 4: case 9: st = bench_matmul(&b, s->name, 1, s->n, s->n, s->n); break;
       case 10: st = bench_matmul(&b, s->name, 1, s->n, s->m, s->n); break;
       case 11: st = bench_matmul(&b, s->name, s->n, s->m, s->m, s->m); break;
@@ -861,6 +944,7 @@ int hcq_verb_bench(int argc, char **argv) {
       char *text = s->kind == 0 ? k_add(s->n) : s->kind == 1 ? k_saxpy(s->n) : s->kind == 2 ? k_sum(s->n)
                  : s->kind == 3 ? k_softmax(s->n, s->m) : s->kind == 4 || s->kind == 9 ? k_matmul(1, s->n, s->n, s->n)
                  : s->kind == 10 ? k_matmul(1, s->n, s->m, s->n) : s->kind == 11 ? k_matmul(s->n, s->m, s->m, s->m)
+                 : s->kind == 12 ? k_row_sum(s->n, s->m) : s->kind == 13 ? k_col_sum(s->n, s->m)
                  : k_transpose(s->n);
       uop_var_val n_var = {"n", s->n - 3};
       st = beam_row(&b, &b.res[before], text, &n_var, s->kind == 1);

@@ -133,6 +133,87 @@ hcq_status bench_base_softmax(cpu_pool *pool, int threads, float *out, const flo
   return HCQ_OK;
 }
 
+typedef struct rows_job {
+  float *out;
+  const float *x;
+  size_t rows, cols;
+  int parts;
+} rows_job;
+
+static void row_sum_task(void *ctx, int core_id) {
+  const rows_job *j = ctx;
+  size_t per = (j->rows + (size_t)j->parts - 1) / (size_t)j->parts;
+  size_t lo = (size_t)core_id * per, hi = lo + per < j->rows ? lo + per : j->rows;
+  if (lo < hi) bench_simd_row_sums(j->out + lo, j->x + lo * j->cols, hi - lo, j->cols);
+}
+
+hcq_status bench_base_row_sum(cpu_pool *pool, int threads, float *out, const float *x, size_t rows, size_t cols,
+                              int reps, double *out_s) {
+  bench_simd_choose();
+  rows_job j = {out, x, rows, cols, threads < 1 ? 1 : threads};
+  double best = 0;
+  for (int r = 0; r < reps; r++) {
+    double s;
+    HCQ_TRY(pool_run(pool, j.parts, row_sum_task, &j, &s));
+    if (r == 0 || s < best) best = s;
+  }
+  *out_s = best;
+  return HCQ_OK;
+}
+
+typedef struct col_job {
+  float *out, *partial; /* partial: parts x cols, split_rows only */
+  const float *x;
+  size_t rows, cols;
+  int parts;
+  bool split_rows;
+} col_job;
+
+/* Columns split: each thread sums all rows of its column range (16-column multiples) into out. Rows split: each
+ * thread sums its rows into its own partial row; thread 0's pass adds them up after the pool joins. */
+static void col_sum_task(void *ctx, int core_id) {
+  const col_job *j = ctx;
+  if (j->split_rows) {
+    size_t per = (j->rows + (size_t)j->parts - 1) / (size_t)j->parts;
+    size_t lo = (size_t)core_id * per, hi = lo + per < j->rows ? lo + per : j->rows;
+    float *acc = j->partial + (size_t)core_id * j->cols;
+    memset(acc, 0, j->cols * sizeof *acc);
+    if (lo < hi) bench_simd_col_sums_add(acc, j->x + lo * j->cols, hi - lo, j->cols, j->cols);
+    return;
+  }
+  size_t per = ((j->cols + (size_t)j->parts - 1) / (size_t)j->parts + 15) & ~(size_t)15;
+  size_t lo = (size_t)core_id * per, hi = lo + per < j->cols ? lo + per : j->cols;
+  if (lo >= hi) return;
+  memset(j->out + lo, 0, (hi - lo) * sizeof *j->out);
+  bench_simd_col_sums_add(j->out + lo, j->x + lo, j->rows, hi - lo, j->cols);
+}
+
+hcq_status bench_base_col_sum(cpu_pool *pool, int threads, bool split_rows, float *out, const float *x, size_t rows,
+                              size_t cols, int reps, double *out_s) {
+  bench_simd_choose();
+  col_job j = {.out = out, .x = x, .rows = rows, .cols = cols, .parts = threads < 1 ? 1 : threads,
+               .split_rows = split_rows};
+  if (split_rows && !(j.partial = aligned_alloc(64, ((size_t)j.parts * cols * sizeof(float) + 63) & ~(size_t)63)))
+    return hcq_status_make(HCQ_CODE_NOMEM, "bench_base_col_sum partials");
+  double best = 0;
+  hcq_status st = HCQ_OK;
+  for (int r = 0; !st && r < reps; r++) {
+    double s;
+    uint64_t t0 = cpu_now_ns();
+    st = pool_run(pool, j.parts, col_sum_task, &j, &s);
+    if (!st && split_rows) { /* the combine is part of the work */
+      memcpy(out, j.partial, cols * sizeof *out);
+      for (int p = 1; p < j.parts; p++)
+        for (size_t c = 0; c < cols; c++) out[c] += j.partial[(size_t)p * cols + c];
+      s = (double)(cpu_now_ns() - t0) / 1e9;
+    }
+    if (!st && (r == 0 || s < best)) best = s;
+  }
+  free(j.partial);
+  *out_s = best;
+  return st;
+}
+
 static void empty_task(void *ctx, int core_id) {
   (void)ctx;
   (void)core_id;

@@ -1,5 +1,5 @@
 /* Baselines for `hcq bench`, measured in the same run on the same worker threads: STREAM-style add and copy loops
- * (plain stores and non-temporal stores), vectorized threaded sum and softmax loops, and OpenBLAS sgemm loaded at run
+ * (plain stores and non-temporal stores), vectorized threaded sum, row-sum, column-sum and softmax loops, and OpenBLAS sgemm loaded at run
  * time with dlopen (never linked). */
 #ifndef HCQ_TOOLS_BENCH_BASE_H
 #define HCQ_TOOLS_BENCH_BASE_H
@@ -23,6 +23,15 @@ hcq_status bench_base_sum(cpu_pool *pool, int threads, const float *x, size_t n,
  * over `threads` core_ids. Best of reps, s. */
 hcq_status bench_base_softmax(cpu_pool *pool, int threads, float *out, const float *x, size_t rows, size_t cols,
                               int reps, double *out_s);
+/* Vectorized C row sums out[r] = sum of row r (bench_simd_sum per row), rows split over `threads` core_ids.
+ * Best of reps, s. */
+hcq_status bench_base_row_sum(cpu_pool *pool, int threads, float *out, const float *x, size_t rows, size_t cols,
+                              int reps, double *out_s);
+/* Vectorized C column sums out[c] = sum over rows of x[r][c] (vector accumulators across the columns:
+ * bench_simd_col_sums_add), split over `threads` core_ids by columns or, split_rows, by rows (per-thread partial
+ * rows, added up after the join; the time includes that). Best of reps, s. */
+hcq_status bench_base_col_sum(cpu_pool *pool, int threads, bool split_rows, float *out, const float *x, size_t rows,
+                              size_t cols, int reps, double *out_s);
 /* The pool's own round trip: one empty EXEC with `threads` ids, submit to completion, median of reps, in us. */
 hcq_status bench_pool_roundtrip(cpu_pool *pool, int threads, int reps, double *out_us);
 

@@ -31,6 +31,22 @@ static float sum_generic(const float *x, size_t n) {
   return s + ((t[0] + t[1]) + (t[2] + t[3]));
 }
 
+/* acc[c] += x[r * ld + c] over rows: the row streams through, the accumulator row stays in L1 (wide matrices). */
+static void col_add_rows_generic(float *acc, const float *x, size_t rows, size_t cols, size_t ld) {
+  for (size_t r = 0; r < rows; r++) {
+    const float *xr = x + r * ld;
+    size_t c = 0;
+    for (; c + 4 <= cols; c += 4) {
+      v4f a, v;
+      memcpy(&a, acc + c, sizeof a);
+      memcpy(&v, xr + c, sizeof v);
+      a += v;
+      memcpy(acc + c, &a, sizeof a);
+    }
+    for (; c < cols; c++) acc[c] += xr[c];
+  }
+}
+
 static void softmax_row_generic(float *o, const float *x, size_t cols) {
   float mx = -INFINITY, s = 0;
   for (size_t c = 0; c < cols; c++) mx = x[c] > mx ? x[c] : mx;
@@ -58,6 +74,57 @@ __attribute__((target("avx512f"))) static float sum_avx512(const float *x, size_
   float s = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
   for (; i < n; i++) s += x[i];
   return s;
+}
+
+/* Column sums, AVX-512. Wide: blocks of COL_BLOCK_ROWS rows; per block, each strip of 64 columns (16 at the edge)
+ * is loaded from acc into registers, the block's rows added, and stored back (the rows stream through the cache
+ * side by side; acc stays in L1). Narrow (cols == 16, a tall matrix): four register accumulators over interleaved
+ * rows. */
+#define COL_BLOCK_ROWS 8
+__attribute__((target("avx512f"))) static void col_add_rows_avx512(float *acc, const float *x, size_t rows,
+                                                                    size_t cols, size_t ld) {
+  if (cols == 16) {
+    __m512 a0 = _mm512_loadu_ps(acc), a1 = _mm512_setzero_ps(), a2 = a1, a3 = a1;
+    size_t r = 0;
+    for (; r + 4 <= rows; r += 4) {
+      a0 = _mm512_add_ps(a0, _mm512_loadu_ps(x + r * ld));
+      a1 = _mm512_add_ps(a1, _mm512_loadu_ps(x + (r + 1) * ld));
+      a2 = _mm512_add_ps(a2, _mm512_loadu_ps(x + (r + 2) * ld));
+      a3 = _mm512_add_ps(a3, _mm512_loadu_ps(x + (r + 3) * ld));
+    }
+    for (; r < rows; r++) a0 = _mm512_add_ps(a0, _mm512_loadu_ps(x + r * ld));
+    _mm512_storeu_ps(acc, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+    return;
+  }
+  size_t r = 0;
+  for (; r + COL_BLOCK_ROWS <= rows; r += COL_BLOCK_ROWS) {
+    const float *xb = x + r * ld;
+    size_t c = 0;
+    for (; c + 64 <= cols; c += 64) {
+      __m512 a0 = _mm512_loadu_ps(acc + c), a1 = _mm512_loadu_ps(acc + c + 16), a2 = _mm512_loadu_ps(acc + c + 32),
+             a3 = _mm512_loadu_ps(acc + c + 48);
+      for (size_t i = 0; i < COL_BLOCK_ROWS; i++) {
+        const float *xi = xb + i * ld + c;
+        a0 = _mm512_add_ps(a0, _mm512_loadu_ps(xi));
+        a1 = _mm512_add_ps(a1, _mm512_loadu_ps(xi + 16));
+        a2 = _mm512_add_ps(a2, _mm512_loadu_ps(xi + 32));
+        a3 = _mm512_add_ps(a3, _mm512_loadu_ps(xi + 48));
+      }
+      _mm512_storeu_ps(acc + c, a0);
+      _mm512_storeu_ps(acc + c + 16, a1);
+      _mm512_storeu_ps(acc + c + 32, a2);
+      _mm512_storeu_ps(acc + c + 48, a3);
+    }
+    for (; c + 16 <= cols; c += 16) {
+      __m512 a = _mm512_loadu_ps(acc + c);
+      for (size_t i = 0; i < COL_BLOCK_ROWS; i++) a = _mm512_add_ps(a, _mm512_loadu_ps(xb + i * ld + c));
+      _mm512_storeu_ps(acc + c, a);
+    }
+    for (; c < cols; c++)
+      for (size_t i = 0; i < COL_BLOCK_ROWS; i++) acc[c] += xb[i * ld + c];
+  }
+  for (; r < rows; r++)
+    for (size_t c = 0; c < cols; c++) acc[c] += x[r * ld + c];
 }
 
 __attribute__((target("avx2"))) static float sum_avx2(const float *x, size_t n) {
@@ -153,7 +220,19 @@ static const char *isa_name(simd_isa i) {
 #endif
 }
 
+void bench_simd_row_sums(float *out, const float *x, size_t rows, size_t cols) {
+  for (size_t r = 0; r < rows; r++) out[r] = bench_simd_sum(x + r * cols, cols);
+}
+
+void bench_simd_col_sums_add(float *acc, const float *x, size_t rows, size_t cols, size_t ld) {
+#if defined(__x86_64__)
+  if (isa_sum == ISA_AVX512) return col_add_rows_avx512(acc, x, rows, cols, ld);
+#endif
+  col_add_rows_generic(acc, x, rows, cols, ld);
+}
+
 const char *bench_simd_sum_isa(void) { return isa_name(isa_sum); }
+const char *bench_simd_col_isa(void) { return isa_sum == ISA_AVX512 ? "avx512" : isa_name(ISA_GENERIC); }
 const char *bench_simd_softmax_isa(void) {
   return isa_softmax == ISA_GENERIC ? "scalar libm expf" : isa_softmax == ISA_AVX512 ? "avx512 + libmvec expf"
                                                                                      : "avx2 + libmvec expf";

@@ -1,0 +1,181 @@
+/* Row and column reduces through the CPU heuristic (heuristic.c, kblock.c, group_reduce.c, vectorize.c): a column
+ * sum over a panel bigger than an L2 is row-blocked (KBLOCK) and threaded over its columns; a tall column sum (one
+ * vector of columns) is a cross-thread reduce whose per-thread partial is one vector, stored whole into the scratch
+ * array and read back whole; a large row sum is threaded over its rows. Each kernel, at odd sizes too (block counts,
+ * strip counts and thread splits that do not divide evenly, sizes the block does not divide), is run natively and
+ * checked against the reference interpreter on inputs that round, huge, tiny and denormal values, +-inf and NaN.
+ *
+ * Tolerance (cc_float_match: 1e-4 relative + 1e-5 absolute): the terms of one sum are positive (no cancellation),
+ * infinities of one sign per column/row (no inf - inf). Two summation orders of n positive terms differ by at most
+ * about 2(n-1)u, u = 2^-24 (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., section 4.2): 9.3e-5 for
+ * the 784-term reduces, 1.2e-4 for the 1030-term one and 2e-3 for the tall ones (16384 terms with AVX-512's 16
+ * lanes); the roundings of these full-mantissa terms are independent and add up to about sqrt(n)u (1e-5 at 16384),
+ * and the fill is deterministic. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "compiler/opt_test_util.h"
+#include "base/fuzz.h"
+#include "base/testing.h"
+
+static size_t count_str(const char *hay, const char *needle) {
+  size_t n = 0;
+  for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
+  return n;
+}
+
+/* 0: finite only; 1: with +inf and -inf; 2: with NaN. fill_by_cols: specials per column (a column reduce), else per
+ * row. */
+static int fill_mode;
+static bool fill_by_cols;
+static int64_t fill_cols;
+
+static void refill(cc_kbuf *bufs, size_t n, uint64_t seed) {
+  for (size_t b = 0; b < n; b++) {
+    if (bufs[b].slot != 1 || bufs[b].dtype.scalar != UOP_FLOAT32) continue;
+    float *x = bufs[b].data;
+    fuzz_rng = seed | 1;
+    int64_t ne = bufs[b].nelems, rows = ne / fill_cols;
+    for (int64_t e = 0; e < ne; e++) {
+      uint64_t r = fuzz_next();
+      float m = 1.0f + (float)(r >> 41) * 0x1p-23f; /* a full 24-bit mantissa in [1, 2): sums round */
+      x[e] = r % 64 == 0 ? m * 1e30f : r % 64 == 1 ? m * 1e-30f : r % 64 == 2 ? m * 1e-41f : m;
+    }
+    /* specials: in every 7th line (column or row) a +inf, in the next a -inf (mode 1), or a NaN (mode 2) */
+    int64_t lines = fill_by_cols ? fill_cols : rows, len = fill_by_cols ? rows : fill_cols;
+    for (int64_t l = 0; l < lines && fill_mode; l++) {
+      if (l % 7 > 1) continue;
+      int64_t at = (int64_t)(fuzz_next() % (uint64_t)len);
+      float v = fill_mode == 2 ? NAN : l % 7 == 0 ? INFINITY : -INFINITY;
+      x[fill_by_cols ? at * fill_cols + l : l * fill_cols + at] = v;
+    }
+  }
+}
+
+static const char *col_kernel(char *text, size_t size, const char *op, long rows, long cols) {
+  snprintf(text, size,
+           "(kernel col (let out (buf 0 float32 %ld)) (let x (buf 1 float32 %ld)) (let r0 (range 0 %ld loop))"
+           " (let r1000 (range 1000 %ld reduce))"
+           " (sink (store (index out r0) (reduce %s (load (index x (+ (* r1000 %ld) r0))) r1000) r0)))",
+           cols, rows * cols, cols, rows, op, cols);
+  return text;
+}
+
+static const char *row_kernel(char *text, size_t size, long rows, long cols) {
+  snprintf(text, size,
+           "(kernel row (let out (buf 0 float32 %ld)) (let x (buf 1 float32 %ld)) (let r0 (range 0 %ld loop))"
+           " (let r1000 (range 1000 %ld reduce))"
+           " (sink (store (index out r0) (reduce add (load (index x (+ (* r0 %ld) r1000))) r1000) r0)))",
+           rows, rows * cols, rows, cols, cols);
+  return text;
+}
+
+/* Compile with the heuristic, run natively, compare with the interpreter in every fill mode; returns the source
+ * and the applied opts (as text) of the last compile. */
+static char *check(const cc_target *t, const char *text, bool by_cols, long cols, char *opts, size_t opts_size) {
+  char *src = NULL;
+  fill_by_cols = by_cols;
+  fill_cols = cols;
+  for (fill_mode = 0; fill_mode < 3; fill_mode++) {
+    uop_ctx *ctx = NULL;
+    CHECK_OK(uop_ctx_create(&ctx));
+    const uop *sink = NULL;
+    CHECK_OK(cc_kernel_parse(ctx, text, strlen(text), "red", &sink));
+    cc_program *p = NULL;
+    size_t bad = SIZE_MAX;
+    CHECK_OK(otu_native_same(ctx, sink, t, NULL, NULL, 0, 7 + (uint64_t)fill_mode, &bad, &p));
+    CHECK(bad == 0);
+    if (bad) fprintf(stderr, "%zu outputs differ: %s\nfill %d\n", bad, text, fill_mode);
+    free(src);
+    src = strdup(p && p->source ? p->source : "");
+    size_t len = 0;
+    opts[0] = 0;
+    for (size_t i = 0; p && i < p->napplied_opts && len < opts_size; i++)
+      len += (size_t)snprintf(opts + len, opts_size - len, "%s%s:%d:%lld", i ? "," : "",
+                              cc_opt_name(p->applied_opts[i].op), p->applied_opts[i].axis,
+                              (long long)p->applied_opts[i].amount);
+    cc_program_free(p);
+    uop_ctx_destroy(ctx);
+  }
+  return src;
+}
+
+/* Column sums over more than CC_HEURISTIC_CPU_KBLOCK_B (1 MiB): blocked by 8 rows and threaded over the columns; 22
+ * strips (no 4 chains, 11 per thread), 98 blocks; 9 strips after the chains (odd: not threaded); 1030 rows (the
+ * block does not divide: unblocked); a max (KBLOCK refused: the partials pass through the output only for add). */
+static void test_col_blocked(const cc_target *t) {
+  static const struct {
+    long rows, cols;
+    const char *op;
+    bool blocked, threaded;
+  } CASES[] = {
+      {784, 352, "add", true, true},
+      {520, 576, "add", true, false},
+      {1030, 352, "add", false, true},
+      {784, 352, "max", false, true},
+  };
+  for (size_t c = 0; c < sizeof CASES / sizeof CASES[0]; c++) {
+    char text[512], opts[256];
+    col_kernel(text, sizeof text, CASES[c].op, CASES[c].rows, CASES[c].cols);
+    char *src = check(t, text, true, CASES[c].cols, opts, sizeof opts);
+    bool blocked = strstr(opts, "KBLOCK:0:8") != NULL, threaded = strstr(opts, "THREAD:") != NULL;
+    CHECK(blocked == CASES[c].blocked);
+    CHECK(threaded == CASES[c].threaded);
+    if (blocked != CASES[c].blocked || threaded != CASES[c].threaded)
+      fprintf(stderr, "%ldx%ld %s: opts %s\n", CASES[c].rows, CASES[c].cols, CASES[c].op, opts);
+    free(src);
+  }
+}
+
+/* Tall column sums: one vector of columns (16 with AVX-512: the cross-thread reduce's partial is one vector accumulator, stored and
+ * read back whole) and two vectors (two strips: blocked and threaded over the strips). */
+static void test_col_tall(const cc_target *t) {
+  char text[512], opts[256], vacc[32], vtemp[64];
+  snprintf(vacc, sizeof vacc, "float%d acc", t->vector_max);
+  snprintf(vtemp, sizeof vtemp, "*((float%d_u*)(temp0+", t->vector_max);
+  long cols = t->vector_max, rows = 262144 / cols; /* 2 x 131072 elements: 2 threads */
+  col_kernel(text, sizeof text, "add", rows, cols);
+  char *src = check(t, text, true, cols, opts, sizeof opts);
+  /* a cross-thread reduce: THREAD on the reduce axis, every accumulator a vector, the scratch accessed whole */
+  CHECK(strstr(src, "hcq_arrived") != NULL);
+  CHECK(count_str(src, "float acc") == 0);
+  CHECK(count_str(src, vacc) == 2); /* the partial's and the combine's */
+  CHECK(count_str(src, vtemp) == 2); /* the partial's store, the combine's load */
+  if (!strstr(src, "hcq_arrived") || count_str(src, "float acc") || count_str(src, vacc) != 2 ||
+      count_str(src, vtemp) != 2)
+    fprintf(stderr, "opts %s\n%s\n", opts, src);
+  free(src);
+  col_kernel(text, sizeof text, "add", rows, 2 * cols);
+  src = check(t, text, true, 2 * cols, opts, sizeof opts);
+  CHECK(strstr(opts, "KBLOCK:0:8") && strstr(opts, "THREAD:0:2"));
+  if (!strstr(opts, "KBLOCK:0:8") || !strstr(opts, "THREAD:0:2")) fprintf(stderr, "opts %s\n", opts);
+  free(src);
+}
+
+/* Row sums: big enough to thread over the rows (2 threads), odd row count 513 (no split: unthreaded), vectors of the
+ * row. */
+static void test_rows(const cc_target *t) {
+  char text[512], opts[256];
+  row_kernel(text, sizeof text, 512, 784);
+  char *src = check(t, text, false, 784, opts, sizeof opts);
+  CHECK(strstr(opts, "THREAD:0:2") != NULL);
+  free(src);
+  row_kernel(text, sizeof text, 513, 784);
+  src = check(t, text, false, 784, opts, sizeof opts);
+  CHECK(strstr(opts, "THREAD") == NULL);
+  free(src);
+}
+
+int main(void) {
+  if (!tu_have(cc_toolchain_cc())) return 77;
+  cc_target t;
+  CHECK_OK(cc_target_get("c", 2, &t));
+  if (t.vector_max < 4) return testing_summary("reduce2d");
+  otu_refill = refill;
+  test_col_blocked(&t);
+  test_col_tall(&t);
+  test_rows(&t);
+  otu_refill = NULL;
+  return testing_summary("reduce2d");
+}

@@ -183,6 +183,37 @@ static intern_slot *spare_slots;
 static uop **spare_nodes;
 static size_t spare_slots_cap;
 
+/* The visit marks of the last destroyed context, kept for the next one with their epoch (stamps of the old
+ * context are older epochs, so the arrays need no clearing): a compile's walks grow them to ~2x its node count,
+ * and growing them afresh each time (realloc, then zeroing the new part) cost ~1% of a compile. At most
+ * VISIT_SPARE_MAX entries are kept. */
+#define VISIT_SPARE_MAX ((size_t)1 << 20)
+static uop_visit spare_visit;
+
+static void visit_get(uop_visit *v) {
+  pthread_mutex_lock(&spare_lock);
+  *v = spare_visit;
+  spare_visit = (uop_visit){0};
+  pthread_mutex_unlock(&spare_lock);
+  v->busy = false;
+}
+
+static void visit_put(uop_visit *v) {
+  if (v->cap <= VISIT_SPARE_MAX) {
+    pthread_mutex_lock(&spare_lock);
+    if (!spare_visit.mark || spare_visit.cap < v->cap) { /* keep the bigger one */
+      uop_visit old = spare_visit;
+      spare_visit = *v;
+      *v = old;
+    }
+    pthread_mutex_unlock(&spare_lock);
+  }
+  free(v->mark);
+  free(v->val);
+  base_vec_free(&v->stack);
+  base_vec_free(&v->order);
+}
+
 /* Node array entries for a table of cap slots: the load factor stays at most 1/2, so ids stay below cap/2 + 1. */
 static size_t nodes_cap(size_t cap) { return cap / 2 + 1; }
 
@@ -315,6 +346,7 @@ hcq_status uop_ctx_create(uop_ctx **out_ctx) {
   *out_ctx = NULL;
   uop_ctx *ctx = calloc(1, sizeof *ctx);
   if (!ctx) return hcq_status_make(HCQ_CODE_NOMEM, "uop_ctx_create: out of memory");
+  visit_get(&ctx->visit);
   if (!table_get(ctx)) {
     uop_ctx_destroy(ctx);
     return hcq_status_make(HCQ_CODE_NOMEM, "uop_ctx_create: out of memory");
@@ -333,10 +365,7 @@ void uop_ctx_destroy(uop_ctx *ctx) {
   free(ctx->strs.slots);
   free(ctx->ints.slots);
   for (int i = 0; i < UOP_CTX_MEMO_SLOTS; i++) memo_free(&ctx->memo[i]);
-  free(ctx->visit.mark);
-  free(ctx->visit.val);
-  base_vec_free(&ctx->visit.stack);
-  base_vec_free(&ctx->visit.order);
+  visit_put(&ctx->visit);
   free(ctx);
 }
 

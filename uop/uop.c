@@ -255,31 +255,41 @@ static void table_put(uop_ctx *ctx) {
   free(nodes);
 }
 
-void *uop_ctx_alloc(uop_ctx *ctx, size_t size_B) {
-  size_t need = (size_B + 15) & ~(size_t)15;
-  if (need < size_B) goto fail;
-  arena_chunk *c = ctx->chunks;
-  if (!c || c->size_B - c->used_B < need) {
-    size_t sz = need > ARENA_CHUNK_B / 4 ? need : ARENA_CHUNK_B;
-    c = sz == ARENA_CHUNK_B ? chunk_get() : malloc(sizeof *c + sz);
-    if (!c) goto fail;
-    c->size_B = sz;
-    c->used_B = 0;
-    if (need > ARENA_CHUNK_B / 4 && ctx->chunks) { /* big block: keep the current chunk as the active one */
-      c->next = ctx->chunks->next;
-      ctx->chunks->next = c;
-    } else {
-      c->next = ctx->chunks;
-      ctx->chunks = c;
-    }
+/* A new chunk for need bytes (the current one lacks room), made the active one unless it is a big block. */
+static __attribute__((noinline)) void *arena_alloc_chunk(uop_ctx *ctx, size_t need) {
+  size_t sz = need > ARENA_CHUNK_B / 4 ? need : ARENA_CHUNK_B;
+  arena_chunk *c = sz == ARENA_CHUNK_B ? chunk_get() : malloc(sizeof *c + sz);
+  if (!c) {
+    ctx->oom = true;
+    return NULL;
   }
-  void *p = (char *)c->data + c->used_B;
-  c->used_B += need;
-  return p;
-fail:
-  ctx->oom = true;
-  return NULL;
+  c->size_B = sz;
+  c->used_B = need;
+  if (need > ARENA_CHUNK_B / 4 && ctx->chunks) { /* big block: keep the current chunk as the active one */
+    c->next = ctx->chunks->next;
+    ctx->chunks->next = c;
+  } else {
+    c->next = ctx->chunks;
+    ctx->chunks = c;
+  }
+  return c->data;
 }
+
+/* size_B bytes at a multiple of align (8 or 16) in the arena; inlined so that align is a constant. */
+static inline __attribute__((always_inline)) void *arena_alloc(uop_ctx *ctx, size_t size_B, size_t align) {
+  size_t need = (size_B + 7) & ~(size_t)7;
+  if (need < size_B) {
+    ctx->oom = true;
+    return NULL;
+  }
+  arena_chunk *c = ctx->chunks;
+  size_t at = c ? (c->used_B + align - 1) & ~(align - 1) : 0;
+  if (!c || at > c->size_B || c->size_B - at < need) return arena_alloc_chunk(ctx, need);
+  c->used_B = at + need;
+  return (char *)c->data + at;
+}
+
+void *uop_ctx_alloc(uop_ctx *ctx, size_t size_B) { return arena_alloc(ctx, size_B, 16); }
 
 /* ------------------------------------------------------------------------------------------------ hashing */
 
@@ -584,7 +594,8 @@ static const uop *new_canon(uop_ctx *ctx, uop_op op, const uop_dtype *dtp, const
     ctx->oom = true;
     return NULL;
   }
-  uop *n = uop_ctx_alloc(ctx, sizeof *n + nsrc * sizeof *src);
+  _Static_assert(_Alignof(uop) <= 8, "nodes are packed at 8-byte boundaries");
+  uop *n = arena_alloc(ctx, sizeof *n + nsrc * sizeof *src, 8);
   if (!n) return NULL;
   const uop **s = (const uop **)(n + 1);
   for (uint32_t i = 0; i < nsrc; i++) s[i] = src[i];

@@ -5,8 +5,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 
-/* Formats f into buf (cap bytes, NUL-terminated) as vsnprintf would, for the conversions %s %c %d %i %u with an
- * l, ll or z length, and %%; no flags, width or precision. Returns the length written, or -1 when f holds anything
+/* Formats f into buf (cap bytes, NUL-terminated) as vsnprintf would, for the conversions %s, %c, %%, and %d %i %u
+ * with an optional l, ll or z length; no flags, width or precision. Returns the length written, or -1 when f holds anything
  * else, a %s argument is NULL or the text does not fit (then buf is unspecified and the caller formats with
  * vsnprintf on a copy of the va_list it kept). */
 int base_fmt_v(char *buf, size_t cap, const char *f, va_list ap);

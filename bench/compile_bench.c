@@ -2,8 +2,10 @@
  * uop_ctx with the kernel parsed outside the timed region) with --noopt and with the default options (the
  * heuristic runs), and the external compile time (cc on the heuristic's source, no cache, median of 3). Prints a
  * table, then one JSON line per kernel.
- * Usage: compile_bench [-x] [-k NAME] [N] [examples dir]
+ * Usage: compile_bench [-x] [-c] [-k NAME] [N] [examples dir]
  *   -x       skip the external compiler (for profiling the pipeline alone, e.g. under callgrind)
+ *   -c       cold: evict the caches before each timed compile (write and read a 64 MiB buffer), as the external
+ *            compile does before `hcq bench`'s compile_pipeline row; back to back runs otherwise (warm)
  *   -k NAME  only the kernel file NAME.uop */
 #include <dirent.h>
 #include <stdio.h>
@@ -26,6 +28,18 @@ static int cmp_d(const void *a, const void *b) {
 }
 static int cmp_s(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+/* -c: a buffer larger than L2 and the L3 slice, written then read before each timed compile. */
+#define EVICT_B ((size_t)64 << 20)
+static unsigned char *evict_buf;
+static volatile unsigned evict_sink;
+static void evict_caches(void) {
+  if (!evict_buf) return;
+  memset(evict_buf, (int)(evict_sink & 0xff) + 1, EVICT_B);
+  unsigned s = 0;
+  for (size_t i = 0; i < EVICT_B; i += 64) s += evict_buf[i];
+  evict_sink = s;
+}
+
 /* Median pipeline time of n compiles of the kernel at path, each in a fresh context. On success *out_src is the
  * last run's source (caller frees). Returns NULL and prints the error on failure. */
 static bool time_pipeline(const char *path, const char *name, const cc_target *t, const cc_options *o, int n,
@@ -38,6 +52,7 @@ static bool time_pipeline(const char *path, const char *name, const cc_target *t
     hcq_status st = uop_ctx_create(&ctx);
     if (!st) st = cc_kernel_parse_file(ctx, path, &sink);
     if (!st) *out_nodes = uop_ctx_node_count(ctx);
+    evict_caches();
     double t0 = now_ms();
     if (!st) st = cc_compile_source(ctx, sink, t, o, &p);
     times[r] = now_ms() - t0;
@@ -64,9 +79,10 @@ int main(int argc, char **argv) {
   int ai = 1;
   for (; ai < argc && argv[ai][0] == '-'; ai++) {
     if (strcmp(argv[ai], "-x") == 0) external = false;
+    else if (strcmp(argv[ai], "-c") == 0) evict_buf = malloc(EVICT_B);
     else if (strcmp(argv[ai], "-k") == 0 && ai + 1 < argc) only = argv[++ai];
     else {
-      fprintf(stderr, "usage: compile_bench [-x] [-k NAME] [N] [examples dir]\n");
+      fprintf(stderr, "usage: compile_bench [-x] [-c] [-k NAME] [N] [examples dir]\n");
       return 2;
     }
   }

@@ -20,6 +20,7 @@
 #include "compiler/cc_internal.h"
 #include "compiler/interp.h"
 #include "uop/text.h"
+#include "base/fmt.h"
 #include "base/ptrmap.h"
 
 char *cc_fmt_float32(float v, char *buf) {
@@ -87,11 +88,15 @@ static char *own(rc *r, char *s) {
 
 static char *fmt(rc *r, const char *f, ...) __attribute__((format(printf, 2, 3)));
 static char *fmt(rc *r, const char *f, ...) {
-  /* most pieces are short: format on the stack and copy out (vasprintf grows a heap buffer per call) */
+  /* most pieces are short: format on the stack and copy out (vasprintf grows a heap buffer per call); base_fmt_v
+   * does the common conversions for a fraction of vsnprintf's cost */
   char buf[256];
-  va_list ap;
+  va_list ap, aq;
   va_start(ap, f);
-  int n = vsnprintf(buf, sizeof buf, f, ap);
+  va_copy(aq, ap);
+  int n = base_fmt_v(buf, sizeof buf, f, aq);
+  va_end(aq);
+  if (n < 0) n = vsnprintf(buf, sizeof buf, f, ap);
   va_end(ap);
   char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
   if (s && (size_t)n < sizeof buf) {
@@ -262,11 +267,20 @@ static void line(rc *r, const char *f, ...) __attribute__((format(printf, 2, 3))
 static void line(rc *r, const char *f, ...) {
   static const char spaces[] = "                                "; /* 32 */
   for (int n = 2 + 2 * r->depth; n > 0; n -= 32) fwrite(spaces, 1, n < 32 ? (size_t)n : 32, r->body);
-  va_list ap;
+  char buf[512];
+  va_list ap, aq;
   va_start(ap, f);
-  vfprintf(r->body, f, ap);
+  va_copy(aq, ap);
+  int n = base_fmt_v(buf, sizeof buf - 1, f, aq);
+  va_end(aq);
+  if (n >= 0) {
+    buf[n] = '\n';
+    fwrite(buf, 1, (size_t)n + 1, r->body);
+  } else {
+    vfprintf(r->body, f, ap);
+    fputc('\n', r->body);
+  }
   va_end(ap);
-  fputc('\n', r->body);
 }
 
 static const char *binop(uop_op op) {

@@ -194,6 +194,15 @@ static const uop *mixed_index(uop_ctx *ctx, const acc *a, int w, bool *oom) {
  * lanes into its chain of consecutive offsets (the tiles the expander made); mark their lanes in used[] (a run's
  * lanes end up consecutive) and the run's width at its first lane in widths[] (0 elsewhere). */
 static void take_mixed(acc *a, size_t n, int vmax, int64_t align_B, bool *used, int *widths) {
+  /* no gate at all: no mixed run, and the sort is left to the callers' acc_cmp one, which is this order when every
+   * gate is NULL (sorting twice by one order = once, for glibc's stable merge sort or when no two accesses tie) */
+  bool gated = false;
+  for (size_t i = 0; i < n && !gated; i++) gated = a[i].gate != NULL;
+  if (!gated) {
+    memset(used, 0, n * sizeof *used);
+    memset(widths, 0, n * sizeof *widths);
+    return;
+  }
   qsort(a, n, sizeof *a, acc_nogate_qsort);
   int64_t chain_off = 0;
   for (size_t i = 0; i < n;) {

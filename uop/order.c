@@ -63,9 +63,10 @@ int uop_struct_cmp(const uop *a, const uop *b) {
   return 0;
 }
 
-/* Room for at least one more (node, index) pair on the walk stack (one capacity check per pair, not two pushes). */
-static bool grow_pairs(base_vec *s) {
-  size_t ncap = s->cap ? s->cap * 2 : 64;
+/* Capacity for at least n entries. */
+static bool reserve(base_vec *s, size_t n) {
+  if (s->cap >= n) return true;
+  size_t ncap = n > 2 * s->cap ? n : 2 * s->cap;
   uintptr_t *nv = realloc(s->v, ncap * sizeof *nv);
   if (!nv) return false;
   s->v = nv;
@@ -74,7 +75,9 @@ static bool grow_pairs(base_vec *s) {
 }
 
 /* Iterative DFS, sources before users, each node once. Seen-marks are the context's epoch-stamped array (indexed
- * by node id), so a walk touches only the nodes it reaches; a private array stands in if that one is in use. */
+ * by node id), so a walk touches only the nodes it reaches; a private array stands in if that one is in use. The
+ * stack (a (node, next source index) pair per level) and the order are sized for every node of the context up
+ * front, so the loop has no capacity checks. */
 hcq_status uop_toposort(uop_ctx *ctx, const uop *root, const uop ***out_nodes, size_t *out_count) {
   *out_nodes = NULL;
   *out_count = 0;
@@ -95,37 +98,47 @@ hcq_status uop_toposort(uop_ctx *ctx, const uop *root, const uop ***out_nodes, s
   const uint32_t epoch = v->epoch;
   const size_t cap = v->cap;
   uint32_t *mark = v->mark;
-  base_vec *stack = &v->stack, *order = &v->order; /* stack holds (node, next source index) pairs */
-  stack->n = order->n = 0;
+  base_vec *stack = &v->stack, *order = &v->order;
+  /* a node is on the stack at most once (marked when pushed) and in the order once: every node the walk can reach
+   * has an id below the node count (a larger one is refused before it is pushed) */
+  const size_t most = uop_ctx_node_count(ctx) + 1;
+  if (!reserve(stack, 2 * most) || !reserve(order, most)) goto oom;
+  uintptr_t *sv = stack->v, *ov = order->v;
+  size_t sp = 0, on = 0;
   mark[root->id] = epoch;
-  if (!base_vec_push(stack, (uintptr_t)root) || !base_vec_push(stack, 0)) goto oom;
-  while (stack->n) {
-    const uop *n = (const uop *)stack->v[stack->n - 2];
-    uintptr_t i = stack->v[stack->n - 1];
-    if (i < n->nsrc) {
-      stack->v[stack->n - 1] = i + 1;
-      const uop *s = n->src[i];
+  sv[sp++] = (uintptr_t)root;
+  sv[sp++] = 0;
+  while (sp) {
+    const uop *n = (const uop *)sv[sp - 2];
+    uint32_t i = (uint32_t)sv[sp - 1];
+    const uint32_t ns = n->nsrc;
+    const uop *s = NULL;
+    for (; i < ns; i++) { /* the next unseen source */
+      s = n->src[i];
       if (s->id >= cap) { /* sources are older than their users; a larger id is a node of another context */
         st = hcq_status_make(HCQ_CODE_INVALID, "uop_toposort: a %s has a source from another context",
                              uop_op_name((uop_op)n->op));
         goto done;
       }
-      if (mark[s->id] == epoch) continue;
+      if (mark[s->id] != epoch) break;
+    }
+    if (i < ns) {
+      sv[sp - 1] = i + 1;
       mark[s->id] = epoch;
-      if (stack->n + 2 > stack->cap && !grow_pairs(stack)) goto oom;
-      stack->v[stack->n++] = (uintptr_t)s;
-      stack->v[stack->n++] = 0;
+      sv[sp++] = (uintptr_t)s;
+      sv[sp++] = 0;
       continue;
     }
-    stack->n -= 2;
-    if (!base_vec_push(order, (uintptr_t)n)) goto oom;
+    sp -= 2;
+    ov[on++] = (uintptr_t)n;
   }
-  const uop **out = uop_ctx_alloc(ctx, order->n * sizeof *out + 1);
+  const uop **out = uop_ctx_alloc(ctx, on * sizeof *out + 1);
   if (!out) goto oom;
-  for (size_t k = 0; k < order->n; k++) out[k] = (const uop *)order->v[k];
+  _Static_assert(sizeof(uintptr_t) == sizeof(const uop *), "the order is copied as words");
+  memcpy(out, ov, on * sizeof *out);
   *out_nodes = out;
-  *out_count = order->n;
-  uop_ctx_topo_put(ctx, root, out, order->n);
+  *out_count = on;
+  uop_ctx_topo_put(ctx, root, out, on);
   goto done;
 oom:
   st = hcq_status_make(HCQ_CODE_NOMEM, "uop_toposort: out of memory");

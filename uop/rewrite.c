@@ -30,18 +30,26 @@ static hcq_status oom(rw *w) {
   return st ? st : hcq_status_make(HCQ_CODE_NOMEM, "graph_rewrite: out of memory");
 }
 
-static hcq_status push(rw *w, const uop *n, uintptr_t stage, const uop *nn) {
+/* Room for one more entry (3 words) on the stack; the stack never grows past MAX_STACK_WORDS. */
+static __attribute__((noinline)) hcq_status push_grow(rw *w) {
   base_vec *v = w->stack;
   if (v->n + 3 > MAX_STACK_WORDS)
     return hcq_status_make(HCQ_CODE_INVALID, "graph_rewrite: stack limit of %zu entries exceeded (rules do not converge?)",
                            MAX_STACK_WORDS / 3);
-  if (v->n + 3 > v->cap) {
-    size_t ncap = v->cap ? v->cap * 2 : 96;
-    uintptr_t *nv = realloc(v->v, ncap * sizeof *nv);
-    if (!nv) return oom(w);
-    v->v = nv;
-    v->cap = ncap;
-  }
+  size_t ncap = v->cap ? v->cap * 2 : 96;
+  if (ncap > MAX_STACK_WORDS) ncap = MAX_STACK_WORDS;
+  uintptr_t *nv = realloc(v->v, ncap * sizeof *nv);
+  if (!nv) return oom(w);
+  v->v = nv;
+  v->cap = ncap;
+  return HCQ_OK;
+}
+
+/* Inlined: the rewrite loop pushes several entries per node. */
+static inline hcq_status push(rw *w, const uop *n, uintptr_t stage, const uop *nn) {
+  base_vec *v = w->stack;
+  hcq_status st;
+  if (v->n + 3 > v->cap && (st = push_grow(w))) return st;
   v->v[v->n] = (uintptr_t)n;
   v->v[v->n + 1] = stage;
   v->v[v->n + 2] = (uintptr_t)nn;
@@ -49,7 +57,7 @@ static hcq_status push(rw *w, const uop *n, uintptr_t stage, const uop *nn) {
   return HCQ_OK;
 }
 
-static const uop *final_of(rw *w, const uop *n) {
+static inline const uop *final_of(rw *w, const uop *n) {
   if (w->by_id) return n->id < w->m->fin_cap ? w->m->fin[n->id] : NULL;
   uintptr_t *r = base_ptrmap_find(w->replace, n);
   return r ? (const uop *)*r : NULL;
@@ -72,7 +80,7 @@ static bool cover(rw *w, const uop *n) {
   return true;
 }
 
-static bool set_final(rw *w, const uop *n, const uop *f) {
+static inline bool set_final(rw *w, const uop *n, const uop *f) {
   if (!w->by_id) return base_ptrmap_put(w->replace, n, (uintptr_t)f);
   if (!cover(w, n)) return false;
   w->m->fin[n->id] = f;

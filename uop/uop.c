@@ -28,10 +28,12 @@ typedef struct blob_table {
   size_t cap, count;
 } blob_table;
 
-/* Intern table slot: the full hash sits next to the node pointer, so a probe touches one cache line. */
+/* Intern table slot, 8 bytes (the table is the compile's hottest random access; half the size of a hash + pointer
+ * slot, it takes half the cache): the node's id + 1 (0 = empty; ctx->nodes maps it to the node) and the upper 32
+ * bits of its hash (the lower bits pick the slot), so a probe dereferences a node only when its tag matches. */
 typedef struct intern_slot {
-  uint64_t hash;
-  uop *node; /* NULL = empty */
+  uint32_t id1;
+  uint32_t tag;
 } intern_slot;
 
 /* Small index constants and the two bools are looked up in a direct table (the rules build them constantly). */
@@ -46,6 +48,7 @@ struct uop_ctx {
   arena_chunk *chunks;
   intern_slot *slots;
   size_t cap, count;
+  uop **nodes; /* by id, nodes_cap(cap) entries */
   const uop *small_index[SMALL_CONST_MAX - SMALL_CONST_MIN + 1];
   const uop *index_cache[256]; /* other index constants, direct-mapped by value (strides and offsets repeat) */
   const uop *bools[2];
@@ -171,68 +174,123 @@ static void chunk_put(arena_chunk *c) {
   free(c);
 }
 
-/* The intern table of the last destroyed context, kept (cleared) for the next one: a compile grows its table to
- * 16k slots (256 KiB); a fresh one each time means a rehash on the way and, as glibc trims the heap top, page faults
- * again. At most INTERN_SPARE_MAX slots (1 MiB) are kept. Clearing it all (rather than generation-tagged slots) is
- * faster in practice: when something else evicted the caches, the memset streams the table back in at once. */
+/* The intern table of the last destroyed context (slots and the by-id node array), kept for the next one: a compile
+ * grows its table to 16k slots (128 KiB); a fresh one each time means a rehash on the way and, as glibc trims the
+ * heap top, page faults again. At most INTERN_SPARE_MAX slots (512 KiB) are kept. Clearing it all (rather than
+ * generation-tagged slots) is faster in practice: when something else evicted the caches, the memset streams the
+ * table back in at once. The node array needs no clearing (ids below count are set). */
 #define INTERN_SPARE_MAX 65536
 static intern_slot *spare_slots;
+static uop **spare_nodes;
 static size_t spare_slots_cap;
 
-static intern_slot *slots_get(size_t *out_cap) {
+/* The visit marks of the last destroyed context, kept for the next one with their epoch (stamps of the old
+ * context are older epochs, so the arrays need no clearing): a compile's walks grow them to ~2x its node count,
+ * and growing them afresh each time (realloc, then zeroing the new part) cost ~1% of a compile. At most
+ * VISIT_SPARE_MAX entries are kept. */
+#define VISIT_SPARE_MAX ((size_t)1 << 20)
+static uop_visit spare_visit;
+
+static void visit_get(uop_visit *v) {
   pthread_mutex_lock(&spare_lock);
-  intern_slot *s = spare_slots;
-  size_t cap = spare_slots_cap;
-  spare_slots = NULL;
+  *v = spare_visit;
+  spare_visit = (uop_visit){0};
   pthread_mutex_unlock(&spare_lock);
-  if (s) {
-    memset(s, 0, cap * sizeof *s);
-    *out_cap = cap;
-    return s;
-  }
-  *out_cap = INTERN_CAP0;
-  return calloc(INTERN_CAP0, sizeof *s);
+  v->busy = false;
 }
 
-static void slots_put(intern_slot *s, size_t cap) {
-  if (s && cap <= INTERN_SPARE_MAX) {
+static void visit_put(uop_visit *v) {
+  if (v->cap <= VISIT_SPARE_MAX) {
     pthread_mutex_lock(&spare_lock);
-    if (!spare_slots || spare_slots_cap < cap) { /* keep the bigger one */
+    if (!spare_visit.mark || spare_visit.cap < v->cap) { /* keep the bigger one */
+      uop_visit old = spare_visit;
+      spare_visit = *v;
+      *v = old;
+    }
+    pthread_mutex_unlock(&spare_lock);
+  }
+  free(v->mark);
+  free(v->val);
+  base_vec_free(&v->stack);
+  base_vec_free(&v->order);
+}
+
+/* Node array entries for a table of cap slots: the load factor stays at most 1/2, so ids stay below cap/2 + 1. */
+static size_t nodes_cap(size_t cap) { return cap / 2 + 1; }
+
+static bool table_get(uop_ctx *ctx) {
+  pthread_mutex_lock(&spare_lock);
+  ctx->slots = spare_slots;
+  ctx->nodes = spare_nodes;
+  ctx->cap = spare_slots_cap;
+  spare_slots = NULL;
+  spare_nodes = NULL;
+  pthread_mutex_unlock(&spare_lock);
+  if (ctx->slots) {
+    memset(ctx->slots, 0, ctx->cap * sizeof *ctx->slots);
+    return true;
+  }
+  ctx->cap = INTERN_CAP0;
+  ctx->slots = calloc(INTERN_CAP0, sizeof *ctx->slots);
+  ctx->nodes = malloc(nodes_cap(INTERN_CAP0) * sizeof *ctx->nodes);
+  return ctx->slots && ctx->nodes;
+}
+
+static void table_put(uop_ctx *ctx) {
+  intern_slot *s = ctx->slots;
+  uop **nodes = ctx->nodes;
+  if (s && nodes && ctx->cap <= INTERN_SPARE_MAX) {
+    pthread_mutex_lock(&spare_lock);
+    if (!spare_slots || spare_slots_cap < ctx->cap) { /* keep the bigger one */
       intern_slot *old = spare_slots;
+      uop **old_nodes = spare_nodes;
       spare_slots = s;
-      spare_slots_cap = cap;
+      spare_nodes = nodes;
+      spare_slots_cap = ctx->cap;
       s = old;
+      nodes = old_nodes;
     }
     pthread_mutex_unlock(&spare_lock);
   }
   free(s);
+  free(nodes);
 }
 
-void *uop_ctx_alloc(uop_ctx *ctx, size_t size_B) {
-  size_t need = (size_B + 15) & ~(size_t)15;
-  if (need < size_B) goto fail;
-  arena_chunk *c = ctx->chunks;
-  if (!c || c->size_B - c->used_B < need) {
-    size_t sz = need > ARENA_CHUNK_B / 4 ? need : ARENA_CHUNK_B;
-    c = sz == ARENA_CHUNK_B ? chunk_get() : malloc(sizeof *c + sz);
-    if (!c) goto fail;
-    c->size_B = sz;
-    c->used_B = 0;
-    if (need > ARENA_CHUNK_B / 4 && ctx->chunks) { /* big block: keep the current chunk as the active one */
-      c->next = ctx->chunks->next;
-      ctx->chunks->next = c;
-    } else {
-      c->next = ctx->chunks;
-      ctx->chunks = c;
-    }
+/* A new chunk for need bytes (the current one lacks room), made the active one unless it is a big block. */
+static __attribute__((noinline)) void *arena_alloc_chunk(uop_ctx *ctx, size_t need) {
+  size_t sz = need > ARENA_CHUNK_B / 4 ? need : ARENA_CHUNK_B;
+  arena_chunk *c = sz == ARENA_CHUNK_B ? chunk_get() : malloc(sizeof *c + sz);
+  if (!c) {
+    ctx->oom = true;
+    return NULL;
   }
-  void *p = (char *)c->data + c->used_B;
-  c->used_B += need;
-  return p;
-fail:
-  ctx->oom = true;
-  return NULL;
+  c->size_B = sz;
+  c->used_B = need;
+  if (need > ARENA_CHUNK_B / 4 && ctx->chunks) { /* big block: keep the current chunk as the active one */
+    c->next = ctx->chunks->next;
+    ctx->chunks->next = c;
+  } else {
+    c->next = ctx->chunks;
+    ctx->chunks = c;
+  }
+  return c->data;
 }
+
+/* size_B bytes at a multiple of align (8 or 16) in the arena; inlined so that align is a constant. */
+static inline __attribute__((always_inline)) void *arena_alloc(uop_ctx *ctx, size_t size_B, size_t align) {
+  size_t need = (size_B + 7) & ~(size_t)7;
+  if (need < size_B) {
+    ctx->oom = true;
+    return NULL;
+  }
+  arena_chunk *c = ctx->chunks;
+  size_t at = c ? (c->used_B + align - 1) & ~(align - 1) : 0;
+  if (!c || at > c->size_B || c->size_B - at < need) return arena_alloc_chunk(ctx, need);
+  c->used_B = at + need;
+  return (char *)c->data + at;
+}
+
+void *uop_ctx_alloc(uop_ctx *ctx, size_t size_B) { return arena_alloc(ctx, size_B, 16); }
 
 /* ------------------------------------------------------------------------------------------------ hashing */
 
@@ -299,8 +357,8 @@ hcq_status uop_ctx_create(uop_ctx **out_ctx) {
   *out_ctx = NULL;
   uop_ctx *ctx = calloc(1, sizeof *ctx);
   if (!ctx) return hcq_status_make(HCQ_CODE_NOMEM, "uop_ctx_create: out of memory");
-  ctx->slots = slots_get(&ctx->cap);
-  if (!ctx->slots) {
+  visit_get(&ctx->visit);
+  if (!table_get(ctx)) {
     uop_ctx_destroy(ctx);
     return hcq_status_make(HCQ_CODE_NOMEM, "uop_ctx_create: out of memory");
   }
@@ -318,14 +376,11 @@ void uop_ctx_destroy(uop_ctx *ctx) {
     next = c->next;
     chunk_put(c);
   }
-  slots_put(ctx->slots, ctx->cap);
+  table_put(ctx);
   free(ctx->strs.slots);
   free(ctx->ints.slots);
   for (int i = 0; i < UOP_CTX_MEMO_SLOTS; i++) memo_free(&ctx->memo[i]);
-  free(ctx->visit.mark);
-  free(ctx->visit.val);
-  base_vec_free(&ctx->visit.stack);
-  base_vec_free(&ctx->visit.order);
+  visit_put(&ctx->visit);
   free(ctx);
 }
 
@@ -452,7 +507,7 @@ static bool arg_canon(uop_ctx *ctx, const uop_arg *in, uop_arg *out) {
 
 /* Canonical args set only their kind's fields (the rest are zero), so equal args hash equal; the fields are folded
  * with xor/rotate and mixed once (uop_new finalizes the whole key), keeping the hot path to a few multiplies. */
-static uint64_t arg_hash(const uop_arg *a) {
+static inline __attribute__((always_inline)) uint64_t arg_hash(const uop_arg *a) {
   if (a->kind == UOP_ARG_NONE) return 0x51afd7ed558ccdffull;
   uint64_t h = mix(a->kind, (uint64_t)a->i);
   uint64_t rest = (uint64_t)a->i2 ^ (a->kind == UOP_ARG_FLOAT ? dbits(a->f) : 0) ^ (uint64_t)(uintptr_t)a->str ^
@@ -460,7 +515,7 @@ static uint64_t arg_hash(const uop_arg *a) {
   return rest ? mix(h, rest) : h;
 }
 
-static uint64_t dtype_hash(uop_dtype dt) {
+static inline __attribute__((always_inline)) uint64_t dtype_hash(uop_dtype dt) {
   uint64_t h = (uint64_t)dt.scalar | (uint64_t)dt.addrspace << 8 | (uint64_t)dt.count << 16;
   if (dt.addrspace != UOP_AS_NONE) h = mix(h | (uint64_t)dt.ptr_v << 32, (uint64_t)dt.size);
   return h;
@@ -478,14 +533,38 @@ static uop_dtype dtype_canon(uop_dtype dt) {
 
 /* ------------------------------------------------------------------------------------------------ nodes */
 
+/* The intern hash of a node's key in *out; false when a source is NULL (a failed builder upstream). Inlined: it is
+ * on the path of every node built. */
+static inline __attribute__((always_inline)) bool node_hash(uop_op op, const uop_dtype *dtype, const uop_arg *a,
+                                                            const uop *const *src, uint32_t nsrc, uint64_t *out) {
+  uint64_t h = mix(dtype_hash(*dtype) << 8 ^ op ^ (uint64_t)nsrc << 56, arg_hash(a));
+  for (uint32_t i = 0; i < nsrc; i++) {
+    if (!src[i]) return false;
+    h = mix(h, (uint64_t)(uintptr_t)src[i]);
+  }
+  h ^= h >> 33; /* finalize: the multiplies in mix only carry low bits upwards */
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 29;
+  *out = h;
+  return true;
+}
+
 static bool table_grow(uop_ctx *ctx) {
   size_t ncap = ctx->cap * (ctx->cap < INTERN_FAST_GROW_MAX ? 4 : 2);
   intern_slot *ns = calloc(ncap, sizeof *ns);
-  if (!ns) return false;
-  for (size_t j = 0; j < ctx->cap; j++) {
-    if (!ctx->slots[j].node) continue;
-    size_t i = ctx->slots[j].hash & (ncap - 1);
-    while (ns[i].node) i = (i + 1) & (ncap - 1);
+  uop **nn = ns ? realloc(ctx->nodes, nodes_cap(ncap) * sizeof *nn) : NULL;
+  if (!nn) {
+    free(ns);
+    return false;
+  }
+  ctx->nodes = nn;
+  for (size_t j = 0; j < ctx->cap; j++) { /* the slot keeps only the hash's upper half: hash the node again */
+    if (!ctx->slots[j].id1) continue;
+    const uop *n = ctx->nodes[ctx->slots[j].id1 - 1];
+    uint64_t h = 0;
+    node_hash((uop_op)n->op, &n->dtype, &n->arg, n->src, n->nsrc, &h); /* a node's sources are never NULL */
+    size_t i = h & (ncap - 1);
+    while (ns[i].id1) i = (i + 1) & (ncap - 1);
     ns[i] = ctx->slots[j];
   }
   free(ctx->slots);
@@ -499,18 +578,13 @@ static const uop *new_canon(uop_ctx *ctx, uop_op op, const uop_dtype *dtp, const
                             uint32_t nsrc) {
   const uop_dtype dtype = *dtp;
   const uop_arg a = *ap;
-  uint64_t h = mix(dtype_hash(dtype) << 8 ^ op ^ (uint64_t)nsrc << 56, arg_hash(&a));
-  for (uint32_t i = 0; i < nsrc; i++) {
-    if (!src[i]) return NULL; /* a failed builder upstream: propagate NULL (oom is already sticky) */
-    h = mix(h, (uint64_t)(uintptr_t)src[i]);
-  }
-  h ^= h >> 33; /* finalize: the multiplies in mix only carry low bits upwards */
-  h *= 0xc4ceb9fe1a85ec53ull;
-  h ^= h >> 29;
+  uint64_t h;
+  if (!node_hash(op, &dtype, &a, src, nsrc, &h)) return NULL; /* propagate NULL (oom is already sticky) */
+  const uint32_t tag = (uint32_t)(h >> 32);
   size_t mask = ctx->cap - 1, i = h & mask;
-  for (; ctx->slots[i].node; i = (i + 1) & mask) {
-    if (ctx->slots[i].hash != h) continue;
-    const uop *n = ctx->slots[i].node;
+  for (; ctx->slots[i].id1; i = (i + 1) & mask) {
+    if (ctx->slots[i].tag != tag) continue;
+    const uop *n = ctx->nodes[ctx->slots[i].id1 - 1];
     /* both dtypes are canonical, so field equality is uop_dt_eq plus ptr_v */
     if (n->op != op || n->nsrc != nsrc || n->dtype.scalar != dtype.scalar || n->dtype.count != dtype.count ||
         n->dtype.addrspace != dtype.addrspace || n->dtype.ptr_v != dtype.ptr_v || n->dtype.size != dtype.size)
@@ -527,7 +601,8 @@ static const uop *new_canon(uop_ctx *ctx, uop_op op, const uop_dtype *dtp, const
     ctx->oom = true;
     return NULL;
   }
-  uop *n = uop_ctx_alloc(ctx, sizeof *n + nsrc * sizeof *src);
+  _Static_assert(_Alignof(uop) <= 8, "nodes are packed at 8-byte boundaries");
+  uop *n = arena_alloc(ctx, sizeof *n + nsrc * sizeof *src, 8);
   if (!n) return NULL;
   const uop **s = (const uop **)(n + 1);
   for (uint32_t i = 0; i < nsrc; i++) s[i] = src[i];
@@ -539,8 +614,8 @@ static const uop *new_canon(uop_ctx *ctx, uop_op op, const uop_dtype *dtp, const
   n->id = (uint32_t)ctx->count;
   n->ctx_serial_ = ctx->serial;
   n->bounds_done = 0; /* the bounds fields are written before bounds_done is set (bounds.c) */
-  ctx->slots[i] = (intern_slot){h, n};
-  ctx->count++;
+  ctx->slots[i] = (intern_slot){(uint32_t)ctx->count + 1, tag};
+  ctx->nodes[ctx->count++] = n;
   /* load factor at most 1/2: linear probing stays short for misses, the common case when rules build nodes */
   if (ctx->count * 2 > ctx->cap && !table_grow(ctx)) ctx->oom = true; /* node stays valid; later calls fail */
   return n;

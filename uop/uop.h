@@ -134,13 +134,13 @@ typedef struct uop_arg {
 /* ------------------------------------------------------------------------------------------------ nodes */
 
 typedef struct uop uop;
-struct uop {
-  uint8_t op;          /* uop_op */
+struct uop { /* fields ordered for size (120 bytes on LP64): a compile writes thousands of them */
   uop_dtype dtype;
   uop_arg arg;
   uint32_t nsrc;
   uint32_t id;         /* creation order within the context: a cheap deterministic tie-breaker */
   const uop *const *src;
+  uint8_t op;          /* uop_op */
   /* Cached, private to uop.c: */
   uint8_t bounds_done;
   uint32_t ctx_serial_;   /* the serial of the context that made it (uop_ctx_serial): graph_rewrite refuses others */

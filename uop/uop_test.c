@@ -185,22 +185,28 @@ static void test_fresh_contexts(void) {
 }
 
 /* A destroyed context's intern table is kept for the next one (uop.c): the next context must find none of the old
- * nodes. Each round interns the same 20000 int32 constants (enough to grow the table); each must be a new node of
- * this context (ids 0.., one per value, equal values one node). */
+ * nodes. Each round interns the same 20000 int32 constants (enough to grow the table; 40000 in the last round, past
+ * the size a kept table may have); each must be a new node of this context (ids 0.., one per value, equal values one
+ * node), and still be found once the table has grown. */
 static void test_reused_intern_table(void) {
   for (int round = 0; round < 3; round++) {
+    const int64_t n = round == 2 ? 40000 : 20000;
     uop_ctx *ctx = NULL;
     CHECK_OK(uop_ctx_create(&ctx));
     if (!ctx) return;
     CHECK_EQ_INT(uop_ctx_node_count(ctx), 0);
     int bad = 0;
-    for (int64_t v = 0; v < 20000; v++) {
+    for (int64_t v = 0; v < n; v++) {
       const uop *c = uop_new(ctx, UOP_CONST, uop_dt(UOP_INT32), NULL, 0, uop_arg_int(v * 7 + round));
       bad += !c || c->id != (uint32_t)v || c->arg.i != v * 7 + round;
       bad += c != uop_new(ctx, UOP_CONST, uop_dt(UOP_INT32), NULL, 0, uop_arg_int(v * 7 + round));
     }
+    for (int64_t v = 0; v < n; v++) {
+      const uop *c = uop_new(ctx, UOP_CONST, uop_dt(UOP_INT32), NULL, 0, uop_arg_int(v * 7 + round));
+      bad += !c || c->id != (uint32_t)v;
+    }
     CHECK_EQ_INT(bad, 0);
-    CHECK_EQ_INT(uop_ctx_node_count(ctx), 20000);
+    CHECK_EQ_INT(uop_ctx_node_count(ctx), n);
     CHECK_OK(uop_ctx_status(ctx));
     uop_ctx_destroy(ctx);
   }

@@ -1,6 +1,6 @@
 /* Padded register tiles on the c target (heuristic.c PADTO + vectorize.c lane gates + render_c.c): a matmul whose
- * width whole 16-lane tiles do not cover keeps its lane tile one full-width vector (the edge tile's gates differ per
- * lane: they must not split the vectors), never touches memory outside its buffers (each buffer ends at a PROT_NONE
+ * width whole 16-lane tiles do not cover keeps each 16 lanes of its tile (one vector, or two in the 32-lane tile)
+ * one full-width vector (the edge tile's gates differ per lane: they must not split the vectors), never touches memory outside its buffers (each buffer ends at a PROT_NONE
  * guard: cpu_mem.h), never reads the output before it has written it (the output starts as NaN/inf), and computes
  * what the reference interpreter computes on the original kernel. */
 #include <math.h>

@@ -30,8 +30,9 @@
 #endif
 /* ... times this many on targets whose vectors hold all of CC_HEURISTIC_CPU_REG_LANES (AVX-512: 32 registers), where
  * the output is wide enough: 8 rows of 2 vectors are 16 accumulators, and each k step loads 2 B vectors and 8 A
- * broadcasts for 16 FMAs instead of 1 and 8 for 8 (measured, thread CPU time, 2 threads: matmul_1024 11.8 -> 10.6 ms,
- * 4096x256x4096 51.9 -> 43.1 ms, 2048 99.8 -> 95.6 ms; 512 and batched_64 the same). */
+ * broadcasts for 16 FMAs instead of 1 and 8 for 8 (measured as the kernel threads' CPU time, 2 threads, on a shared
+ * Zen 4 VM, medians of 8-20 interleaved rounds: 4096x256x4096 18% less, matmul_2048 4-5%, matmul_1024 0-10%;
+ * 512, 1000 and batched_64 the same). */
 #ifndef CC_HEURISTIC_CPU_REG_VECS
 #define CC_HEURISTIC_CPU_REG_VECS 2
 #endif

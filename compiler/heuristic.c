@@ -29,6 +29,14 @@
 #ifndef CC_HEURISTIC_CPU_REG_LANES
 #define CC_HEURISTIC_CPU_REG_LANES 16
 #endif
+/* ... times this many on targets whose vectors hold all of CC_HEURISTIC_CPU_REG_LANES (AVX-512: 32 registers), where
+ * the output is wide enough: 8 rows of 2 vectors are 16 accumulators, and each k step loads 2 B vectors and 8 A
+ * broadcasts for 16 FMAs instead of 1 and 8 for 8 (measured as the kernel threads' CPU time, 2 threads, on a shared
+ * Zen 4 VM, medians of 8-20 interleaved rounds: 4096x256x4096 18% less, matmul_2048 4-5%, matmul_1024 0-10%;
+ * 512, 1000 and batched_64 the same). */
+#ifndef CC_HEURISTIC_CPU_REG_VECS
+#define CC_HEURISTIC_CPU_REG_VECS 2
+#endif
 #ifndef CC_HEURISTIC_CPU_REG_ROWS
 #define CC_HEURISTIC_CPU_REG_ROWS 8
 #endif
@@ -473,7 +481,8 @@ static hcq_status cpu_vector_reduce(cc_sched *s, bool *applied) {
 
 /* CPU targets (cpu_tiles), reduce kernels such as matmul: instead of the reference's 4x4 upcasts, a register tile
  * the C compiler vectorizes: 16 lanes along the axis the store is contiguous on (one 512-bit vector, or several
- * narrower ones, of accumulators) times `rows` along another output axis, each axis ignored by some buffer (so its
+ * narrower ones, of accumulators; two 512-bit vectors, 32 lanes, with AVX-512 where the width allows:
+ * CC_HEURISTIC_CPU_REG_VECS) times `rows` along another output axis, each axis ignored by some buffer (so its
  * lanes reuse loads: a matmul's B row for every A row). No reduce unroll: the accumulators already fill the
  * registers. An output width the tiles do not cover is padded up to them (cheap edge masking; at most 1/8 more
  * work), and so is a height that leaves an odd count of row tiles (THREAD splits an even one). Returns whether it
@@ -490,8 +499,15 @@ static hcq_status cpu_reduce_tile(cc_sched *s, int64_t lanes, int64_t rows, int6
   int lane_axis = unit_stride_axis(s, st->src[0]->src[1], ax, n);
   if (lane_axis < 0) return HCQ_OK;
   /* A lane axis that whole tiles do not cover (a 1000-wide matmul) is padded up to them (PADTO: masked edge lanes)
-   * when that adds at most 1/8 more work: far cheaper than the reference's 4x4 upcasts it would fall back to. */
-  int64_t lane_size = size_of(s, lane_axis), step = 2 * lanes, padded = (lane_size + step - 1) / step * step;
+   * when that adds at most 1/8 more work: far cheaper than the reference's 4x4 upcasts it would fall back to. Wide
+   * tiles (vecs vectors of lanes) first, where they fit that rule (padded to twice the tile, so the axis stays). */
+  int64_t lane_size = size_of(s, lane_axis), vecs = s->t->vector_max >= lanes ? CC_HEURISTIC_CPU_REG_VECS : 1;
+  int64_t step = 2 * lanes * vecs, padded = (lane_size + step - 1) / step * step;
+  if (vecs > 1 && padded - lane_size > lane_size / 8) {
+    vecs = 1;
+    step = 2 * lanes;
+    padded = (lane_size + step - 1) / step * step;
+  }
   if (padded - lane_size > lane_size / 8) return HCQ_OK;
   const uop **bufs;
   size_t nbufs;
@@ -500,7 +516,8 @@ static hcq_status cpu_reduce_tile(cc_sched *s, int64_t lanes, int64_t rows, int6
   int row_axis = -1;
   for (size_t b = 0; b < nbufs; b++) lane_reuse |= !cc_uses(bufs[b]->src[1], s->rngs[lane_axis]);
   /* Rows: an even count of row tiles (or all rows) lets THREAD split the row axis; a height that gives an odd count
-   * is first tried with 2 rows more (when a row of lanes is one register of a 32-register file: 1000 rows / 10) or
+   * is first tried with 2 rows more (when a vector holds a row's lanes, AVX-512's 32 registers: 10 rows of 1 or 2
+   * vectors are at most 20 accumulators; 1000 rows / 10) or
    * fewer (36 / 6), so no row is gated; else padded to twice the tile when that adds at most 1/8 more work; else
    * `rows` or half of it as the height allows. */
   int64_t row_pad = 0, near_rows[2] = {s->t->vector_max >= lanes ? rows + 2 : 0, rows - 2};
@@ -530,6 +547,10 @@ static hcq_status cpu_reduce_tile(cc_sched *s, int64_t lanes, int64_t rows, int6
   int64_t lane_id = s->rngs[lane_axis]->arg.i; /* kept by the upcast's outer part */
   HCQ_TRY(try_opt(s, CC_OPT_UPCAST, lane_axis, lanes, &ok));
   if (!ok) return HCQ_OK;
+  /* the second vector(s): an upcast of the outer part (lanes apart), which stays in the view (padded > lanes * vecs);
+   * refused, the tile keeps one vector per row */
+  bool wide;
+  if (vecs > 1) HCQ_TRY(try_opt(s, CC_OPT_UPCAST, lane_axis, vecs, &wide));
   /* the lane axis stays in the view (lanes < size); the row axis may be used up (rows == size): last, no shift */
   bool row_stays = size_of(s, row_axis) > rows;
   HCQ_TRY(try_opt(s, CC_OPT_UPCAST, row_axis, rows, &ok));

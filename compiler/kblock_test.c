@@ -84,6 +84,12 @@ static void test_equivalence(void) {
       {"float32", 32, 96, 64, "UPCAST:1:16,UPCAST:0:8,KBLOCK:0:32,THREAD:1:2"},
       {"float32", 37, 60, 29, "PADTO:1:32,PADTO:0:16,UPCAST:1:16,UPCAST:0:8,KBLOCK:0:12,THREAD:1:2"},
       {"int32", 16, 48, 64, "UPCAST:1:16,UPCAST:0:8,KBLOCK:0:16,THREAD:1:4"},
+      /* the heuristic's wide tile (two vectors of lanes per row on AVX-512): plain, padded (odd depth, 10 rows),
+       * threaded along rows and lanes, int */
+      {"float32", 32, 96, 128, "UPCAST:1:16,UPCAST:1:2,UPCAST:0:8,KBLOCK:0:32,THREAD:1:2"},
+      {"float32", 40, 75, 100, "PADTO:1:64,UPCAST:1:16,UPCAST:1:2,UPCAST:0:10,KBLOCK:0:25,THREAD:0:2"},
+      {"float32", 37, 60, 61, "PADTO:1:64,PADTO:0:16,UPCAST:1:16,UPCAST:1:2,UPCAST:0:8,KBLOCK:0:12,THREAD:1:2"},
+      {"int32", 16, 48, 128, "UPCAST:1:16,UPCAST:1:2,UPCAST:0:8,KBLOCK:0:16,THREAD:1:2"},
   };
   for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
     char *t = matmul_text(CASES[i].type, CASES[i].m, CASES[i].k, CASES[i].n);
@@ -147,8 +153,9 @@ static void test_heuristic(void) {
       {2048, 2048, 2048, "KBLOCK:0:128", "THREAD:1:4"}, {1024, 1024, 1024, "KBLOCK:0:128", "THREAD:0:4"},
       {1000, 1000, 1000, "KBLOCK:0:125", "THREAD:0:4"}, {4096, 256, 4096, NULL, "THREAD:1:4"},
       {1024, 384, 2048, NULL, "THREAD:1:4"},            {1024, 512, 2048, "KBLOCK:0:128", "THREAD:1:4"},
-      {1024, 2048, 1088, "KBLOCK:0:128", "THREAD:1:4"}, {1024, 2048, 1008, "KBLOCK:0:128", "THREAD:0:4"},
-      {1024, 2048, 1040, "KBLOCK:0:128", "THREAD:0:4"}, /* 66 lane tiles: 4 threads do not divide them, rows then */
+      {1024, 2048, 1152, "KBLOCK:0:128", "THREAD:1:4"}, {1024, 2048, 1008, "KBLOCK:0:128", "THREAD:0:4"},
+      /* 34 lane tiles of 32 (1088 wide, 1040 padded to 1088): 4 threads do not divide them, rows then */
+      {1024, 2048, 1088, "KBLOCK:0:128", "THREAD:0:4"}, {1024, 2048, 1040, "KBLOCK:0:128", "THREAD:0:4"},
       {512, 512, 512, NULL, "THREAD:0:4"},              {512, 1021, 512, NULL, "THREAD:0:4"},
       {64, 64, 64, NULL, "THREAD:0:2"},
   };
@@ -171,6 +178,45 @@ static void test_heuristic(void) {
               CASES[i].thread, got, thr);
     CHECK_EQ_STR(got, want);
     CHECK_EQ_STR(thr, CASES[i].thread);
+    free(app);
+  }
+}
+
+/* The heuristic's register tile (heuristic.c cpu_reduce_tile): two 16-lane vectors per row where vectors hold 16
+ * floats (AVX-512) and padding to 64 lanes adds at most 1/8, else one; 10 rows where 8 leave an odd tile count. */
+static void test_tile(void) {
+  static const struct {
+    int m, k, n, vector_max;
+    const char *tile; /* the opts before KBLOCK and THREAD */
+  } CASES[] = {
+      {1024, 1024, 1024, 16, "UPCAST:1:16,UPCAST:1:2,UPCAST:0:8"},
+      {2048, 2048, 2048, 16, "UPCAST:1:16,UPCAST:1:2,UPCAST:0:8"},
+      {1000, 1000, 1000, 16, "PADTO:1:64,UPCAST:1:16,UPCAST:1:2,UPCAST:0:10"},
+      {4096, 256, 4096, 16, "UPCAST:1:16,UPCAST:1:2,UPCAST:0:8"},
+      {64, 64, 64, 16, "UPCAST:1:16,UPCAST:1:2,UPCAST:0:8"},
+      {64, 64, 96, 16, "UPCAST:1:16,UPCAST:0:8"},  /* 96 -> 128 is a third more: one vector, 96 = 3 x 32 */
+      {64, 64, 120, 16, "PADTO:1:64,UPCAST:1:16,UPCAST:1:2,UPCAST:0:8"}, /* 120 -> 128 */
+      {1024, 1024, 1024, 8, "UPCAST:1:16,UPCAST:0:8"}, /* AVX2 (16 registers): 16 lanes, 2 vectors a row */
+  };
+  for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
+    cc_target t = g_c;
+    t.vector_max = CASES[i].vector_max;
+    char *text = matmul_text("float32", CASES[i].m, CASES[i].k, CASES[i].n);
+    const uop *s = NULL, *o = NULL;
+    if (text) CHECK_OK(otu_prep(g_ctx, text, &t, &s));
+    free(text);
+    cc_opt *app = NULL;
+    size_t napp = 0;
+    if (s) CHECK_OK(otu_opt(g_ctx, s, &t, NULL, &o, &app, &napp));
+    char got[256] = "";
+    size_t len = 0;
+    for (size_t a = 0; a < napp && app[a].op != CC_OPT_KBLOCK && app[a].op != CC_OPT_THREAD && len < sizeof got; a++)
+      len += (size_t)snprintf(got + len, sizeof got - len, "%s%s:%d:%lld", a ? "," : "", cc_opt_name(app[a].op),
+                              app[a].axis, (long long)app[a].amount);
+    if (strcmp(got, CASES[i].tile))
+      fprintf(stderr, "%dx%dx%d vector_max %d: want %s, got %s\n", CASES[i].m, CASES[i].k, CASES[i].n,
+              CASES[i].vector_max, CASES[i].tile, got);
+    CHECK_EQ_STR(got, CASES[i].tile);
     free(app);
   }
 }
@@ -219,6 +265,7 @@ int main(void) {
   test_errors();
   test_equivalence();
   test_heuristic();
+  test_tile();
   test_auto_amount();
   uop_ctx_destroy(g_ctx);
   char cmd[128];

@@ -228,8 +228,8 @@ static void check_transpose_tile(const cc_target *t) {
   " (sink (store (index c (+ (* r0 64) r1))"                                                                          \
   " (reduce add (* (load (index a (+ (* r0 64) k))) (load (index b (+ (* k 64) r1)))) k) r0 r1)))"
 
-/* A matmul gets a 16 (along c's rows, b's unit stride) x 8 register tile and no reduce unroll on CPU targets; with
- * cpu_tiles off, the reference's 4x4 upcasts and unroll. */
+/* A matmul gets a 16 (along c's rows, b's unit stride; 32, two vectors, where vectors hold 16 floats) x 8 register
+ * tile and no reduce unroll on CPU targets; with cpu_tiles off, the reference's 4x4 upcasts and unroll. */
 static void check_reduce_tile(const cc_target *t) {
   cc_target c2 = *t;
   c2.nt_store_min_B = 0;
@@ -240,14 +240,14 @@ static void check_reduce_tile(const cc_target *t) {
     cc_opt *app = NULL;
     size_t napp = 0;
     if (mm) CHECK_OK(otu_opt(g_ctx, mm, &c2, NULL, &o, &app, &napp));
-    int64_t up1 = 0, up0 = 0;
+    int64_t up1 = 1, up0 = 0; /* up1: the lanes, the product of the upcasts of axis 1 (it stays in the view) */
     size_t unroll = 0;
     for (size_t i = 0; i < napp; i++) {
-      if (app[i].op == CC_OPT_UPCAST && app[i].axis == 1) up1 = app[i].amount;
+      if (app[i].op == CC_OPT_UPCAST && app[i].axis == 1) up1 *= app[i].amount;
       if (app[i].op == CC_OPT_UPCAST && app[i].axis == 0) up0 = app[i].amount;
       unroll += app[i].op == CC_OPT_UNROLL;
     }
-    CHECK_EQ_INT(up1, tiles ? 16 : 4);
+    CHECK_EQ_INT(up1, tiles ? (c2.vector_max >= 16 ? 32 : 16) : 4);
     CHECK_EQ_INT(up0, tiles ? 8 : 4);
     CHECK_EQ_INT((long long)unroll, tiles ? 0 : 1);
     for (size_t i = 0; i < napp; i++) CHECK(app[i].op != CC_OPT_SWAP); /* 16 KiB panel: no swap */
@@ -283,8 +283,8 @@ static void check_reduce_tile(const cc_target *t) {
   }
 }
 
-/* Matmuls whose output width whole 16-lane tiles (2 per thread pair) do not cover: the lane axis is padded (PADTO)
- * up to them when that adds at most 1/8 more work; a height that leaves an odd count of 8-row tiles takes 10 or 6
+/* Matmuls whose output width whole 16-lane tiles (2 per thread pair; 32-lane tiles first where vectors hold 16
+ * floats) do not cover: the lane axis is padded (PADTO) up to them when that adds at most 1/8 more work; a height that leaves an odd count of 8-row tiles takes 10 or 6
  * rows when that count is even (so THREAD can split it), else is padded like the width; else 8 or 4 rows as the
  * height allows; a width the pad would grow by more falls back to the reference's upcasts. Expectations are computed here from the shape; every kernel runs against the
  * interpreter. */
@@ -304,7 +304,8 @@ static void check_odd_reduce_tile(const cc_target *t) {
              " (sink (store (index c (+ (* r0 %d) r1))"
              " (reduce add (* (load (index a (+ (* r0 %d) k))) (load (index b (+ (* k %d) r1)))) k) r0 r1)))",
              m * n, m * k, k * n, m, n, k, n, k, n);
-    int padded = (n + 31) / 32 * 32;
+    int lanes = 32, padded = (n + 63) / 64 * 64;
+    if (t->vector_max < 16 || padded - n > n / 8) lanes = 16, padded = (n + 31) / 32 * 32;
     bool want_tile = padded - n <= n / 8;
     /* rows: 8 with an even count of row tiles (or all rows); 10 (a 16-float target) or 6 with an even count; a pad
      * to 16 adding at most 1/8; 8; 4 */
@@ -325,20 +326,22 @@ static void check_odd_reduce_tile(const cc_target *t) {
     cc_opt *app = NULL;
     size_t napp = 0;
     if (mm) CHECK_OK(otu_opt(g_ctx, mm, &c2, NULL, &o, &app, &napp));
-    int64_t up1 = 0, up0 = 0, pad = 0, row_pad = 0;
+    int64_t up1 = 1, up0 = 0, pad = 0, row_pad = 0;
+    bool up16 = false; /* the tile's first upcast (the reference's are 3 or 4) */
     for (size_t i = 0; i < napp; i++) {
-      if (app[i].op == CC_OPT_UPCAST && app[i].axis == 1) up1 = app[i].amount;
+      if (app[i].op == CC_OPT_UPCAST && app[i].axis == 1) up1 *= app[i].amount;
+      up16 |= app[i].op == CC_OPT_UPCAST && app[i].axis == 1 && app[i].amount == 16;
       if (app[i].op == CC_OPT_UPCAST && app[i].axis == 0) up0 = app[i].amount;
       if (app[i].op == CC_OPT_PADTO && app[i].axis == 1) pad = app[i].amount;
       if (app[i].op == CC_OPT_PADTO && app[i].axis == 0) row_pad = app[i].amount;
     }
     if (want_tile) {
-      CHECK_EQ_INT(up1, 16);
+      CHECK_EQ_INT(up1, lanes);
       CHECK_EQ_INT(up0, want_rows);
-      CHECK_EQ_INT(pad, padded == n ? 0 : 32);
+      CHECK_EQ_INT(pad, padded == n ? 0 : 2 * lanes);
       CHECK_EQ_INT(row_pad, want_row_pad);
     } else {
-      CHECK(up1 != 16 && pad == 0 && row_pad == 0);
+      CHECK(!up16 && pad == 0 && row_pad == 0);
     }
     free(app);
     char what[64];

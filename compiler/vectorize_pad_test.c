@@ -1,6 +1,6 @@
 /* Padded register tiles on the c target (heuristic.c PADTO + vectorize.c lane gates + render_c.c): a matmul whose
- * width whole 16-lane tiles do not cover keeps its lane tile one full-width vector (the edge tile's gates differ per
- * lane: they must not split the vectors), never touches memory outside its buffers (each buffer ends at a PROT_NONE
+ * width whole 16-lane tiles do not cover keeps each 16 lanes of its tile (one vector, or two in the 32-lane tile)
+ * one full-width vector (the edge tile's gates differ per lane: they must not split the vectors), never touches memory outside its buffers (each buffer ends at a PROT_NONE
  * guard: cpu_mem.h), never reads the output before it has written it (the output starts as NaN/inf), and computes
  * what the reference interpreter computes on the original kernel. */
 #include <math.h>
@@ -102,13 +102,16 @@ int main(void) {
   /* widths 1..33 around the tiles, heights that need a row pad or not, depths that do not divide anything */
   static const int SHAPES[][3] = {{1, 1, 1},   {3, 3, 3},   {15, 7, 15},  {17, 5, 17},  {33, 3, 33}, {17, 33, 40},
                                   {24, 9, 31}, {8, 15, 1000}, {3, 17, 1000}, {40, 3, 17}, {120, 2, 33}};
-  /* explicit opts: the heuristic's tile for an odd 1000-wide matmul, and with a row pad, a KBLOCK, lanes 8 */
+  /* explicit opts: the heuristic's tile for an odd 1000-wide matmul, and with a row pad, a KBLOCK, lanes 8; the
+   * wide tile, alone and with a row pad */
   static const char *OPTS[] = {
       NULL,
       "PADTO:1:32,UPCAST:1:16",
       "PADTO:1:32,PADTO:0:16,UPCAST:1:16,UPCAST:0:8,THREAD:0:2",
       "PADTO:1:16,UPCAST:1:16,UPCAST:0:2",
       "PADTO:1:8,UPCAST:1:8",
+      "PADTO:1:64,UPCAST:1:16,UPCAST:1:2", /* the wide tile (AVX-512): two vectors a row, 32 lanes apart */
+      "PADTO:1:64,PADTO:0:16,UPCAST:1:16,UPCAST:1:2,UPCAST:0:8,THREAD:0:2",
   };
   /* the host's widest vectors, then 4-float ones (as on aarch64 and armhf, where 4 floats fill the alignment) */
   cc_target t4 = t;

@@ -3,12 +3,12 @@
  * locals), THREAD last (an output loop axis; in a kernel without one that is one reduce, such as a sum, the reduce
  * axis: a cross-thread reduce, group_reduce.c). CPU targets with cpu_tiles deviate: reduce kernels get a vectorizable
  * register tile instead of the upcast loop and unroll (column reduces: the output axis upcast by the vector width, then
- * by 4 chains, rows blocked by 8 (KBLOCK) over a panel bigger than an L2; other reduces: cpu_vector_reduce; a
- * register-tiled reduce over a big panel: KBLOCK, compiler/kblock.c, and THREAD on the tile's lane axis rather than
- * the first output axis when the k-slice is big), transposes a 16x4 tile
- * instead of the default upcast (axes off the tile's multiples padded first: PADTO). Tensor cores and the matvec
- * special case are not implemented. An opt the checks refuse is skipped (the reference would skip or end that step
- * too). */
+ * by 4 chains, rows blocked by 8 (KBLOCK) over a panel bigger than an L2, a row count 8 does not divide padded up
+ * to a multiple first (PADTO); other reduces: cpu_vector_reduce; a register-tiled reduce over a big panel: KBLOCK,
+ * compiler/kblock.c, and THREAD on the tile's lane axis rather than the first output axis when the k-slice is big),
+ * transposes a 16x4 tile instead of the default upcast (axes off the tile's multiples padded first: PADTO). Tensor
+ * cores and the matvec special case are not implemented. An opt the checks refuse is skipped (the reference would skip
+ * or end that step too). */
 #include <stdlib.h>
 #include <string.h>
 

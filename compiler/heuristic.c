@@ -377,8 +377,8 @@ static hcq_status cpu_transpose_tile(cc_sched *s, int64_t tile_store, int64_t ti
 /* Block the reduce axis (range id krng_id, the kblock_axis-th REDUCE axis, ksize rows) of a column reduce by
  * CC_HEURISTIC_CPU_COL_BLOCK rows. A row count the block does not divide (1030, 4097, a prime) is padded up to a
  * multiple first (PADTO: the padded rows' loads are gated to 0; only the last block has any), which keeps the
- * blocked loop, one compare per row, as fast as a dividing count's (4097x4096 col sums: 2-2.5x faster than
- * unblocked, level with 4096x4096); a smaller dividing block would hold too few rows (4097 = 17 x 241). If KBLOCK
+ * blocked loop, one compare per row, about as fast as a dividing count's (4097x4096 col sums: 1.5-2.2x faster than
+ * unblocked, within the noise of 4096x4096; KBLOCK:17 was slower); 4097 = 17 x 241, a prime has no block. If KBLOCK
  * refuses, the pad is undone: alone it gains nothing. */
 static hcq_status col_block(cc_sched *s, int64_t krng_id, int kblock_axis, int64_t ksize) {
   const uop *before = s->sink;

@@ -53,12 +53,14 @@ static void refill(cc_kbuf *bufs, size_t n, uint64_t seed) {
   }
 }
 
+/* op "add", "max", or "half": an add reduce halved before the store (KBLOCK refuses: the stored value is no REDUCE) */
 static const char *col_kernel(char *text, size_t size, const char *op, long rows, long cols) {
+  bool half = strcmp(op, "half") == 0;
   snprintf(text, size,
            "(kernel col (let out (buf 0 float32 %ld)) (let x (buf 1 float32 %ld)) (let r0 (range 0 %ld loop))"
            " (let r1000 (range 1000 %ld reduce))"
-           " (sink (store (index out r0) (reduce %s (load (index x (+ (* r1000 %ld) r0))) r1000) r0)))",
-           cols, rows * cols, cols, rows, op, cols);
+           " (sink (store (index out r0) %s(reduce %s (load (index x (+ (* r1000 %ld) r0))) r1000)%s r0)))",
+           cols, rows * cols, cols, rows, half ? "(* " : "", half ? "add" : op, cols, half ? " 0.5)" : "");
   return text;
 }
 
@@ -102,28 +104,43 @@ static char *check(const cc_target *t, const char *text, bool by_cols, long cols
 }
 
 /* Column sums over more than CC_HEURISTIC_CPU_KBLOCK_B (1 MiB): blocked by 8 rows and threaded over the columns; 22
- * strips (no 4 chains, 11 per thread), 98 blocks; 9 strips after the chains (odd: not threaded); 1030 rows (the
- * block does not divide: unblocked); a max (KBLOCK refused: the partials pass through the output only for add). */
+ * strips (no 4 chains, 11 per thread), 98 blocks; 9 strips after the chains (odd: not threaded); a max (KBLOCK
+ * refused: the partials pass through the output only for add). Row counts 8 does not divide are padded up to a
+ * multiple (PADTO on the reduce axis: the last block's rows past the end are gated loads) and then blocked: 1030 (6
+ * rows in the last block), primes 1031 and 4099 (a panel just over 1 MiB), 4097 (one row), 9 (2 blocks, one row in
+ * the second), and the bench-sized 1030x4096 and 4097x4096; a max and a halved sum whose rows 8 does not divide are
+ * neither padded nor blocked (PADTO refuses the max; KBLOCK refuses the halved sum, and the heuristic takes the pad
+ * back). */
 static void test_col_blocked(const cc_target *t) {
   static const struct {
     long rows, cols;
     const char *op;
-    bool blocked, threaded;
+    bool blocked, padded, threaded;
   } CASES[] = {
-      {784, 352, "add", true, true},
-      {520, 576, "add", true, false},
-      {1030, 352, "add", false, true},
-      {784, 352, "max", false, true},
+      {784, 352, "add", true, false, true},    {520, 576, "add", true, false, false},
+      {1030, 352, "add", true, true, true},    {1031, 352, "add", true, true, true},
+      {4097, 96, "add", true, true, true},     {9, 32768, "add", true, true, true},
+      {4099, 64, "add", true, true, true},     {1030, 4096, "add", true, true, true},
+      {4097, 4096, "add", true, true, true},   {784, 352, "max", false, false, true},
+      {1031, 352, "max", false, false, true},  {1031, 352, "half", false, false, true},
   };
   for (size_t c = 0; c < sizeof CASES / sizeof CASES[0]; c++) {
-    char text[512], opts[256];
-    col_kernel(text, sizeof text, CASES[c].op, CASES[c].rows, CASES[c].cols);
-    char *src = check(t, text, true, CASES[c].cols, opts, sizeof opts);
-    bool blocked = strstr(opts, "KBLOCK:0:8") != NULL, threaded = strstr(opts, "THREAD:") != NULL;
-    CHECK(blocked == CASES[c].blocked);
-    CHECK(threaded == CASES[c].threaded);
-    if (blocked != CASES[c].blocked || threaded != CASES[c].threaded)
-      fprintf(stderr, "%ldx%ld %s: opts %s\n", CASES[c].rows, CASES[c].cols, CASES[c].op, opts);
+    long rows = CASES[c].rows, cols = CASES[c].cols;
+    char text[512], opts[256], gate[32], outer[32];
+    col_kernel(text, sizeof text, CASES[c].op, rows, cols);
+    char *src = check(t, text, true, cols, opts, sizeof opts);
+    const char *pad = strstr(opts, "PADTO:"), *kb = strstr(opts, "KBLOCK:0:8");
+    bool blocked = kb != NULL, threaded = strstr(opts, "THREAD:") != NULL;
+    /* the pad: by 8, right before the block, and its gate compares the row with the true row count */
+    snprintf(gate, sizeof gate, "<%ld)", rows);
+    bool padded = pad && strchr(pad + 6, ':') && strncmp(strchr(pad + 6, ':'), ":8,KBLOCK:0:8", 13) == 0 &&
+                  strstr(src, gate);
+    /* the OUTER loop: ceil(rows / 8) blocks */
+    snprintf(outer, sizeof outer, "< %ld; ", (rows + 7) / 8);
+    bool ok = blocked == CASES[c].blocked && padded == CASES[c].padded && (pad != NULL) == CASES[c].padded &&
+              threaded == CASES[c].threaded && (!blocked || strstr(src, outer));
+    CHECK(ok);
+    if (!ok) fprintf(stderr, "%ldx%ld %s: opts %s\n", rows, cols, CASES[c].op, opts);
     free(src);
   }
 }

@@ -37,6 +37,12 @@
 #ifndef CC_HEURISTIC_CPU_REG_VECS
 #define CC_HEURISTIC_CPU_REG_VECS 2
 #endif
+/* ... for products of at least this many multiply-adds (1024^3). The wide tile doubles the lanes the pipeline expands
+ * (matmul_512: 5.2k -> 10.2k nodes, compile 0.74-0.99 -> 2.0-2.4 ms in hcq bench's cold row) and gains nothing
+ * measurable at 512^3 (the same run time within noise), so smaller products keep one vector a row. */
+#ifndef CC_HEURISTIC_CPU_WIDE_MIN_MACS
+#define CC_HEURISTIC_CPU_WIDE_MIN_MACS ((int64_t)1 << 30)
+#endif
 #ifndef CC_HEURISTIC_CPU_REG_ROWS
 #define CC_HEURISTIC_CPU_REG_ROWS 8
 #endif
@@ -506,14 +512,14 @@ static hcq_status cpu_vector_reduce(cc_sched *s, bool *applied) {
   return HCQ_OK;
 }
 
-/* CPU targets (cpu_tiles), reduce kernels such as matmul: instead of the reference's 4x4 upcasts, a register tile
- * the C compiler vectorizes: 16 lanes along the axis the store is contiguous on (one 512-bit vector, or several
- * narrower ones, of accumulators; two 512-bit vectors, 32 lanes, with AVX-512 where the width allows:
- * CC_HEURISTIC_CPU_REG_VECS) times `rows` along another output axis, each axis ignored by some buffer (so its
- * lanes reuse loads: a matmul's B row for every A row). No reduce unroll: the accumulators already fill the
- * registers. An output width the tiles do not cover is padded up to them (cheap edge masking; at most 1/8 more
- * work), and so is a height that leaves an odd count of row tiles (THREAD splits an even one). Returns whether it
- * applied anything. */
+/* CPU targets (cpu_tiles), reduce kernels such as matmul: instead of the reference's 4x4 upcasts, a register tile the
+ * C compiler vectorizes: 16 lanes along the axis the store is contiguous on (one 512-bit vector, or several narrower
+ * ones, of accumulators; two 512-bit vectors, 32 lanes, with AVX-512 where the width allows:
+ * CC_HEURISTIC_CPU_REG_VECS, for products of at least CC_HEURISTIC_CPU_WIDE_MIN_MACS) times `rows` along another
+ * output axis, each axis ignored by some buffer (so its lanes reuse loads: a matmul's B row for every A row). No
+ * reduce unroll: the accumulators already fill the registers. An output width the tiles do not cover is padded up to
+ * them (cheap edge masking; at most 1/8 more work), and so is a height that leaves an odd count of row tiles (THREAD
+ * splits an even one). Returns whether it applied anything. */
 static hcq_status cpu_reduce_tile(cc_sched *s, int64_t lanes, int64_t rows, int64_t swap_min_B, bool *applied,
                                   int64_t *thread_id) {
   *applied = false;
@@ -528,7 +534,10 @@ static hcq_status cpu_reduce_tile(cc_sched *s, int64_t lanes, int64_t rows, int6
   /* A lane axis that whole tiles do not cover (a 1000-wide matmul) is padded up to them (PADTO: masked edge lanes)
    * when that adds at most 1/8 more work: far cheaper than the reference's 4x4 upcasts it would fall back to. Wide
    * tiles (vecs vectors of lanes) first, where they fit that rule (padded to twice the tile, so the axis stays). */
-  int64_t lane_size = size_of(s, lane_axis), vecs = s->t->vector_max >= lanes ? CC_HEURISTIC_CPU_REG_VECS : 1;
+  int64_t macs = output_prod(s);
+  for (size_t i = 0, nu = unrollable(s, un); i < nu; i++) macs = sat_mul(macs, size_of(s, un[i]));
+  int64_t lane_size = size_of(s, lane_axis);
+  int64_t vecs = s->t->vector_max >= lanes && macs >= CC_HEURISTIC_CPU_WIDE_MIN_MACS ? CC_HEURISTIC_CPU_REG_VECS : 1;
   int64_t step = 2 * lanes * vecs, padded = (lane_size + step - 1) / step * step;
   if (vecs > 1 && padded - lane_size > lane_size / 8) {
     vecs = 1;

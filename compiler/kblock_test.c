@@ -183,7 +183,8 @@ static void test_heuristic(void) {
 }
 
 /* The heuristic's register tile (heuristic.c cpu_reduce_tile): two 16-lane vectors per row where vectors hold 16
- * floats (AVX-512) and padding to 64 lanes adds at most 1/8, else one; 10 rows where 8 leave an odd tile count. */
+ * floats (AVX-512), the product has at least 2^30 multiply-adds and padding to 64 lanes adds at most 1/8, else one;
+ * 10 rows where 8 leave an odd tile count. */
 static void test_tile(void) {
   static const struct {
     int m, k, n, vector_max;
@@ -191,11 +192,13 @@ static void test_tile(void) {
   } CASES[] = {
       {1024, 1024, 1024, 16, "UPCAST:1:16,UPCAST:1:2,UPCAST:0:8"},
       {2048, 2048, 2048, 16, "UPCAST:1:16,UPCAST:1:2,UPCAST:0:8"},
-      {1000, 1000, 1000, 16, "PADTO:1:64,UPCAST:1:16,UPCAST:1:2,UPCAST:0:10"},
       {4096, 256, 4096, 16, "UPCAST:1:16,UPCAST:1:2,UPCAST:0:8"},
-      {64, 64, 64, 16, "UPCAST:1:16,UPCAST:1:2,UPCAST:0:8"},
-      {64, 64, 96, 16, "UPCAST:1:16,UPCAST:0:8"},  /* 96 -> 128 is a third more: one vector, 96 = 3 x 32 */
-      {64, 64, 120, 16, "PADTO:1:64,UPCAST:1:16,UPCAST:1:2,UPCAST:0:8"}, /* 120 -> 128 */
+      {8192, 1536, 96, 16, "UPCAST:1:16,UPCAST:0:8"}, /* 96 -> 128 is a third more: one vector, 96 = 3 x 32 */
+      {1024, 1024, 1120, 16, "PADTO:1:64,UPCAST:1:16,UPCAST:1:2,UPCAST:0:8"}, /* 1120 -> 1152 */
+      /* under 2^30 multiply-adds one vector a row (the wide tile doubles the compile and gains nothing there) */
+      {1000, 1000, 1000, 16, "PADTO:1:32,UPCAST:1:16,UPCAST:0:10"},
+      {512, 512, 512, 16, "UPCAST:1:16,UPCAST:0:8"},
+      {64, 64, 64, 16, "UPCAST:1:16,UPCAST:0:8"},
       {1024, 1024, 1024, 8, "UPCAST:1:16,UPCAST:0:8"}, /* AVX2 (16 registers): 16 lanes, 2 vectors a row */
   };
   for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {

@@ -228,8 +228,9 @@ static void check_transpose_tile(const cc_target *t) {
   " (sink (store (index c (+ (* r0 64) r1))"                                                                          \
   " (reduce add (* (load (index a (+ (* r0 64) k))) (load (index b (+ (* k 64) r1)))) k) r0 r1)))"
 
-/* A matmul gets a 16 (along c's rows, b's unit stride; 32, two vectors, where vectors hold 16 floats) x 8 register
- * tile and no reduce unroll on CPU targets; with cpu_tiles off, the reference's 4x4 upcasts and unroll. */
+/* A matmul gets a 16 (along c's rows, b's unit stride; 32, two vectors, where vectors hold 16 floats and the product
+ * has at least 2^30 multiply-adds) x 8 register tile and no reduce unroll on CPU targets; with cpu_tiles off, the
+ * reference's 4x4 upcasts and unroll. */
 static void check_reduce_tile(const cc_target *t) {
   cc_target c2 = *t;
   c2.nt_store_min_B = 0;
@@ -247,7 +248,7 @@ static void check_reduce_tile(const cc_target *t) {
       if (app[i].op == CC_OPT_UPCAST && app[i].axis == 0) up0 = app[i].amount;
       unroll += app[i].op == CC_OPT_UNROLL;
     }
-    CHECK_EQ_INT(up1, tiles ? (c2.vector_max >= 16 ? 32 : 16) : 4);
+    CHECK_EQ_INT(up1, tiles ? 16 : 4); /* 64^3 is under the wide tile's 2^30 multiply-adds */
     CHECK_EQ_INT(up0, tiles ? 8 : 4);
     CHECK_EQ_INT((long long)unroll, tiles ? 0 : 1);
     for (size_t i = 0; i < napp; i++) CHECK(app[i].op != CC_OPT_SWAP); /* 16 KiB panel: no swap */
@@ -283,11 +284,12 @@ static void check_reduce_tile(const cc_target *t) {
   }
 }
 
-/* Matmuls whose output width whole 16-lane tiles (2 per thread pair; 32-lane tiles first where vectors hold 16
- * floats) do not cover: the lane axis is padded (PADTO) up to them when that adds at most 1/8 more work; a height that leaves an odd count of 8-row tiles takes 10 or 6
- * rows when that count is even (so THREAD can split it), else is padded like the width; else 8 or 4 rows as the
- * height allows; a width the pad would grow by more falls back to the reference's upcasts. Expectations are computed here from the shape; every kernel runs against the
- * interpreter. */
+/* Matmuls whose output width whole 16-lane tiles (2 per thread pair; 32-lane tiles first where vectors hold 16 floats
+ * and the product is at least 2^30 multiply-adds) do not cover: the lane axis is padded (PADTO) up to them when that
+ * adds at most 1/8 more work; a height that leaves an odd count of 8-row tiles takes 10 or 6 rows when that count is
+ * even (so THREAD can split it), else is padded like the width; else 8 or 4 rows as the height allows; a width the pad
+ * would grow by more falls back to the reference's upcasts. Expectations are computed here from the shape; every
+ * kernel runs against the interpreter. */
 static void check_odd_reduce_tile(const cc_target *t) {
   static const int SHAPES[][3] = {{100, 37, 61}, {24, 8, 120}, {40, 16, 1000}, {8, 16, 250}, {16, 4, 36},
                                   {12, 5, 60},   {9, 3, 31},  {64, 64, 64},
@@ -305,7 +307,8 @@ static void check_odd_reduce_tile(const cc_target *t) {
              " (reduce add (* (load (index a (+ (* r0 %d) k))) (load (index b (+ (* k %d) r1)))) k) r0 r1)))",
              m * n, m * k, k * n, m, n, k, n, k, n);
     int lanes = 32, padded = (n + 63) / 64 * 64;
-    if (t->vector_max < 16 || padded - n > n / 8) lanes = 16, padded = (n + 31) / 32 * 32;
+    if (t->vector_max < 16 || (int64_t)m * k * n < ((int64_t)1 << 30) || padded - n > n / 8)
+      lanes = 16, padded = (n + 31) / 32 * 32;
     bool want_tile = padded - n <= n / 8;
     /* rows: 8 with an even count of row tiles (or all rows); 10 (a 16-float target) or 6 with an even count; a pad
      * to 16 adding at most 1/8; 8; 4 */

@@ -3,7 +3,8 @@
  *
  * A fixed suite of kernels compiled by the compiler (c target, hand-coded heuristic) and run on the CPU device
  * through hcq queues. Every result is verified against a direct C reference (in full, or on a sample of rows /
- * entries for the large reductions and matmuls). Baselines are measured in the same run on the same threads:
+ * entries for the large reductions and matmuls). Baselines are measured in the same run on the same threads, each
+ * as many times as the kernel it is compared with was timed, both sides reported as the median of their runs:
  * elementwise kernels against the best of two STREAM loops (plain and non-temporal stores), matmul against
  * OpenBLAS sgemm (dlopen'd; null when not installed), sum, row_sum, col_sum(_tall) and softmax against plain
  * vectorized C loops on the pool, launch
@@ -62,6 +63,7 @@ typedef struct bench {
   size_t nres, cap;
   size_t nmade; /* results ever made (at least nres: --repeat folds the runs back to one): the ones to free */
   int failures;
+  int last_reps; /* timed runs of the last time_runs: the baseline compared with it runs as many times */
 } bench;
 
 static bres *new_result(bench *b, const char *name, const char *metric) {
@@ -200,6 +202,7 @@ static hcq_status time_runs(bench *b, krun *k, double first_ms, double *out_ms) 
   double t[16];
   for (int i = 0; i < reps; i++) HCQ_TRY(krun_exec(k, 120000, &t[i]));
   *out_ms = median(t, reps);
+  b->last_reps = reps;
   return HCQ_OK;
 }
 
@@ -211,8 +214,8 @@ static bool close_to(double got, double want, double rel, double abs) { return f
 static hcq_status stream_baseline(bench *b, bres *r, float *c, const float *x, const float *y, size_t n,
                                   double bytes) {
   double plain, nt;
-  HCQ_TRY(bench_stream(cpu_device_pool(b->dev), b->threads, c, x, y, n, false, 3, &plain));
-  HCQ_TRY(bench_stream(cpu_device_pool(b->dev), b->threads, c, x, y, n, true, 3, &nt));
+  HCQ_TRY(bench_stream(cpu_device_pool(b->dev), b->threads, c, x, y, n, false, b->last_reps, &plain));
+  HCQ_TRY(bench_stream(cpu_device_pool(b->dev), b->threads, c, x, y, n, true, b->last_reps, &nt));
   bool nt_wins = nt < plain;
   r->baseline = y ? (nt_wins ? "stream_add_nt" : "stream_add") : (nt_wins ? "stream_copy_nt" : "stream_copy");
   snprintf(r->baseline_config, sizeof r->baseline_config,
@@ -297,7 +300,7 @@ static hcq_status bench_sum(bench *b, long n) {
   if (!st) r->value = 4.0 * (double)n / (r->run_ms / 1e3) / 1e9;
   if (!st) {
     double s = 0, got = 0;
-    st = bench_base_sum(cpu_device_pool(b->dev), b->threads, f32(&k, 1), (size_t)n, 5, &s, &got);
+    st = bench_base_sum(cpu_device_pool(b->dev), b->threads, f32(&k, 1), (size_t)n, b->last_reps, &s, &got);
     if (!st) {
       r->baseline = "c_sum_simd";
       snprintf(r->baseline_config, sizeof r->baseline_config, "C loop, %s vector accumulators, %d threads",
@@ -343,7 +346,8 @@ static hcq_status bench_softmax(bench *b, long rows, long cols) {
   if (!st && !o2) st = hcq_status_make(HCQ_CODE_NOMEM, "softmax baseline output");
   double s = 0;
   if (!st)
-    st = bench_base_softmax(cpu_device_pool(b->dev), b->threads, o2, f32(&k, 1), (size_t)rows, (size_t)cols, 3, &s);
+    st = bench_base_softmax(cpu_device_pool(b->dev), b->threads, o2, f32(&k, 1), (size_t)rows, (size_t)cols,
+                            b->last_reps, &s);
   if (!st) {
     r->baseline = "c_softmax_simd";
     snprintf(r->baseline_config, sizeof r->baseline_config, "C loop, %s, %d threads", bench_simd_softmax_isa(),
@@ -398,16 +402,17 @@ static hcq_status bench_reduce2d(bench *b, const char *name, bool by_cols, long 
   if (!st && !o2) st = hcq_status_make(HCQ_CODE_NOMEM, "reduce baseline output");
   double s = 0, s_rows = 0;
   if (!st && !by_cols) {
-    st = bench_base_row_sum(cpu_device_pool(b->dev), b->threads, o2, f32(&k, 1), (size_t)rows, (size_t)cols, 3, &s);
+    st = bench_base_row_sum(cpu_device_pool(b->dev), b->threads, o2, f32(&k, 1), (size_t)rows, (size_t)cols,
+                            b->last_reps, &s);
     r->baseline = "c_row_sum_simd";
     snprintf(r->baseline_config, sizeof r->baseline_config,
              "C loop, %s vector accumulators per row, rows split over %d threads", bench_simd_sum_isa(), b->threads);
   } else if (!st) {
-    st = bench_base_col_sum(cpu_device_pool(b->dev), b->threads, true, o2, f32(&k, 1), (size_t)rows, (size_t)cols, 3,
-                            &s_rows);
+    st = bench_base_col_sum(cpu_device_pool(b->dev), b->threads, true, o2, f32(&k, 1), (size_t)rows, (size_t)cols,
+                            b->last_reps, &s_rows);
     if (!st)
       st = bench_base_col_sum(cpu_device_pool(b->dev), b->threads, false, o2, f32(&k, 1), (size_t)rows, (size_t)cols,
-                              3, &s);
+                              b->last_reps, &s);
     r->baseline = "c_col_sum_simd";
     snprintf(r->baseline_config, sizeof r->baseline_config,
              "C loop, %s vector accumulators across the columns, %d threads, best of columns split (%.2f GB/s) and "
@@ -463,7 +468,7 @@ static hcq_status bench_matmul(bench *b, const char *name, long batch, long m, l
     float *c2 = malloc(sc * (size_t)batch * 4);
     if (!c2) st = hcq_status_make(HCQ_CODE_NOMEM, "sgemm output");
     if (!st) st = bench_openblas_sgemm_batched(b->threads, (int)batch, (int)m, (int)kk, (int)n, f32(&k, 1), f32(&k, 2),
-                                               c2, flop >= 1e10 ? 1 : 3, &have, &s);
+                                               c2, b->last_reps, &have, &s);
     if (!st && have) {
       r->baseline = "openblas_sgemm";
       snprintf(r->baseline_config, sizeof r->baseline_config, "%s, %d threads%s", bench_openblas_describe(),

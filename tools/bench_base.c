@@ -59,18 +59,29 @@ static hcq_status pool_run(cpu_pool *pool, int threads, cpu_task_fn fn, void *ct
   return HCQ_OK;
 }
 
+/* Baselines time each run into t[] and report the median (t[n / 2] of the sorted times, as the hcq rows do): bench.c
+ * asks for as many runs as the kernel it compares them with had, so both sides are the same statistic of the same
+ * count (a best-of-3 baseline against a median kernel leaned against hcq on a noisy machine). */
+static int cmp_double(const void *x, const void *y);
+static hcq_status check_reps(int reps, const char *who) {
+  if (reps < 1 || reps > BENCH_BASE_MAX_REPS)
+    return hcq_status_make(HCQ_CODE_INVALID, "%s: reps %d outside 1..%d", who, reps, BENCH_BASE_MAX_REPS);
+  return HCQ_OK;
+}
+static double median_s(double *t, int n) {
+  qsort(t, (size_t)n, sizeof *t, cmp_double);
+  return t[n / 2];
+}
+
 hcq_status bench_stream(cpu_pool *pool, int threads, float *c, const float *a, const float *b, size_t n, bool nt,
                         int reps, double *out_s) {
   if (((uintptr_t)c | (uintptr_t)a | (uintptr_t)b) % 16)
     return hcq_status_make(HCQ_CODE_INVALID, "bench_stream: buffers must be 16-byte aligned");
   stream_job j = {c, a, b, n, threads < 1 ? 1 : threads, nt};
-  double best = 0;
-  for (int r = 0; r < reps; r++) {
-    double s;
-    HCQ_TRY(pool_run(pool, j.parts, stream_task, &j, &s));
-    if (r == 0 || s < best) best = s;
-  }
-  *out_s = best;
+  HCQ_TRY(check_reps(reps, "bench_stream"));
+  double t[BENCH_BASE_MAX_REPS];
+  for (int r = 0; r < reps; r++) HCQ_TRY(pool_run(pool, j.parts, stream_task, &j, &t[r]));
+  *out_s = median_s(t, reps);
   return HCQ_OK;
 }
 
@@ -92,15 +103,12 @@ hcq_status bench_base_sum(cpu_pool *pool, int threads, const float *x, size_t n,
                           double *out_sum) {
   bench_simd_choose();
   sum_job j = {.x = x, .n = n, .parts = threads < 1 ? 1 : threads > 64 ? 64 : threads};
-  double best = 0;
-  for (int r = 0; r < reps; r++) {
-    double s;
-    HCQ_TRY(pool_run(pool, j.parts, sum_task, &j, &s));
-    if (r == 0 || s < best) best = s;
-  }
+  HCQ_TRY(check_reps(reps, "bench_base_sum"));
+  double t[BENCH_BASE_MAX_REPS];
+  for (int r = 0; r < reps; r++) HCQ_TRY(pool_run(pool, j.parts, sum_task, &j, &t[r]));
   double total = 0;
   for (int p = 0; p < j.parts; p++) total += j.partial[p];
-  *out_s = best;
+  *out_s = median_s(t, reps);
   *out_sum = total;
   return HCQ_OK;
 }
@@ -123,13 +131,10 @@ hcq_status bench_base_softmax(cpu_pool *pool, int threads, float *out, const flo
                               int reps, double *out_s) {
   bench_simd_choose();
   softmax_job j = {out, x, rows, cols, threads < 1 ? 1 : threads};
-  double best = 0;
-  for (int r = 0; r < reps; r++) {
-    double s;
-    HCQ_TRY(pool_run(pool, j.parts, softmax_task, &j, &s));
-    if (r == 0 || s < best) best = s;
-  }
-  *out_s = best;
+  HCQ_TRY(check_reps(reps, "bench_base_softmax"));
+  double t[BENCH_BASE_MAX_REPS];
+  for (int r = 0; r < reps; r++) HCQ_TRY(pool_run(pool, j.parts, softmax_task, &j, &t[r]));
+  *out_s = median_s(t, reps);
   return HCQ_OK;
 }
 
@@ -151,13 +156,10 @@ hcq_status bench_base_row_sum(cpu_pool *pool, int threads, float *out, const flo
                               int reps, double *out_s) {
   bench_simd_choose();
   rows_job j = {out, x, rows, cols, threads < 1 ? 1 : threads};
-  double best = 0;
-  for (int r = 0; r < reps; r++) {
-    double s;
-    HCQ_TRY(pool_run(pool, j.parts, row_sum_task, &j, &s));
-    if (r == 0 || s < best) best = s;
-  }
-  *out_s = best;
+  HCQ_TRY(check_reps(reps, "bench_base_row_sum"));
+  double t[BENCH_BASE_MAX_REPS];
+  for (int r = 0; r < reps; r++) HCQ_TRY(pool_run(pool, j.parts, row_sum_task, &j, &t[r]));
+  *out_s = median_s(t, reps);
   return HCQ_OK;
 }
 
@@ -193,9 +195,10 @@ hcq_status bench_base_col_sum(cpu_pool *pool, int threads, bool split_rows, floa
   bench_simd_choose();
   col_job j = {.out = out, .x = x, .rows = rows, .cols = cols, .parts = threads < 1 ? 1 : threads,
                .split_rows = split_rows};
+  HCQ_TRY(check_reps(reps, "bench_base_col_sum"));
   if (split_rows && !(j.partial = aligned_alloc(64, ((size_t)j.parts * cols * sizeof(float) + 63) & ~(size_t)63)))
     return hcq_status_make(HCQ_CODE_NOMEM, "bench_base_col_sum partials");
-  double best = 0;
+  double t[BENCH_BASE_MAX_REPS];
   hcq_status st = HCQ_OK;
   for (int r = 0; !st && r < reps; r++) {
     double s;
@@ -207,10 +210,10 @@ hcq_status bench_base_col_sum(cpu_pool *pool, int threads, bool split_rows, floa
         for (size_t c = 0; c < cols; c++) out[c] += j.partial[(size_t)p * cols + c];
       s = (double)(cpu_now_ns() - t0) / 1e9;
     }
-    if (!st && (r == 0 || s < best)) best = s;
+    t[r] = s;
   }
   free(j.partial);
-  *out_s = best;
+  if (!st) *out_s = median_s(t, reps);
   return st;
 }
 
@@ -282,18 +285,19 @@ hcq_status bench_openblas_sgemm_batched(int threads, int batch, int m, int k, in
   if (set_threads) set_threads(threads);
   enum { ROW_MAJOR = 101, NO_TRANS = 111 };
   size_t sa = (size_t)m * (size_t)k, sb = (size_t)k * (size_t)n, sc = (size_t)m * (size_t)n;
-  double best = 0;
+  HCQ_TRY(check_reps(reps, "bench_openblas_sgemm"));
+  double t[BENCH_BASE_MAX_REPS];
   for (int r = 0; r <= reps; r++) { /* r == 0 warms up (thread start, page faults) */
     uint64_t t0 = cpu_now_ns();
     for (int i = 0; i < batch; i++)
       sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0f, a + (size_t)i * sa, k, b + (size_t)i * sb, n, 0.0f,
             c + (size_t)i * sc, n);
     double s = (double)(cpu_now_ns() - t0) / 1e9;
-    if (r == 1 || (r > 1 && s < best)) best = s;
+    if (r > 0) t[r - 1] = s;
   }
   /* The library stays loaded: OpenBLAS's threads do not survive dlclose well. */
   *out_available = true;
-  *out_s = best;
+  *out_s = median_s(t, reps);
   return HCQ_OK;
 }
 

@@ -72,17 +72,23 @@ static double median_s(double *t, int n) {
   qsort(t, (size_t)n, sizeof *t, cmp_double);
   return t[n / 2];
 }
+static hcq_status pool_run(cpu_pool *pool, int threads, cpu_task_fn fn, void *ctx, double *out_s);
+/* reps runs of fn on `parts` core_ids: the median time, s. */
+static hcq_status pool_median(cpu_pool *pool, int parts, cpu_task_fn fn, void *ctx, int reps, const char *who,
+                              double *out_s) {
+  HCQ_TRY(check_reps(reps, who));
+  double t[BENCH_BASE_MAX_REPS];
+  for (int r = 0; r < reps; r++) HCQ_TRY(pool_run(pool, parts, fn, ctx, &t[r]));
+  *out_s = median_s(t, reps);
+  return HCQ_OK;
+}
 
 hcq_status bench_stream(cpu_pool *pool, int threads, float *c, const float *a, const float *b, size_t n, bool nt,
                         int reps, double *out_s) {
   if (((uintptr_t)c | (uintptr_t)a | (uintptr_t)b) % 16)
     return hcq_status_make(HCQ_CODE_INVALID, "bench_stream: buffers must be 16-byte aligned");
   stream_job j = {c, a, b, n, threads < 1 ? 1 : threads, nt};
-  HCQ_TRY(check_reps(reps, "bench_stream"));
-  double t[BENCH_BASE_MAX_REPS];
-  for (int r = 0; r < reps; r++) HCQ_TRY(pool_run(pool, j.parts, stream_task, &j, &t[r]));
-  *out_s = median_s(t, reps);
-  return HCQ_OK;
+  return pool_median(pool, j.parts, stream_task, &j, reps, "bench_stream", out_s);
 }
 
 typedef struct sum_job {
@@ -103,25 +109,23 @@ hcq_status bench_base_sum(cpu_pool *pool, int threads, const float *x, size_t n,
                           double *out_sum) {
   bench_simd_choose();
   sum_job j = {.x = x, .n = n, .parts = threads < 1 ? 1 : threads > 64 ? 64 : threads};
-  HCQ_TRY(check_reps(reps, "bench_base_sum"));
-  double t[BENCH_BASE_MAX_REPS];
-  for (int r = 0; r < reps; r++) HCQ_TRY(pool_run(pool, j.parts, sum_task, &j, &t[r]));
+  HCQ_TRY(pool_median(pool, j.parts, sum_task, &j, reps, "bench_base_sum", out_s));
   double total = 0;
   for (int p = 0; p < j.parts; p++) total += j.partial[p];
-  *out_s = median_s(t, reps);
   *out_sum = total;
   return HCQ_OK;
 }
 
-typedef struct softmax_job {
+/* Row-wise jobs (softmax, row sums): rows split over `parts` core_ids. */
+typedef struct rows_job {
   float *out;
   const float *x;
   size_t rows, cols;
   int parts;
-} softmax_job;
+} rows_job;
 
 static void softmax_task(void *ctx, int core_id) {
-  const softmax_job *j = ctx;
+  const rows_job *j = ctx;
   size_t per = (j->rows + (size_t)j->parts - 1) / (size_t)j->parts;
   size_t lo = (size_t)core_id * per, hi = lo + per < j->rows ? lo + per : j->rows;
   for (size_t row = lo; row < hi; row++) bench_simd_softmax_row(j->out + row * j->cols, j->x + row * j->cols, j->cols);
@@ -130,20 +134,9 @@ static void softmax_task(void *ctx, int core_id) {
 hcq_status bench_base_softmax(cpu_pool *pool, int threads, float *out, const float *x, size_t rows, size_t cols,
                               int reps, double *out_s) {
   bench_simd_choose();
-  softmax_job j = {out, x, rows, cols, threads < 1 ? 1 : threads};
-  HCQ_TRY(check_reps(reps, "bench_base_softmax"));
-  double t[BENCH_BASE_MAX_REPS];
-  for (int r = 0; r < reps; r++) HCQ_TRY(pool_run(pool, j.parts, softmax_task, &j, &t[r]));
-  *out_s = median_s(t, reps);
-  return HCQ_OK;
+  rows_job j = {out, x, rows, cols, threads < 1 ? 1 : threads};
+  return pool_median(pool, j.parts, softmax_task, &j, reps, "bench_base_softmax", out_s);
 }
-
-typedef struct rows_job {
-  float *out;
-  const float *x;
-  size_t rows, cols;
-  int parts;
-} rows_job;
 
 static void row_sum_task(void *ctx, int core_id) {
   const rows_job *j = ctx;
@@ -156,11 +149,7 @@ hcq_status bench_base_row_sum(cpu_pool *pool, int threads, float *out, const flo
                               int reps, double *out_s) {
   bench_simd_choose();
   rows_job j = {out, x, rows, cols, threads < 1 ? 1 : threads};
-  HCQ_TRY(check_reps(reps, "bench_base_row_sum"));
-  double t[BENCH_BASE_MAX_REPS];
-  for (int r = 0; r < reps; r++) HCQ_TRY(pool_run(pool, j.parts, row_sum_task, &j, &t[r]));
-  *out_s = median_s(t, reps);
-  return HCQ_OK;
+  return pool_median(pool, j.parts, row_sum_task, &j, reps, "bench_base_row_sum", out_s);
 }
 
 typedef struct col_job {

@@ -396,7 +396,11 @@ static void *worker(void *arg) {
     }
     if (!atomic_load(&m->kicks) && !atomic_load(&m->stop_flag)) {
       pthread_mutex_lock(&m->kick_lock);
-      atomic_store(&m->sleeping, true); /* seq_cst: a kick after this store sees it and signals */
+      /* Dekker with kfd_mock_cp_kick (a read-modify-write, then a load): a kick either sees `sleeping` or this thread
+       * sees its count. An exchange, not a seq_cst store: qemu-user 7.2 on x86 hosts lets a seq_cst load pass a
+       * seq_cst store (aarch64 stlr; ldar), and a kick was lost (the CI's AMD launch rows waited 60 s on an unread
+       * queue). Fences would do too, but gcc's -fsanitize=thread rejects them. */
+      atomic_exchange(&m->sleeping, true);
       while (!atomic_load(&m->kicks) && !atomic_load(&m->stop_flag)) pthread_cond_wait(&m->kick_cond, &m->kick_lock);
       atomic_store(&m->sleeping, false);
       pthread_mutex_unlock(&m->kick_lock);
@@ -428,7 +432,7 @@ hcq_status kfd_mock_cp_start(kfd_mock *m) {
 }
 
 void kfd_mock_cp_kick(kfd_mock *m) {
-  atomic_fetch_add(&m->kicks, 1);
+  atomic_fetch_add(&m->kicks, 1); /* a read-modify-write: the load below cannot pass it (see worker) */
   if (atomic_load(&m->sleeping)) {
     pthread_mutex_lock(&m->kick_lock);
     pthread_cond_signal(&m->kick_cond);

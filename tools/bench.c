@@ -38,6 +38,7 @@ typedef struct bres {
   bool verified;
   char *opts; /* the applied opts (bres_set_opts; NULL prints as "-"), never cut: the table's column grows to it */
   double compile_ms, run_ms;
+  int reps; /* timed runs behind run_ms (time_runs): the baseline compared with it runs as many times */
   char note[160];
   double p50, p90, p99; /* launch: latency percentiles (us) of its first run; 0 elsewhere */
   /* --repeat N: the spread over the runs (value above is their median) */
@@ -63,7 +64,6 @@ typedef struct bench {
   size_t nres, cap;
   size_t nmade; /* results ever made (at least nres: --repeat folds the runs back to one): the ones to free */
   int failures;
-  int last_reps; /* timed runs of the last time_runs: the baseline compared with it runs as many times */
 } bench;
 
 static bres *new_result(bench *b, const char *name, const char *metric) {
@@ -195,14 +195,15 @@ static hcq_status prepare(bench *b, krun *k, const char *text, bres *r) {
   return HCQ_OK;
 }
 
-/* After the first (verified) run: repeat within the time budget, median kernel time in ms. */
-static hcq_status time_runs(bench *b, krun *k, double first_ms, double *out_ms) {
+/* After the first (verified) run: repeat within the time budget, median kernel time in ms; *out_reps (if given) is
+ * the number of timed runs. */
+static hcq_status time_runs(bench *b, krun *k, double first_ms, double *out_ms, int *out_reps) {
   int reps = first_ms > 0 ? (int)(b->budget_s * 1000 / first_ms) : 10;
   reps = reps < 1 ? 1 : reps > 15 ? 15 : reps;
   double t[16];
   for (int i = 0; i < reps; i++) HCQ_TRY(krun_exec(k, 120000, &t[i]));
   *out_ms = median(t, reps);
-  b->last_reps = reps;
+  if (out_reps) *out_reps = reps;
   return HCQ_OK;
 }
 
@@ -214,8 +215,8 @@ static bool close_to(double got, double want, double rel, double abs) { return f
 static hcq_status stream_baseline(bench *b, bres *r, float *c, const float *x, const float *y, size_t n,
                                   double bytes) {
   double plain, nt;
-  HCQ_TRY(bench_stream(cpu_device_pool(b->dev), b->threads, c, x, y, n, false, b->last_reps, &plain));
-  HCQ_TRY(bench_stream(cpu_device_pool(b->dev), b->threads, c, x, y, n, true, b->last_reps, &nt));
+  HCQ_TRY(bench_stream(cpu_device_pool(b->dev), b->threads, c, x, y, n, false, r->reps, &plain));
+  HCQ_TRY(bench_stream(cpu_device_pool(b->dev), b->threads, c, x, y, n, true, r->reps, &nt));
   bool nt_wins = nt < plain;
   r->baseline = y ? (nt_wins ? "stream_add_nt" : "stream_add") : (nt_wins ? "stream_copy_nt" : "stream_copy");
   snprintf(r->baseline_config, sizeof r->baseline_config,
@@ -239,7 +240,7 @@ static hcq_status bench_add(bench *b, long n) {
     size_t bad = 0;
     for (long i = 0; i < n; i++) bad += o[i] != x[i] + y[i];
     r->verified = bad == 0;
-    st = time_runs(b, &k, ms, &r->run_ms);
+    st = time_runs(b, &k, ms, &r->run_ms, &r->reps);
   }
   double bytes = 3.0 * 4 * (double)n;
   if (!st) r->value = bytes / (r->run_ms / 1e3) / 1e9;
@@ -270,7 +271,7 @@ static hcq_status bench_saxpy(bench *b, long n) {
     size_t bad = 0;
     for (long i = 0; i < n; i++) bad += !close_to(y[i], i < run_n ? 2.5 * x[i] + y0[i] : y0[i], 1e-6, 0);
     r->verified = bad == 0;
-    st = time_runs(b, &k, ms, &r->run_ms);
+    st = time_runs(b, &k, ms, &r->run_ms, &r->reps);
   }
   double bytes = 3.0 * 4 * (double)run_n;
   if (!st) r->value = bytes / (r->run_ms / 1e3) / 1e9;
@@ -295,12 +296,12 @@ static hcq_status bench_sum(bench *b, long n) {
     double want = 0, mag = 0;
     for (long i = 0; i < n; i++) want += x[i], mag += fabs(x[i]);
     r->verified = close_to(f32(&k, 0)[0], want, 0, 1e-6 * mag + 1e-6);
-    st = time_runs(b, &k, ms, &r->run_ms);
+    st = time_runs(b, &k, ms, &r->run_ms, &r->reps);
   }
   if (!st) r->value = 4.0 * (double)n / (r->run_ms / 1e3) / 1e9;
   if (!st) {
     double s = 0, got = 0;
-    st = bench_base_sum(cpu_device_pool(b->dev), b->threads, f32(&k, 1), (size_t)n, b->last_reps, &s, &got);
+    st = bench_base_sum(cpu_device_pool(b->dev), b->threads, f32(&k, 1), (size_t)n, r->reps, &s, &got);
     if (!st) {
       r->baseline = "c_sum_simd";
       snprintf(r->baseline_config, sizeof r->baseline_config, "C loop, %s vector accumulators, %d threads",
@@ -338,7 +339,7 @@ static hcq_status bench_softmax(bench *b, long rows, long cols) {
       for (long j = 0; j < cols; j++) bad += !close_to(o[row * cols + j], exp(xr[j] - mx) / s, 1e-4, 1e-7);
     }
     r->verified = bad == 0;
-    st = time_runs(b, &k, ms, &r->run_ms);
+    st = time_runs(b, &k, ms, &r->run_ms, &r->reps);
   }
   if (!st) r->value = 8.0 * (double)(rows * cols) / (r->run_ms / 1e3) / 1e9;
   snprintf(r->note, sizeof r->note, "bytes = read x + write out");
@@ -347,7 +348,7 @@ static hcq_status bench_softmax(bench *b, long rows, long cols) {
   double s = 0;
   if (!st)
     st = bench_base_softmax(cpu_device_pool(b->dev), b->threads, o2, f32(&k, 1), (size_t)rows, (size_t)cols,
-                            b->last_reps, &s);
+                            r->reps, &s);
   if (!st) {
     r->baseline = "c_softmax_simd";
     snprintf(r->baseline_config, sizeof r->baseline_config, "C loop, %s, %d threads", bench_simd_softmax_isa(),
@@ -394,7 +395,7 @@ static hcq_status bench_reduce2d(bench *b, const char *name, bool by_cols, long 
     size_t bad = 0;
     for (long e = 0; e < nout; e++) bad += !close_to(o[e], want[e], 0, matmul_tol(nred, mag[e]));
     r->verified = bad == 0;
-    st = time_runs(b, &k, ms, &r->run_ms);
+    st = time_runs(b, &k, ms, &r->run_ms, &r->reps);
   }
   double bytes = 4.0 * (double)rows * (double)cols;
   if (!st) r->value = bytes / (r->run_ms / 1e3) / 1e9;
@@ -403,16 +404,16 @@ static hcq_status bench_reduce2d(bench *b, const char *name, bool by_cols, long 
   double s = 0, s_rows = 0;
   if (!st && !by_cols) {
     st = bench_base_row_sum(cpu_device_pool(b->dev), b->threads, o2, f32(&k, 1), (size_t)rows, (size_t)cols,
-                            b->last_reps, &s);
+                            r->reps, &s);
     r->baseline = "c_row_sum_simd";
     snprintf(r->baseline_config, sizeof r->baseline_config,
              "C loop, %s vector accumulators per row, rows split over %d threads", bench_simd_sum_isa(), b->threads);
   } else if (!st) {
     st = bench_base_col_sum(cpu_device_pool(b->dev), b->threads, true, o2, f32(&k, 1), (size_t)rows, (size_t)cols,
-                            b->last_reps, &s_rows);
+                            r->reps, &s_rows);
     if (!st)
       st = bench_base_col_sum(cpu_device_pool(b->dev), b->threads, false, o2, f32(&k, 1), (size_t)rows, (size_t)cols,
-                              b->last_reps, &s);
+                              r->reps, &s);
     r->baseline = "c_col_sum_simd";
     snprintf(r->baseline_config, sizeof r->baseline_config,
              "C loop, %s vector accumulators across the columns, %d threads, best of columns split (%.2f GB/s) and "
@@ -458,7 +459,7 @@ static hcq_status bench_matmul(bench *b, const char *name, long batch, long m, l
       bad += !close_to(c[(size_t)p * sc + (size_t)(i * n + j)], want, 1e-5, matmul_tol(kk, mag));
     }
     r->verified = bad == 0;
-    st = time_runs(b, &k, ms, &r->run_ms);
+    st = time_runs(b, &k, ms, &r->run_ms, &r->reps);
   }
   double flop = 2.0 * (double)batch * (double)m * (double)kk * (double)n;
   if (!st) r->value = flop / (r->run_ms / 1e3) / 1e9;
@@ -468,7 +469,7 @@ static hcq_status bench_matmul(bench *b, const char *name, long batch, long m, l
     float *c2 = malloc(sc * (size_t)batch * 4);
     if (!c2) st = hcq_status_make(HCQ_CODE_NOMEM, "sgemm output");
     if (!st) st = bench_openblas_sgemm_batched(b->threads, (int)batch, (int)m, (int)kk, (int)n, f32(&k, 1), f32(&k, 2),
-                                               c2, b->last_reps, &have, &s);
+                                               c2, r->reps, &have, &s);
     if (!st && have) {
       r->baseline = "openblas_sgemm";
       snprintf(r->baseline_config, sizeof r->baseline_config, "%s, %d threads%s", bench_openblas_describe(),
@@ -508,7 +509,7 @@ static hcq_status bench_transpose(bench *b, long n) {
     for (long i = 0; i < n; i++)
       for (long j = 0; j < n; j++) bad += o[j * n + i] != x[i * n + j];
     r->verified = bad == 0;
-    st = time_runs(b, &k, ms, &r->run_ms);
+    st = time_runs(b, &k, ms, &r->run_ms, &r->reps);
   }
   double bytes = 2.0 * 4 * (double)(n * n);
   if (!st) r->value = bytes / (r->run_ms / 1e3) / 1e9;
@@ -687,9 +688,9 @@ static hcq_status beam_row(bench *b, bres *r, const char *text, const uop_var_va
       if ((h.prog->desc.params[i].access & HCQ_ACCESS_WRITE))
         krun_compare(w.bufs[i].data, h.bufs[i].data, h.bufs[i].dtype, h.bufs[i].nelems, 1e-4, 1e-5, &cmp);
     r->beam_verified = cmp.mismatches == 0 && r->verified;
-    st = time_runs(b, &w, wm, &r->beam_run_ms);
+    st = time_runs(b, &w, wm, &r->beam_run_ms, NULL);
   }
-  if (!st) st = time_runs(b, &h, wm, &hm); /* the heuristic again, now: both times from the same moment */
+  if (!st) st = time_runs(b, &h, wm, &hm, NULL); /* the heuristic again, now: both times from the same moment */
   if (!st) {
     r->has_beam = true;
     r->beam_value = r->value * hm / r->beam_run_ms;

@@ -70,6 +70,8 @@ typedef struct cc_opt {
 
 /* Parse "UPCAST:0:4,THREAD:0:2" (errors name the item and position). *out_opts is malloc'd. */
 hcq_status cc_opts_parse(const char *text, cc_opt **out_opts, size_t *out_count);
+/* The inverse: "UPCAST:0:4,THREAD:0:2" ("" for none), malloc'd; NULL only when out of memory. */
+char *cc_opts_format(const cc_opt *opts, size_t n);
 const char *cc_opt_name(cc_opt_op op);
 
 typedef struct cc_options {

@@ -1,5 +1,6 @@
 /* Opt lists as text: "UPCAST:0:4,THREAD:0:2" (OP:AXIS:AMOUNT, comma separated; whitespace around items allowed). */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,4 +80,15 @@ hcq_status cc_opts_parse(const char *text, cc_opt **out_opts, size_t *out_count)
   *out_opts = opts;
   *out_count = n;
   return HCQ_OK;
+}
+
+char *cc_opts_format(const cc_opt *opts, size_t n) {
+  size_t cap = 1 + n * 64, len = 0; /* an item: a name under 16 chars, an int, an int64 (20 digits), 3 separators */
+  char *s = malloc(cap);
+  if (!s) return NULL;
+  s[0] = 0;
+  for (size_t i = 0; i < n; i++)
+    len += (size_t)snprintf(s + len, cap - len, "%s%s:%d:%lld", i ? "," : "", cc_opt_name(opts[i].op), opts[i].axis,
+                            (long long)opts[i].amount);
+  return s;
 }

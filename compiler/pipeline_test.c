@@ -205,6 +205,26 @@ int main(void) {
   CHECK_ERR(cc_opts_parse("UPCAST:x:4", &opts, &n), HCQ_CODE_PARSE, "axis");
   CHECK_ERR(cc_opts_parse("UPCAST:0:4;", &opts, &n), HCQ_CODE_PARSE, "expected ','");
   CHECK_EQ_STR(cc_opt_name(CC_OPT_GROUPTOP), "GROUPTOP");
+  /* formatting is the inverse: every op, extreme axes and amounts, none */
+  cc_opt all[CC_OPT_COUNT + 2];
+  for (int i = 0; i < CC_OPT_COUNT; i++) all[i] = (cc_opt){(cc_opt_op)i, i * 7 % 5, (int64_t)i * 3};
+  all[CC_OPT_COUNT] = (cc_opt){CC_OPT_UPCAST, 1000, INT32_MAX}; /* the largest the parser takes */
+  all[CC_OPT_COUNT + 1] = (cc_opt){CC_OPT_KBLOCK, 0, 0};
+  char *text = cc_opts_format(all, CC_OPT_COUNT + 2);
+  CHECK(text != NULL);
+  CHECK_OK(cc_opts_parse(text ? text : "", &opts, &n));
+  CHECK_EQ_INT(n, CC_OPT_COUNT + 2);
+  for (size_t i = 0; opts && i < n && i < CC_OPT_COUNT + 2; i++)
+    CHECK(opts[i].op == all[i].op && opts[i].axis == all[i].axis && opts[i].amount == all[i].amount);
+  CHECK(text && strstr(text, "UPCAST:1000:2147483647,KBLOCK:0:0") != NULL);
+  free(opts);
+  free(text);
+  text = cc_opts_format(NULL, 0);
+  CHECK_EQ_STR(text ? text : "(null)", "");
+  free(text);
+  text = cc_opts_format((const cc_opt[]){{CC_OPT_UPCAST, 0, 4}, {CC_OPT_THREAD, 1, 8}}, 2);
+  CHECK_EQ_STR(text ? text : "(null)", "UPCAST:0:4,THREAD:1:8");
+  free(text);
 
   /* 8. bad input: not a SINK */
   CHECK_ERR(cc_compile_source(ctx, uop_index_const(ctx, 3), &c, NULL, &p), HCQ_CODE_INVALID, "expected SINK");

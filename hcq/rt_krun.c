@@ -161,15 +161,7 @@ cc_kbuf *krun_buf(krun *k, int slot) {
 }
 
 char *krun_opts_text(const krun *k) {
-  size_t cap = 16 + (k->prog ? k->prog->napplied_opts : 0) * 32, len = 0;
-  char *s = calloc(1, cap);
-  if (!s || !k->prog) return s;
-  for (size_t i = 0; i < k->prog->napplied_opts; i++) {
-    const cc_opt *o = &k->prog->applied_opts[i];
-    len += (size_t)snprintf(s + len, cap - len, "%s%s:%d:%lld", i ? "," : "", cc_opt_name(o->op), o->axis,
-                            (long long)o->amount);
-  }
-  return s;
+  return cc_opts_format(k->prog ? k->prog->applied_opts : NULL, k->prog ? k->prog->napplied_opts : 0);
 }
 
 void krun_free(krun *k) {

@@ -19,15 +19,6 @@ bool beam_cli_width(const char *verb, long long flag_width, int *out_width) {
   return false;
 }
 
-char *beam_cli_opts_text(const cc_opt *opts, size_t n) {
-  size_t cap = 16 + n * 40, len = 0;
-  char *s = calloc(1, cap);
-  for (size_t i = 0; s && i < n; i++)
-    len += (size_t)snprintf(s + len, cap - len, "%s%s:%d:%lld", i ? "," : "", cc_opt_name(opts[i].op), opts[i].axis,
-                            (long long)opts[i].amount);
-  return s;
-}
-
 hcq_status beam_cli_search(const char *verb, hcq_rt_device *rd, const char *path, const char *text,
                            const cc_beam_options *o, bool quiet, cc_beam_result *out) {
   uint8_t *file = NULL;
@@ -39,7 +30,7 @@ hcq_status beam_cli_search(const char *verb, hcq_rt_device *rd, const char *path
   hcq_status st = cc_beam_search(rd, path ? (const char *)file : text, &opt, out);
   free(file);
   if (st || quiet) return st;
-  char *ot = beam_cli_opts_text(out->opts, out->nopts);
+  char *ot = cc_opts_format(out->opts, out->nopts);
   if (out->cache_hit)
     fprintf(stderr, "%s: beam %d: opts [%s] (cache hit)\n", verb, o->width, ot ? ot : "");
   else

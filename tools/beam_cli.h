@@ -17,7 +17,4 @@ bool beam_cli_width(const char *verb, long long flag_width, int *out_width);
 hcq_status beam_cli_search(const char *verb, hcq_rt_device *rd, const char *path, const char *text,
                            const cc_beam_options *o, bool quiet, cc_beam_result *out);
 
-/* "UPCAST:0:4,..." of a list ("" for none; malloc'd). */
-char *beam_cli_opts_text(const cc_opt *opts, size_t n);
-
 #endif

@@ -696,7 +696,7 @@ static hcq_status beam_row(bench *b, bres *r, const char *text, const uop_var_va
     r->beam_value = r->value * hm / r->beam_run_ms;
     r->beam_cache_hit = br.cache_hit;
     r->beam_search_s = br.elapsed_s;
-    char *ot = beam_cli_opts_text(br.opts, br.nopts);
+    char *ot = cc_opts_format(br.opts, br.nopts);
     bres_set_opts(&r->beam_opts, ot);
     free(ot);
   }

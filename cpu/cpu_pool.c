@@ -9,7 +9,7 @@
  *    command; cpu_pool_submit_here takes it for an idle pool's small submit, which the submitter then runs itself
  *    (cpu_pool_run_claimed). While a submitter holds it the leader leaves the queue alone; the submitter wakes the
  *    leader when it finds commands queued behind its own.
- * Every "check flag, then sleep" pairs with a "publish, then check sleepers" on the other side (PUBLISH). */
+ * Every "check flag, then sleep" pairs with a "publish, then check sleepers" on the other side (CPU_PUBLISH). */
 #include "cpu/cpu_pool.h"
 
 #include <errno.h>
@@ -54,10 +54,6 @@ struct cpu_pool {
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define LOAD_SC(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
 #define STORE_SC(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
-/* The store of a Dekker pair (store, then load the other side's flag): a seq_cst exchange. A seq_cst store followed by
- * a seq_cst load is not enough under qemu-user 7.2 on x86 hosts, which lets the load pass the store (aarch64 stlr;
- * ldar); a fence would do, but gcc's -fsanitize=thread rejects atomic_thread_fence. */
-#define PUBLISH(p, v) ((void)__atomic_exchange_n((p), (v), __ATOMIC_SEQ_CST))
 
 /* Run ids of job generation g until none are left. */
 static void participate(cpu_pool *p, uint32_t g) {
@@ -116,7 +112,7 @@ static void run_exec(cpu_pool *p, const cpu_cmd *c) {
   __atomic_store_n(&p->job_n, (uint32_t)c->threads, __ATOMIC_RELAXED);
   STORE(&p->remaining, (uint32_t)c->threads);
   STORE(&p->claim, (uint64_t)g << 32);
-  PUBLISH(&p->gen, g);
+  CPU_PUBLISH(&p->gen, g);
   int helpers = p->nthreads - 1, want = c->threads - 1 < helpers ? c->threads - 1 : helpers;
   if (!c->no_wake && LOAD_SC(&p->helper_sleepers) > 0) cpu_futex_wake(&p->gen, want);
   participate(p, g);
@@ -130,7 +126,7 @@ static void run_exec(cpu_pool *p, const cpu_cmd *c) {
       cpu_spin_pause(spun);
       continue;
     }
-    PUBLISH(&p->leader_joining, 1);
+    CPU_PUBLISH(&p->leader_joining, 1);
     r = LOAD_SC(&p->remaining);
     if (r != 0) cpu_futex_wait(&p->remaining, r, 0);
     STORE_SC(&p->leader_joining, 0);
@@ -183,7 +179,7 @@ static bool next_cmd(cpu_pool *p, cpu_cmd *out, uint64_t *out_seq) {
       cpu_spin_pause(spun);
       continue;
     }
-    PUBLISH(&p->leader_sleeping, 1);
+    CPU_PUBLISH(&p->leader_sleeping, 1);
     if ((LOAD_SC(&p->q_count) == 0 || LOAD_SC(&p->executing)) && !LOAD_SC(&p->stopping))
       cpu_futex_wait(&p->q_futex, f, 0);
     STORE_SC(&p->leader_sleeping, 0);
@@ -294,7 +290,7 @@ void cpu_pool_run_claimed(cpu_pool *p) {
     run_cmd(p, &c, seq);
     cpu_signal_set(&p->done_seq, seq);
   }
-  PUBLISH(&p->executing, 0);
+  CPU_PUBLISH(&p->executing, 0);
   if (LOAD_SC(&p->q_count) > 0) {
     __atomic_add_fetch(&p->q_futex, 1, __ATOMIC_SEQ_CST);
     if (LOAD_SC(&p->leader_sleeping)) cpu_futex_wake(&p->q_futex, 1);

@@ -30,8 +30,7 @@ void cpu_spin_pause(uint64_t spun_ns) {
 void cpu_futex_wake(uint32_t *word, int count) { syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, count, NULL, NULL, 0); }
 
 void cpu_signal_set(uint64_t *value_addr, uint64_t value) {
-  /* an exchange, not a seq_cst store: under qemu-user 7.2 on x86 hosts the load below may pass a seq_cst store */
-  (void)__atomic_exchange_n(value_addr, value, __ATOMIC_SEQ_CST);
+  CPU_PUBLISH(value_addr, value);
   if (__atomic_load_n(&signal_sleepers, __ATOMIC_SEQ_CST) > 0) cpu_futex_wake((uint32_t *)value_addr, 1 << 30);
 }
 

@@ -33,6 +33,12 @@ static inline void cpu_relax(void) {
 #endif
 }
 
+/* The store of a Dekker pair (publish a flag, then load the other side's, seq_cst): a seq_cst exchange, not a seq_cst
+ * store. qemu-user 7.2 on x86 hosts lets an aarch64 seq_cst load (ldar) pass an earlier seq_cst store (stlr), which
+ * the architecture forbids, and a sleeper's flag goes unseen; a fence would do too, but gcc's -fsanitize=thread
+ * rejects atomic_thread_fence. cpu_sync_order_test checks the pair wherever the tests run. */
+#define CPU_PUBLISH(p, v) ((void)__atomic_exchange_n((p), (v), __ATOMIC_SEQ_CST))
+
 /* Store `value` to the signal word (release) and wake anyone sleeping in cpu_signal_wait on it. */
 void cpu_signal_set(uint64_t *value_addr, uint64_t value);
 uint64_t cpu_signal_load(const uint64_t *value_addr);

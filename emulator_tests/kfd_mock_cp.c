@@ -399,7 +399,7 @@ static void *worker(void *arg) {
       /* Dekker with kfd_mock_cp_kick (a read-modify-write, then a load): a kick either sees `sleeping` or this thread
        * sees its count. An exchange, not a seq_cst store: qemu-user 7.2 on x86 hosts lets a seq_cst load pass a
        * seq_cst store (aarch64 stlr; ldar), and a kick was lost (the CI's AMD launch rows waited 60 s on an unread
-       * queue). Fences would do too, but gcc's -fsanitize=thread rejects them. */
+       * queue). Fences would do too, but gcc's -fsanitize=thread rejects them (cpu/cpu_sync.h: CPU_PUBLISH). */
       atomic_exchange(&m->sleeping, true);
       while (!atomic_load(&m->kicks) && !atomic_load(&m->stop_flag)) pthread_cond_wait(&m->kick_cond, &m->kick_lock);
       atomic_store(&m->sleeping, false);

@@ -8,7 +8,8 @@
  *   consecutive stores of an upcast innermost axis hit consecutive addresses. A REDUCE under it is copied per lane:
  *   one accumulator per lane.
  * REDUCEs are expanded first (sources first), so nested reduces work. GROUP_REDUCE ranges pass through: the next
- * pass (group_reduce.c) lowers them to shared memory per lane. */
+ * pass (group_reduce.c) lowers them to shared memory per lane. Index sums are regrouped first so that every lane's
+ * index is a shared base plus a constant (group_fn). */
 #include <stdlib.h>
 
 #include "compiler/cc_internal.h"
@@ -52,6 +53,17 @@ static void lane_values(uop_ctx *ctx, const uop *const *ex, uint32_t nex, int64_
     vals[i] = uop_index_const(ctx, lane % size);
     lane /= size;
   }
+}
+
+/* An index ADD or MUL of two constants (a lane's offset, such as 1*512 + 5) folded as the lane is built: otherwise
+ * the symbolic rewrite after the expansion folds it and rebuilds every lane's index, load and store around it. */
+static const uop *fold_lane_const(uop_ctx *ctx, const uop *n, const uop *const *src) {
+  int64_t a, b;
+  if ((n->op != UOP_ADD && n->op != UOP_MUL) || n->dtype.scalar != UOP_INDEX || n->dtype.count != 1 ||
+      !uop_const_value(src[0], &a) || !uop_const_value(src[1], &b))
+    return NULL;
+  uint64_t r = n->op == UOP_ADD ? (uint64_t)a + (uint64_t)b : (uint64_t)a * (uint64_t)b; /* no signed overflow UB */
+  return uop_index_const(ctx, (int64_t)r);
 }
 
 /* All nl lanes of root at once (out[l] = root with ex[i] replaced by lane l's constant, as lane_values numbers
@@ -138,7 +150,8 @@ static bool substitute_lanes(uop_ctx *ctx, const uop *root, const uop *const *ex
           if (sd >> i & 1) sp = sp * size[i] + vals[i];
         src[s] = res[base[sk] + (size_t)sp];
       }
-      res[base[k] + (size_t)p] = uop_replace_src(ctx, n, src, n->nsrc);
+      const uop *folded = fold_lane_const(ctx, n, src);
+      res[base[k] + (size_t)p] = folded ? folded : uop_replace_src(ctx, n, src, n->nsrc);
       if (!res[base[k] + (size_t)p]) fail = true;
     }
     if (src != small) free(src);
@@ -175,6 +188,52 @@ out:
   free(base);
   free(res);
   return done;
+}
+
+/* Lane-constant index sums (not in the reference). An index sum whose terms mix lane-constant ones (built only from
+ * UPCAST/UNROLL ranges and constants) with the rest is regrouped as (rest) + (lane-constant part) before the lanes are
+ * substituted, and fold_lane_const folds each lane's part as it is built: each lane's index is then one shared base
+ * plus a constant, instead of a sum that the symbolic rewrite re-normalizes lane by lane (matmul 512's 16x8 tile: the
+ * expansion made 1,657 nodes before, 925 now; the whole pipeline 0.52-0.56 -> 0.45-0.47 ms warm). Index adds only:
+ * their reassociation is exact, and the symbolic rules reorder them anyway. */
+static bool is_index_add(const uop *n) {
+  return n->op == UOP_ADD && n->dtype.scalar == UOP_INDEX && n->dtype.count == 1;
+}
+
+static bool lane_const(const uop *n, int depth) {
+  if (n->op == UOP_CONST || is_expand_axis(n)) return true;
+  if (depth == 0 || !uop_op_is_alu((uop_op)n->op) || n->dtype.scalar != UOP_INDEX) return false;
+  for (uint32_t i = 0; i < n->nsrc; i++)
+    if (!lane_const(n->src[i], depth - 1)) return false;
+  return true;
+}
+
+/* x as rest + lanes (either may be NULL). Every index add the walk has rebuilt is rest-only, lane-constant, or
+ * grouped (an add of a rest-only sum and a lane-constant term), so a look at the top is enough. */
+static void split_sum(const uop *x, const uop **rest, const uop **lanes) {
+  if (lane_const(x, 6)) {
+    *rest = NULL;
+    *lanes = x;
+  } else if (is_index_add(x) && lane_const(x->src[1], 6)) {
+    *rest = x->src[0];
+    *lanes = x->src[1];
+  } else {
+    *rest = x;
+    *lanes = NULL;
+  }
+}
+
+static const uop *add_or(uop_ctx *ctx, const uop *a, const uop *b) { return !a ? b : !b ? a : uop_alu2(ctx, UOP_ADD, a, b); }
+
+static const uop *group_fn(void *user, uop_ctx *ctx, const uop *n, hcq_status *st) {
+  (void)user;
+  (void)st;
+  if (!is_index_add(n)) return n;
+  const uop *ra, *la, *rb, *lb;
+  split_sum(n->src[0], &ra, &la);
+  split_sum(n->src[1], &rb, &lb);
+  if ((!la && !lb) || (!ra && !rb) || (!la && !rb)) return n; /* rest-only, lane-constant, or rest + lanes */
+  return add_or(ctx, add_or(ctx, ra, rb), add_or(ctx, la, lb));
 }
 
 /* Combine values[0..n) with op as a balanced tree (in place). */
@@ -347,8 +406,9 @@ hcq_status cc_expand(uop_ctx *ctx, const uop *sink, const cc_target *t, const uo
     for (size_t k = 0; k < count; k++)
       if (nodes[k]->op == UOP_RANGE && nodes[k]->arg.i2 == UOP_AXIS_UPCAST) job.upcast[job.nupcast++] = nodes[k];
   }
-  const uop *reduced;
-  hcq_status rst = cc_rebuild(ctx, sink, reduce_fn, job.vector_max >= 2 ? &job : NULL, &reduced);
+  const uop *grouped, *reduced;
+  HCQ_TRY(cc_rebuild(ctx, sink, group_fn, NULL, &grouped));
+  hcq_status rst = cc_rebuild(ctx, grouped, reduce_fn, job.vector_max >= 2 ? &job : NULL, &reduced);
   free(job.upcast);
   HCQ_TRY(rst);
   const uop **stores = NULL;

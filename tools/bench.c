@@ -4,7 +4,8 @@
  * A fixed suite of kernels compiled by the compiler (c target, hand-coded heuristic) and run on the CPU device
  * through hcq queues. Every result is verified against a direct C reference (in full, or on a sample of rows /
  * entries for the large reductions and matmuls). Baselines are measured in the same run on the same threads, each
- * as many times as the kernel it is compared with was timed, both sides reported as the median of their runs:
+ * as many times as the kernel it is compared with was timed, both sides reported as the median of their runs; the
+ * pool baselines run interleaved with the kernel's runs (base_once), OpenBLAS as a block after them:
  * elementwise kernels against the best of two STREAM loops (plain and non-temporal stores), matmul against
  * OpenBLAS sgemm (dlopen'd; null when not installed), sum, row_sum, col_sum(_tall) and softmax against plain
  * vectorized C loops on the pool, launch
@@ -195,14 +196,31 @@ static hcq_status prepare(bench *b, krun *k, const char *text, bres *r) {
   return HCQ_OK;
 }
 
+/* A row's pool baseline run once after each timed kernel run (kernel, baseline, kernel, baseline, ...), so that both
+ * sides sample the same moments: on a shared machine the memory bandwidth drifts within a row (a 64 MiB sum went
+ * from 2.4 to 1.6 ms over 15 runs), and a baseline timed as a block after the kernel's runs got the later half. Up to
+ * two variants (STREAM's plain and non-temporal loops, the column sum's two splits), each the median of its runs.
+ * Not for OpenBLAS: its own threads keep spinning after a call, on the cores the next kernel run needs. */
+typedef struct base_once {
+  hcq_status (*run)(bench *b, void *ctx, int variant, double *out_s); /* one run of the variant, in seconds */
+  void *ctx;
+  int nvariants;
+  double median_s[2];
+} base_once;
+
 /* After the first (verified) run: repeat within the time budget, median kernel time in ms; *out_reps (if given) is
- * the number of timed runs. */
-static hcq_status time_runs(bench *b, krun *k, double first_ms, double *out_ms, int *out_reps) {
+ * the number of timed runs. With bo, its baseline runs interleaved (above) and bo->median_s gets their medians. */
+static hcq_status time_runs(bench *b, krun *k, double first_ms, double *out_ms, int *out_reps, base_once *bo) {
   int reps = first_ms > 0 ? (int)(b->budget_s * 1000 / first_ms) : 10;
   reps = reps < 1 ? 1 : reps > 15 ? 15 : reps;
-  double t[16];
-  for (int i = 0; i < reps; i++) HCQ_TRY(krun_exec(k, 120000, &t[i]));
+  double t[16], u[2][16];
+  int nv = bo ? bo->nvariants : 0;
+  for (int i = 0; i < reps; i++) {
+    HCQ_TRY(krun_exec(k, 120000, &t[i]));
+    for (int v = 0; v < nv; v++) HCQ_TRY(bo->run(b, bo->ctx, v, &u[v][i]));
+  }
   *out_ms = median(t, reps);
+  for (int v = 0; v < nv; v++) bo->median_s[v] = median(u[v], reps);
   if (out_reps) *out_reps = reps;
   return HCQ_OK;
 }
@@ -211,19 +229,27 @@ static float *f32(krun *k, int slot) { return (float *)krun_buf(k, slot)->data; 
 
 static bool close_to(double got, double want, double rel, double abs) { return fabs(got - want) <= rel * fabs(want) + abs; }
 
-/* STREAM baseline: best of plain and non-temporal stores; copy when b is NULL. */
-static hcq_status stream_baseline(bench *b, bres *r, float *c, const float *x, const float *y, size_t n,
-                                  double bytes) {
-  double plain, nt;
-  HCQ_TRY(bench_stream(cpu_device_pool(b->dev), b->threads, c, x, y, n, false, r->reps, &plain));
-  HCQ_TRY(bench_stream(cpu_device_pool(b->dev), b->threads, c, x, y, n, true, r->reps, &nt));
+/* STREAM baseline (variant 0 plain, 1 non-temporal stores): c = a + b, or a copy when b is NULL. */
+typedef struct stream_args {
+  float *c;
+  const float *a, *b;
+  size_t n;
+} stream_args;
+
+static hcq_status stream_once(bench *b, void *ctx, int variant, double *out_s) {
+  const stream_args *s = ctx;
+  return bench_stream(cpu_device_pool(b->dev), b->threads, s->c, s->a, s->b, s->n, variant == 1, 1, out_s);
+}
+
+/* The row's baseline from the interleaved STREAM runs: the better of plain and non-temporal stores. */
+static void stream_report(bench *b, bres *r, const base_once *bo, bool add, double bytes) {
+  double plain = bo->median_s[0], nt = bo->median_s[1];
   bool nt_wins = nt < plain;
-  r->baseline = y ? (nt_wins ? "stream_add_nt" : "stream_add") : (nt_wins ? "stream_copy_nt" : "stream_copy");
+  r->baseline = add ? (nt_wins ? "stream_add_nt" : "stream_add") : (nt_wins ? "stream_copy_nt" : "stream_copy");
   snprintf(r->baseline_config, sizeof r->baseline_config,
            "STREAM %s loop, best of plain (%.2f GB/s) and non-temporal stores (%.2f GB/s), %d threads",
-           y ? "add" : "copy", bytes / plain / 1e9, bytes / nt / 1e9, b->threads);
+           add ? "add" : "copy", bytes / plain / 1e9, bytes / nt / 1e9, b->threads);
   r->baseline_value = bytes / (nt_wins ? nt : plain) / 1e9;
-  return HCQ_OK;
 }
 
 static hcq_status bench_add(bench *b, long n) {
@@ -240,11 +266,14 @@ static hcq_status bench_add(bench *b, long n) {
     size_t bad = 0;
     for (long i = 0; i < n; i++) bad += o[i] != x[i] + y[i];
     r->verified = bad == 0;
-    st = time_runs(b, &k, ms, &r->run_ms, &r->reps);
   }
+  /* the baseline writes the kernel's output buffer (checked above) */
+  stream_args sa = {st ? NULL : f32(&k, 0), st ? NULL : f32(&k, 1), st ? NULL : f32(&k, 2), (size_t)n};
+  base_once bo = {stream_once, &sa, 2, {0, 0}};
+  if (!st) st = time_runs(b, &k, ms, &r->run_ms, &r->reps, &bo);
   double bytes = 3.0 * 4 * (double)n;
   if (!st) r->value = bytes / (r->run_ms / 1e3) / 1e9;
-  if (!st) st = stream_baseline(b, r, f32(&k, 0), f32(&k, 1), f32(&k, 2), (size_t)n, bytes);
+  if (!st) stream_report(b, r, &bo, true, bytes);
   krun_free(&k);
   free(text);
   return st;
@@ -271,15 +300,29 @@ static hcq_status bench_saxpy(bench *b, long n) {
     size_t bad = 0;
     for (long i = 0; i < n; i++) bad += !close_to(y[i], i < run_n ? 2.5 * x[i] + y0[i] : y0[i], 1e-6, 0);
     r->verified = bad == 0;
-    st = time_runs(b, &k, ms, &r->run_ms, &r->reps);
   }
+  stream_args sa = {y0, st ? NULL : f32(&k, 1), st ? NULL : f32(&k, 0), (size_t)run_n};
+  base_once bo = {stream_once, &sa, 2, {0, 0}};
+  if (!st) st = time_runs(b, &k, ms, &r->run_ms, &r->reps, &bo);
   double bytes = 3.0 * 4 * (double)run_n;
   if (!st) r->value = bytes / (r->run_ms / 1e3) / 1e9;
-  if (!st) st = stream_baseline(b, r, y0, f32(&k, 1), f32(&k, 0), (size_t)run_n, bytes);
+  if (!st) stream_report(b, r, &bo, true, bytes);
   krun_free(&k);
   free(text);
   free(y0);
   return st;
+}
+
+typedef struct sum_args {
+  const float *x;
+  size_t n;
+  double got; /* the baseline's sum */
+} sum_args;
+
+static hcq_status sum_once(bench *b, void *ctx, int variant, double *out_s) {
+  (void)variant;
+  sum_args *s = ctx;
+  return bench_base_sum(cpu_device_pool(b->dev), b->threads, s->x, s->n, 1, out_s, &s->got);
 }
 
 static hcq_status bench_sum(bench *b, long n) {
@@ -296,26 +339,50 @@ static hcq_status bench_sum(bench *b, long n) {
     double want = 0, mag = 0;
     for (long i = 0; i < n; i++) want += x[i], mag += fabs(x[i]);
     r->verified = close_to(f32(&k, 0)[0], want, 0, 1e-6 * mag + 1e-6);
-    st = time_runs(b, &k, ms, &r->run_ms, &r->reps);
   }
-  if (!st) r->value = 4.0 * (double)n / (r->run_ms / 1e3) / 1e9;
+  sum_args sa = {st ? NULL : f32(&k, 1), (size_t)n, 0};
+  base_once bo = {sum_once, &sa, 1, {0, 0}};
+  if (!st) st = time_runs(b, &k, ms, &r->run_ms, &r->reps, &bo);
   if (!st) {
-    double s = 0, got = 0;
-    st = bench_base_sum(cpu_device_pool(b->dev), b->threads, f32(&k, 1), (size_t)n, r->reps, &s, &got);
-    if (!st) {
-      r->baseline = "c_sum_simd";
-      snprintf(r->baseline_config, sizeof r->baseline_config, "C loop, %s vector accumulators, %d threads",
-               bench_simd_sum_isa(), b->threads);
-      r->baseline_value = 4.0 * (double)n / s / 1e9;
-      double mag = 0; /* two float sums of rounding values differ by up to their rounding: scale by sum |x| */
-      for (long i = 0; i < n; i++) mag += fabs(f32(&k, 1)[i]);
-      if (!close_to(got, f32(&k, 0)[0], 1e-5, 1e-6 * mag + 1e-3))
-        snprintf(r->note, sizeof r->note, "baseline sum %g differs", got);
-    }
+    r->value = 4.0 * (double)n / (r->run_ms / 1e3) / 1e9;
+    r->baseline = "c_sum_simd";
+    snprintf(r->baseline_config, sizeof r->baseline_config, "C loop, %s vector accumulators, %d threads",
+             bench_simd_sum_isa(), b->threads);
+    r->baseline_value = 4.0 * (double)n / bo.median_s[0] / 1e9;
+    double mag = 0; /* two float sums of rounding values differ by up to their rounding: scale by sum |x| */
+    for (long i = 0; i < n; i++) mag += fabs(f32(&k, 1)[i]);
+    if (!close_to(sa.got, f32(&k, 0)[0], 1e-5, 1e-6 * mag + 1e-3))
+      snprintf(r->note, sizeof r->note, "baseline sum %g differs", sa.got);
   }
   krun_free(&k);
   free(text);
   return st;
+}
+
+/* Row-wise baselines' arguments: out (rows for softmax, one per row or column for the sums) from x. */
+typedef struct rows_args {
+  float *out;
+  const float *x;
+  size_t rows, cols;
+} rows_args;
+
+static hcq_status softmax_once(bench *b, void *ctx, int variant, double *out_s) {
+  (void)variant;
+  const rows_args *a = ctx;
+  return bench_base_softmax(cpu_device_pool(b->dev), b->threads, a->out, a->x, a->rows, a->cols, 1, out_s);
+}
+
+static hcq_status row_sum_once(bench *b, void *ctx, int variant, double *out_s) {
+  (void)variant;
+  const rows_args *a = ctx;
+  return bench_base_row_sum(cpu_device_pool(b->dev), b->threads, a->out, a->x, a->rows, a->cols, 1, out_s);
+}
+
+/* variant 0: columns split over the threads, 1: rows split (its partial sums added after the join) */
+static hcq_status col_sum_once(bench *b, void *ctx, int variant, double *out_s) {
+  const rows_args *a = ctx;
+  return bench_base_col_sum(cpu_device_pool(b->dev), b->threads, variant == 1, a->out, a->x, a->rows, a->cols, 1,
+                            out_s);
 }
 
 static hcq_status bench_softmax(bench *b, long rows, long cols) {
@@ -339,16 +406,15 @@ static hcq_status bench_softmax(bench *b, long rows, long cols) {
       for (long j = 0; j < cols; j++) bad += !close_to(o[row * cols + j], exp(xr[j] - mx) / s, 1e-4, 1e-7);
     }
     r->verified = bad == 0;
-    st = time_runs(b, &k, ms, &r->run_ms, &r->reps);
   }
-  if (!st) r->value = 8.0 * (double)(rows * cols) / (r->run_ms / 1e3) / 1e9;
-  snprintf(r->note, sizeof r->note, "bytes = read x + write out");
   float *o2 = st ? NULL : malloc((size_t)(rows * cols) * 4);
   if (!st && !o2) st = hcq_status_make(HCQ_CODE_NOMEM, "softmax baseline output");
-  double s = 0;
-  if (!st)
-    st = bench_base_softmax(cpu_device_pool(b->dev), b->threads, o2, f32(&k, 1), (size_t)rows, (size_t)cols,
-                            r->reps, &s);
+  rows_args ra = {o2, st ? NULL : f32(&k, 1), (size_t)rows, (size_t)cols};
+  base_once bo = {softmax_once, &ra, 1, {0, 0}};
+  if (!st) st = time_runs(b, &k, ms, &r->run_ms, &r->reps, &bo);
+  if (!st) r->value = 8.0 * (double)(rows * cols) / (r->run_ms / 1e3) / 1e9;
+  snprintf(r->note, sizeof r->note, "bytes = read x + write out");
+  double s = bo.median_s[0];
   if (!st) {
     r->baseline = "c_softmax_simd";
     snprintf(r->baseline_config, sizeof r->baseline_config, "C loop, %s, %d threads", bench_simd_softmax_isa(),
@@ -395,30 +461,26 @@ static hcq_status bench_reduce2d(bench *b, const char *name, bool by_cols, long 
     size_t bad = 0;
     for (long e = 0; e < nout; e++) bad += !close_to(o[e], want[e], 0, matmul_tol(nred, mag[e]));
     r->verified = bad == 0;
-    st = time_runs(b, &k, ms, &r->run_ms, &r->reps);
   }
   double bytes = 4.0 * (double)rows * (double)cols;
-  if (!st) r->value = bytes / (r->run_ms / 1e3) / 1e9;
   float *o2 = st ? NULL : aligned_alloc(64, ((size_t)nout * 4 + 63) & ~(size_t)63);
   if (!st && !o2) st = hcq_status_make(HCQ_CODE_NOMEM, "reduce baseline output");
-  double s = 0, s_rows = 0;
+  rows_args ra = {o2, st ? NULL : f32(&k, 1), (size_t)rows, (size_t)cols};
+  base_once bo = {by_cols ? col_sum_once : row_sum_once, &ra, by_cols ? 2 : 1, {0, 0}};
+  if (!st) st = time_runs(b, &k, ms, &r->run_ms, &r->reps, &bo);
+  if (!st) r->value = bytes / (r->run_ms / 1e3) / 1e9;
+  double s = bo.median_s[0];
   if (!st && !by_cols) {
-    st = bench_base_row_sum(cpu_device_pool(b->dev), b->threads, o2, f32(&k, 1), (size_t)rows, (size_t)cols,
-                            r->reps, &s);
     r->baseline = "c_row_sum_simd";
     snprintf(r->baseline_config, sizeof r->baseline_config,
              "C loop, %s vector accumulators per row, rows split over %d threads", bench_simd_sum_isa(), b->threads);
   } else if (!st) {
-    st = bench_base_col_sum(cpu_device_pool(b->dev), b->threads, true, o2, f32(&k, 1), (size_t)rows, (size_t)cols,
-                            r->reps, &s_rows);
-    if (!st)
-      st = bench_base_col_sum(cpu_device_pool(b->dev), b->threads, false, o2, f32(&k, 1), (size_t)rows, (size_t)cols,
-                              r->reps, &s);
+    double s_rows = bo.median_s[1];
     r->baseline = "c_col_sum_simd";
     snprintf(r->baseline_config, sizeof r->baseline_config,
              "C loop, %s vector accumulators across the columns, %d threads, best of columns split (%.2f GB/s) and "
              "rows split (%.2f GB/s)", bench_simd_col_isa(), b->threads, bytes / s / 1e9, bytes / s_rows / 1e9);
-    if (s_rows < s) s = s_rows; /* o2 holds the columns-split result; both are checked the same way */
+    if (s_rows < s) s = s_rows; /* o2 holds the rows-split result (run last); both are checked the same way */
   }
   if (!st) {
     r->baseline_value = bytes / s / 1e9;
@@ -459,7 +521,7 @@ static hcq_status bench_matmul(bench *b, const char *name, long batch, long m, l
       bad += !close_to(c[(size_t)p * sc + (size_t)(i * n + j)], want, 1e-5, matmul_tol(kk, mag));
     }
     r->verified = bad == 0;
-    st = time_runs(b, &k, ms, &r->run_ms, &r->reps);
+    st = time_runs(b, &k, ms, &r->run_ms, &r->reps, NULL); /* OpenBLAS after, as a block (base_once) */
   }
   double flop = 2.0 * (double)batch * (double)m * (double)kk * (double)n;
   if (!st) r->value = flop / (r->run_ms / 1e3) / 1e9;
@@ -509,18 +571,18 @@ static hcq_status bench_transpose(bench *b, long n) {
     for (long i = 0; i < n; i++)
       for (long j = 0; j < n; j++) bad += o[j * n + i] != x[i * n + j];
     r->verified = bad == 0;
-    st = time_runs(b, &k, ms, &r->run_ms, &r->reps);
   }
+  hcq_mem m = {0};
+  if (!st) st = cpu_device_alloc(b->dev, (size_t)(n * n) * 4, &m);
+  stream_args sa = {m.host, st ? NULL : f32(&k, 1), NULL, (size_t)(n * n)};
+  base_once bo = {stream_once, &sa, 2, {0, 0}};
+  if (!st) st = time_runs(b, &k, ms, &r->run_ms, &r->reps, &bo);
   double bytes = 2.0 * 4 * (double)(n * n);
-  if (!st) r->value = bytes / (r->run_ms / 1e3) / 1e9;
   if (!st) {
-    float *tmp = NULL;
-    hcq_mem m = {0};
-    st = cpu_device_alloc(b->dev, (size_t)(n * n) * 4, &m);
-    tmp = m.host;
-    if (!st) st = stream_baseline(b, r, tmp, f32(&k, 1), NULL, (size_t)(n * n), bytes);
-    cpu_device_free(b->dev, &m);
+    r->value = bytes / (r->run_ms / 1e3) / 1e9;
+    stream_report(b, r, &bo, false, bytes);
   }
+  if (m.host) cpu_device_free(b->dev, &m);
   krun_free(&k);
   free(text);
   return st;
@@ -688,9 +750,9 @@ static hcq_status beam_row(bench *b, bres *r, const char *text, const uop_var_va
       if ((h.prog->desc.params[i].access & HCQ_ACCESS_WRITE))
         krun_compare(w.bufs[i].data, h.bufs[i].data, h.bufs[i].dtype, h.bufs[i].nelems, 1e-4, 1e-5, &cmp);
     r->beam_verified = cmp.mismatches == 0 && r->verified;
-    st = time_runs(b, &w, wm, &r->beam_run_ms, NULL);
+    st = time_runs(b, &w, wm, &r->beam_run_ms, NULL, NULL);
   }
-  if (!st) st = time_runs(b, &h, wm, &hm, NULL); /* the heuristic again, now: both times from the same moment */
+  if (!st) st = time_runs(b, &h, wm, &hm, NULL, NULL); /* the heuristic again, now: both times from the same moment */
   if (!st) {
     r->has_beam = true;
     r->beam_value = r->value * hm / r->beam_run_ms;

@@ -403,6 +403,8 @@ hcq_status cc_expand(uop_ctx *ctx, const uop *sink, const cc_target *t, const uo
     *out_sink = sink;
     return HCQ_OK;
   }
+  const uop *grouped;
+  HCQ_TRY(cc_rebuild(ctx, sink, group_fn, NULL, &grouped)); /* the ranges stay the same nodes */
   expand_job job = {.vector_max = t ? t->vector_max : 0};
   if (job.vector_max >= 2) {
     job.upcast = malloc((count ? count : 1) * sizeof *job.upcast);
@@ -410,8 +412,7 @@ hcq_status cc_expand(uop_ctx *ctx, const uop *sink, const cc_target *t, const uo
     for (size_t k = 0; k < count; k++)
       if (nodes[k]->op == UOP_RANGE && nodes[k]->arg.i2 == UOP_AXIS_UPCAST) job.upcast[job.nupcast++] = nodes[k];
   }
-  const uop *grouped, *reduced;
-  HCQ_TRY(cc_rebuild(ctx, sink, group_fn, NULL, &grouped));
+  const uop *reduced;
   hcq_status rst = cc_rebuild(ctx, grouped, reduce_fn, job.vector_max >= 2 ? &job : NULL, &reduced);
   free(job.upcast);
   HCQ_TRY(rst);

@@ -60,8 +60,9 @@ static hcq_status pool_run(cpu_pool *pool, int threads, cpu_task_fn fn, void *ct
 }
 
 /* Baselines time each run into t[] and report the median (t[n / 2] of the sorted times, as the hcq rows do): bench.c
- * asks for as many runs as the kernel it compares them with had, so both sides are the same statistic of the same
- * count (a best-of-3 baseline against a median kernel leaned against hcq on a noisy machine). */
+ * takes as many runs as the kernel it compares them with had (one at a time, interleaved with the kernel's, for
+ * the pool baselines), so both sides are the same statistic of the same count (a best-of-3 baseline against a median
+ * kernel leaned against hcq on a noisy machine). */
 static int cmp_double(const void *x, const void *y);
 static hcq_status check_reps(int reps, const char *who) {
   if (reps < 1 || reps > BENCH_BASE_MAX_REPS)

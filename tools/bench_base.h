@@ -10,8 +10,9 @@
 #include "cpu/cpu_pool.h"
 #include "base/status.h"
 
-/* Every baseline runs reps times (1..BENCH_BASE_MAX_REPS; `hcq bench` passes the count of timed runs the hcq kernel
- * it is compared with had) and reports the median time. */
+/* Every baseline runs reps times (1..BENCH_BASE_MAX_REPS) and reports the median time. `hcq bench` runs the pool
+ * baselines with reps 1 after each timed run of the kernel they are compared with (interleaved), and OpenBLAS with the
+ * count of the kernel's timed runs after them. */
 #define BENCH_BASE_MAX_REPS 16
 
 /* c[i] = a[i] + b[i] (or c[i] = a[i] when b is NULL) over n floats, split over `threads` core_ids of the pool.

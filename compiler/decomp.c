@@ -75,14 +75,16 @@ static const uop *xexp2(fb *b, const uop *x) {
   c[0] = 1;
   for (int k = 1; k <= deg; k++) c[k] = c[k - 1] * LN2 / k;
   const uop *p = horner(b, f, c, deg + 1);
-  /* 2^n = 2^n1 * 2^n2, n1 = floor(n/2), n2 = n - n1, in unsigned arithmetic: u = n + off > 0 (off = 256 / 2048
-   * covers n >= -151 / -1076), so n1 + bias = (u >> 1) - 1 and n2 + bias = u - (u >> 1) - 1 (bias = off/2 - 1). */
+  /* 2^n = 2^n1 * 2^n2, n1 = floor(n/2), n2 = n - n1, in unsigned arithmetic: u = n + off - 2 > 0 (off = 256 / 2048
+   * covers n >= -151 / -1076), so n1 + bias = u >> 1 and n2 + bias = u - (u >> 1) (bias = off/2 - 1): the biases
+   * are folded into the one subtraction that makes u. */
   uop_dtype u_dt = uop_dt(b->f64 ? UOP_UINT64 : UOP_UINT32);
   uint64_t magic_bits = b->f64 ? 0x4338000000000000ull : 0x4b400000u, off = b->f64 ? 2048 : 256;
-  const uop *u = uop_alu2(b->ctx, UOP_SUB, bitcast(b, u_dt, t), uop_const_int(b->ctx, u_dt, (int64_t)(magic_bits - off)));
+  const uop *u =
+      uop_alu2(b->ctx, UOP_SUB, bitcast(b, u_dt, t), uop_const_int(b->ctx, u_dt, (int64_t)(magic_bits - off + 2)));
   const uop *h = uop_alu2(b->ctx, UOP_SHR, u, uop_const_int(b->ctx, u_dt, 1));
-  const uop *one = uop_const_int(b->ctx, u_dt, 1), *sh = uop_const_int(b->ctx, u_dt, mant);
-  const uop *e1 = uop_alu2(b->ctx, UOP_SUB, h, one), *e2 = uop_alu2(b->ctx, UOP_SUB, uop_alu2(b->ctx, UOP_SUB, u, h), one);
+  const uop *sh = uop_const_int(b->ctx, u_dt, mant);
+  const uop *e1 = h, *e2 = uop_alu2(b->ctx, UOP_SUB, u, h);
   const uop *p1 = bitcast(b, b->f, uop_alu2(b->ctx, UOP_SHL, e1, sh)), *p2 = bitcast(b, b->f, uop_alu2(b->ctx, UOP_SHL, e2, sh));
   return mul(b, mul(b, p, p1), p2);
 }

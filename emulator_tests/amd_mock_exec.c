@@ -4,6 +4,7 @@
 #include "emulator_tests/amd_mock_exec.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,9 @@ struct amd_mock_exec {
   uint64_t tick;
   uint64_t budget; /* wave-instructions per dispatch, 0 = none */
   amd_mock_exec_stats st;
+  /* written on the mock's CP thread, read by tests polling from theirs: whole strings only, under fail_lock (an
+   * unlocked read caught snprintf half way and saw a truncated message) */
+  pthread_mutex_t fail_lock;
   char last_failure[KIF_DETAIL_MAX];
   bool faulted; /* the current dispatch raised a memory fault with its address */
 };
@@ -249,7 +253,9 @@ static int run_dispatch(void *user, kfd_mock *m, const kfd_mock_dispatch *d, cha
   x->faulted = false;
   if (!run_dispatch_(x, m, d, detail)) return 0;
   if (!x->faulted) kfd_mock_raise_memory_fault(m, d->gpu, d->pgm_addr);
+  pthread_mutex_lock(&x->fail_lock);
   snprintf(x->last_failure, sizeof x->last_failure, "%s", detail);
+  pthread_mutex_unlock(&x->fail_lock);
   return 1;
 }
 
@@ -257,6 +263,7 @@ hcq_status amd_mock_exec_attach(kfd_mock *m, amd_mock_exec **out) {
   amd_mock_exec *x = calloc(1, sizeof *x);
   if (!x) return hcq_status_make(HCQ_CODE_NOMEM, "amd mock: out of memory");
   x->m = m;
+  pthread_mutex_init(&x->fail_lock, NULL);
   kfd_mock_set_dispatch_hook(m, run_dispatch, x);
   *out = x;
   return HCQ_OK;
@@ -268,6 +275,7 @@ void amd_mock_exec_free(amd_mock_exec *x) {
     rdna3_free(x->cache[i].p);
     free(x->cache[i].code);
   }
+  pthread_mutex_destroy(&x->fail_lock);
   free(x);
 }
 
@@ -275,8 +283,10 @@ void amd_mock_exec_set_budget(amd_mock_exec *x, uint64_t max_wave_insts) { x->bu
 
 const char *amd_mock_exec_last_failure(amd_mock_exec *x, bool clear) {
   static _Thread_local char copy[KIF_DETAIL_MAX];
+  pthread_mutex_lock(&x->fail_lock);
   snprintf(copy, sizeof copy, "%s", x->last_failure);
   if (clear) x->last_failure[0] = 0;
+  pthread_mutex_unlock(&x->fail_lock);
   return copy;
 }
 

@@ -71,8 +71,8 @@ static void qfail(qexec *x, uint64_t pkt_dw, const char *what, const char *fmt, 
                   "ring 0x%" PRIx64 " size 0x%x, rptr 0x%" PRIx64 " wptr 0x%" PRIx64 " (%s), words:%s",
                   q->gpu, q->type == AMD_KFD_IOC_QUEUE_TYPE_SDMA ? "SDMA" : "PM4 compute", q->id, what,
                   pkt_dw & (x->ring_dw - 1), (pkt_dw & (x->ring_dw - 1)) * 4, msg, q->ring_va, q->ring_size_B,
-                  (uint64_t)*x->rptr, (uint64_t)*x->wptr, q->type == AMD_KFD_IOC_QUEUE_TYPE_SDMA ? "bytes" : "dwords",
-                  words);
+                  (uint64_t)__atomic_load_n(x->rptr, __ATOMIC_RELAXED), (uint64_t)__atomic_load_n(x->wptr, __ATOMIC_RELAXED),
+                  q->type == AMD_KFD_IOC_QUEUE_TYPE_SDMA ? "bytes" : "dwords", words);
   q->hung = true;
   x->failed = true;
 }
@@ -460,7 +460,8 @@ bool kfd_mock_idle(kfd_mock *m, uint32_t timeout_ms) {
       for (unsigned i = 0; i < KFD_MOCK_MAX_QUEUES; i++) {
         kfd_mock_queue *q = m->queues[i];
         if (q && q->live && !q->hung && !q->blocked_since_ns && kfd_mock_find_alloc(m, q->gpu, q->wptr_va, 8) &&
-            *(volatile uint64_t *)(uintptr_t)q->wptr_va != *(volatile uint64_t *)(uintptr_t)q->rptr_va)
+            __atomic_load_n((volatile uint64_t *)(uintptr_t)q->wptr_va, __ATOMIC_ACQUIRE) !=
+                __atomic_load_n((volatile uint64_t *)(uintptr_t)q->rptr_va, __ATOMIC_ACQUIRE))
           pending = true;
       }
       pthread_mutex_unlock(&m->lock);

@@ -39,6 +39,8 @@ typedef struct cc_target {
                                llvm-cpu; off = the reference's choices) */
   int64_t nt_store_min_B;   /* c on x86_64: non-temporal stores into outputs of at least this size the kernel never
                                reads (0: never) */
+  bool fmax_f32_rendered;   /* c: float32 MAX reaches the renderer (render_c.c's HCQ_FMAX macros: IEEE maximum,
+                               AVX-512DQ vrangeps where the kernel's ISA has it); else decomposed (decomp.c) */
   bool no_fp_contract;      /* c: -ffp-contract=off, float a*b+c rounded twice like the interpreter (tests; default:
                                the C compiler may fuse it into one fma, as documented) */
   int64_t global_max[3];    /* c: {threads, 0, 0} */

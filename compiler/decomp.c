@@ -1,5 +1,5 @@
 /* Backend decompositions (reference tinygrad/uop/decompositions.py): rewrite the ops the target does not render
- * directly. Every target: float MAX -> compares + wheres (IEEE maximum, max_ieee below). For `c` and llvm-cpu: int MAX
+ * directly. Float MAX -> compares + wheres (IEEE maximum, max_ieee below; c keeps float32 MAX). For `c` and llvm-cpu: int MAX
  * -> compare + where; RECIP -> 1 / x; EXP2, LOG2, SIN -> polynomial code built from plain
  * arithmetic, integer mul/shift/and/or, compares, selects, casts and bitcasts (a kernel may not call libm). The ptx
  * targets use the same EXP2/LOG2/SIN graphs, amdgpu SIN for every dtype and EXP2/LOG2 for float64 (target.c).
@@ -276,8 +276,9 @@ static const uop *xsin(fb *b, const uop *x) {
 
 /* Float MAX is IEEE 754-2019 maximum on every target: a NaN if either operand is NaN (a + b), -0 < +0 (for equal
  * zeros a + b is the larger one), else the larger operand. The result does not depend on the operand order, which
- * the simplifier (commutative MAX) and reductions in any order (UPCAST, UNROLL, GROUP) rely on. No target's max
- * instruction is used: x86 maxss returns its second operand for NaN and zeros, ptx max.f32 drops NaN. */
+ * the simplifier (commutative MAX) and reductions in any order (UPCAST, UNROLL, GROUP) rely on. No plain max
+ * instruction has that meaning (x86 maxss returns its second operand for NaN and zeros, ptx max.f32 drops NaN), so
+ * every target gets these selects, except float32 on c: render_c.c's HCQ_FMAX macros compute the same function. */
 static const uop *max_ieee(uop_ctx *ctx, const uop *a, const uop *b) {
   const uop *sum = uop_alu2(ctx, UOP_ADD, a, b);
   const uop *tie = uop_where(ctx, uop_alu2(ctx, UOP_CMPEQ, a, uop_const_float(ctx, a->dtype, 0.0)), sum, a);
@@ -290,7 +291,8 @@ static const uop *max_ieee(uop_ctx *ctx, const uop *a, const uop *b) {
 static bool needs_decomp(const cc_target *t, const uop *n) {
   uop_op op = (uop_op)n->op;
   bool f64_decomp = n->dtype.scalar == UOP_FLOAT64 && (t->f64_decomposed_ops & UOP_OPBIT(op));
-  bool fmax = op == UOP_MAX && uop_dt_is_float(n->dtype); /* decomposed on every target (max_ieee) */
+  if (op == UOP_MAX && n->dtype.scalar == UOP_FLOAT32 && t->fmax_f32_rendered) return false; /* c: HCQ_FMAX */
+  bool fmax = op == UOP_MAX && uop_dt_is_float(n->dtype); /* decomposed (max_ieee) */
   return uop_op_is_alu(op) && (!(t->supported_ops & UOP_OPBIT(op)) || f64_decomp || fmax);
 }
 

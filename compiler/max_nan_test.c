@@ -6,7 +6,8 @@
  * max(a,0.0); rows drawn from the same values through a REDUCE max with no opts and with UPCAST/UNROLL (c,
  * llvm-cpu; c also with the heuristic's opts) or GROUP (ptx, amdgpu), which change the order in which the row is
  * combined. Results must equal this file's own definition bit for bit (sign of zero included; a NaN matches any
- * NaN) on the interpreter, on c (no opts and UPCAST-vectorized) and llvm-cpu natively, and on the ptx and amdgpu
+ * NaN) on the interpreter, on c (no opts and UPCAST-vectorized; float32 MAX stays a MAX there, rendered by HCQ_FMAX
+ * in each of its forms) and llvm-cpu natively, and on the ptx and amdgpu
  * graphs after decomposition (evaluated by the interpreter), whose sources are also compiled where the tools are
  * installed. int32 max keeps its plain meaning. */
 #include "compiler/cc_internal.h"
@@ -158,6 +159,7 @@ static void on_native(uop_ctx *ctx, int d, const uop *k, const char *target, con
   if (!st && hcq_program_nbufs(&p->desc) + 1 > 10)
     st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "test: too many arguments");
   CHECK_OK(st);
+  if (!st && d == D_F32 && !strcmp(target, "c")) CHECK(strstr(p->source, "HCQ_FMAX") != NULL); /* not decomposed */
   if (!st) {
     uintptr_t args[10];
     for (size_t i = 0; i < hcq_program_nbufs(&p->desc); i++)
@@ -220,11 +222,20 @@ int main(void) {
     CHECK_OK(cc_kernel_parse(ctx, text, strlen(text), "<max_nan>", &k));
     if (k) {
       on_interp(d, k, k, "interp");
-      if (cc) {
-        on_native(ctx, d, k, "c", NULL);
-        on_native(ctx, d, k, "c", "UPCAST:0:4");
-        on_native(ctx, d, k, "c", "UPCAST:1:4,UNROLL:0:4");
-        on_native(ctx, d, k, "c", "heuristic");
+      /* c renders float32 MAX itself (render_c.c HCQ_FMAX): each of its forms. Vectors of 4, 8 and 16 lanes (x86
+       * with AVX-512DQ: VRANGEPS, with VL below 16); on x86 also without AVX-512DQ (the selects) and with clang's
+       * builtins (the cross legs' HCQ_CC is a cross compiler: not replaced there). */
+      static const char *const COPTS[] = {NULL, "UPCAST:0:4", "UPCAST:1:4,UNROLL:0:4", "UPCAST:1:8",
+                                          "UPCAST:1:16,UNROLL:0:16", "heuristic"};
+      static const char *const ENV[][2] = {{NULL, NULL}, {"HCQ_CC_TUNE", "-march=native -mno-avx512dq"},
+                                           {"HCQ_CC", "clang-19"}};
+      bool x86 = strcmp(cc_host_arch(), "x86_64") == 0;
+      for (int e = 0; cc && e < 3; e++) {
+        if (e && (d != D_F32 || !x86 || (e == 2 && !clang))) continue; /* other dtypes: decomposed */
+        if (ENV[e][0]) setenv(ENV[e][0], ENV[e][1], 1);
+        for (size_t i = 0; i < sizeof COPTS / sizeof *COPTS; i++)
+          if (e == 0 ? d == D_F32 || i < 3 || i == 5 : i == 1 || i == 3 || i == 4) on_native(ctx, d, k, "c", COPTS[i]);
+        if (ENV[e][0]) unsetenv(ENV[e][0]);
       }
       if (clang) {
         on_native(ctx, d, k, "llvm-cpu", NULL);

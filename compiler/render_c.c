@@ -62,6 +62,7 @@ typedef struct rc {
   struct { const uop *src[4]; const char *name; } tr4[16]; /* 4x4 transposes emitted in the current scope */
   int ntr4, ntr4_names;    /* entries; names handed out (a group transposed again gets a new name) */
   bool shuffled;          /* HCQ_SHUFFLE used: define it in the head */
+  uint32_t fmax_widths;   /* float32 MAX used on these lane counts (bit w): HCQ_FMAX<w> defined in the head */
   int nbarriers;
   hcq_status st;
 } rc;
@@ -456,6 +457,16 @@ static const char *render_alu(rc *r, const uop *n) {
   bool f64 = n->dtype.scalar == UOP_FLOAT64;
   const char *a = n->nsrc > 0 ? get(r, n->src[0]) : "", *b = n->nsrc > 1 ? get(r, n->src[1]) : "";
   const char *e = NULL;
+  if (op == UOP_MAX && n->dtype.scalar == UOP_FLOAT32) { /* the target keeps it (fmax_f32_rendered) */
+    int w = n->dtype.count;
+    if (w > 31) {
+      if (!r->st) r->st = hcq_status_make(HCQ_CODE_UNSUPPORTED, "render c: float32 MAX of %d lanes (at most 31)", w);
+      return "?";
+    }
+    if (w > 1) (void)ctype(r, uop_dt_vec(uop_dt(UOP_INT32), w)); /* the fallback's mask type */
+    r->fmax_widths |= 1u << w;
+    return fmt(r, "HCQ_FMAX%d(%s, %s)", w, a, b);
+  }
   /* vectors: the arithmetic GCC/Clang vector extensions spell like scalars (what compiler/vectorize.c builds) */
   if (n->dtype.count > 1 && op != UOP_ADD && op != UOP_SUB && op != UOP_MUL && op != UOP_FDIV && op != UOP_NEG &&
       op != UOP_MULACC && op != UOP_CMPLT && op != UOP_CMPNE && op != UOP_CMPEQ && op != UOP_WHERE &&
@@ -906,6 +917,36 @@ static void render_node(rc *r, const uop *n, size_t k) {
   set(r, n, name);
 }
 
+/* HCQ_FMAX<w>(a, b): float32 MAX of w lanes, IEEE 754-2019 maximum like every target's (decomp.c max_ieee): a NaN
+ * if either operand is NaN, -0 < +0, else the larger. x86 with AVX-512DQ (and VL below 16 lanes): VRANGEPS with
+ * imm 5 (max, sign from the comparison: -0 < +0) picks the larger, but returns the other operand when one is NaN,
+ * so lanes where a and b are unordered (compare predicate 7, _CMP_ORD_Q, false) keep a + b, a NaN, by merge-masking
+ * (Intel SDM, VRANGEPS; the gcc/clang builtins behind _mm512_mask_range_ps and _mm512_cmp_ps_mask). Elsewhere the
+ * selects written out: b if a < b, a if b < a or a == b != 0, else a + b (equal zeros: +0 unless both are -0;
+ * unordered: NaN). Statement expressions, not functions: the kernel stays the only function in .text. */
+static void put_fmax(rc *r, FILE *f, int w) {
+  if (w == 1) {
+    fputs("#define HCQ_FMAX1(a, b) ({ float hcq_a_ = (a), hcq_b_ = (b); hcq_a_ < hcq_b_ ? hcq_b_ : "
+          "hcq_b_ < hcq_a_ || (hcq_a_ == hcq_b_ && hcq_a_ != 0) ? hcq_a_ : hcq_a_ + hcq_b_; })\n", f);
+    return;
+  }
+  const char *ft = ctype(r, uop_dt_vec(uop_dt(UOP_FLOAT32), w)), *it = ctype(r, uop_dt_vec(uop_dt(UOP_INT32), w));
+  const char *vl = w == 16 ? "" : " && defined(__AVX512VL__)";
+  const char *mask = w == 16 ? "unsigned short" : "unsigned char";
+  const char *rnd = w == 16 ? ", 4" : "";
+  int bits = w * 32;
+  if (bits == 128 || bits == 256 || bits == 512)
+    fprintf(f, "#if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512DQ__)%s\n"
+               "#define HCQ_FMAX%d(a, b) ({ %s hcq_a_ = (a), hcq_b_ = (b); (%s)__builtin_ia32_rangeps%d_mask(hcq_a_, "
+               "hcq_b_, 5, hcq_a_ + hcq_b_, __builtin_ia32_cmpps%d_mask(hcq_a_, hcq_b_, 7, (%s)-1%s)%s); })\n#else\n",
+            vl, w, ft, ft, bits, bits, mask, rnd, rnd);
+  fprintf(f, "#define HCQ_FMAX%d(a, b) ({ %s hcq_a_ = (a), hcq_b_ = (b); %s hcq_lt_ = hcq_a_ < hcq_b_, hcq_ge_ = "
+             "(hcq_b_ < hcq_a_) | ((hcq_a_ == hcq_b_) & (hcq_a_ != (%s){0})); (%s)((hcq_lt_ & (%s)hcq_b_) | "
+             "(hcq_ge_ & (%s)hcq_a_) | (~(hcq_lt_ | hcq_ge_) & (%s)(hcq_a_ + hcq_b_))); })\n",
+          w, ft, it, ft, ft, it, it, it);
+  if (bits == 128 || bits == 256 || bits == 512) fputs("#endif\n", f);
+}
+
 hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *list, size_t count, char **out_src) {
   *out_src = NULL;
   rc r = {.t = t, .list = list};
@@ -990,6 +1031,8 @@ hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *l
       fprintf(hf, "typedef %s %s __attribute__((aligned(%d),vector_size(%d)));\n", scalar_ctype(&r, dt),
               vec_ctype(&r, dt, unaligned), align, bytes);
   }
+  for (int w = 1; hf && w < 32 && !r.st; w++)
+    if (r.fmax_widths >> w & 1) put_fmax(&r, hf, w);
   if (hf && r.shuffled)
     fputs("#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)\n#define HCQ_SHUFFLE 1\n#else\n"
           "#define HCQ_SHUFFLE 0\n#endif\n", hf);

@@ -98,8 +98,10 @@ hcq_status cc_target_get(const char *name, int threads, cc_target *out) {
     }
     out->cpu_tiles = true;
     out->global_max[0] = threads > 0 ? threads : (cores > 0 ? cores : 1);
-    /* c renders SQRT and TRUNC with compiler builtins; MAX, EXP2, LOG2, SIN and RECIP are decomposed. */
+    /* c renders SQRT and TRUNC with compiler builtins and float32 MAX with its own macros; float MAX of other
+     * dtypes, EXP2, LOG2, SIN and RECIP are decomposed (llvm-cpu: every float MAX). */
     out->supported_ops = OPS_C_COMMON | UOP_OPBIT(UOP_SQRT) | UOP_OPBIT(UOP_TRUNC);
+    out->fmax_f32_rendered = row->kind == CC_TARGET_C;
     /* big write-only outputs bypass the cache (no read for ownership); 16 MiB: about half of a typical L3 */
     if (row->kind == CC_TARGET_C && strcmp(out->arch, "x86_64") == 0) out->nt_store_min_B = (int64_t)16 << 20;
   } else {

@@ -373,11 +373,12 @@ static bool is_cmp(uop_op op) { return op == UOP_CMPLT || op == UOP_CMPNE || op 
 static bool is_dt(uop_dtype d, uop_scalar sc) { return d.scalar == sc && d.count == 1 && !uop_dt_is_ptr(d); }
 
 /* Lane-parallel ops beyond float arithmetic that have a C vector form (render_c.c): float32 compares (an int mask),
- * selects on such a mask, float32 <-> uint32 bitcasts, and uint32 arithmetic with shifts by a constant below 32
+ * float32 MAX, selects on such a mask, float32 <-> uint32 bitcasts, and uint32 arithmetic with shifts by a constant below 32
  * (unsigned: wrapping is defined). What exp2/log2's decompositions are built from. */
 static bool vector_other(const uop *n) {
   uop_op op = (uop_op)n->op;
   if (is_cmp(op)) return is_dt(n->src[0]->dtype, UOP_FLOAT32);
+  if (op == UOP_MAX) return is_dt(n->dtype, UOP_FLOAT32); /* only c keeps float MAX (its HCQ_FMAX macros) */
   if (op == UOP_WHERE) return is_dt(n->dtype, UOP_FLOAT32) || is_dt(n->dtype, UOP_UINT32);
   if (op == UOP_BITCAST)
     return (is_dt(n->dtype, UOP_UINT32) && is_dt(n->src[0]->dtype, UOP_FLOAT32)) ||
@@ -655,7 +656,7 @@ static bool is_acc_value(const uop *n) {
          n->src[0]->src[0]->dtype.size == 1;
 }
 
-/* The accumulator values under n through scalar float32 arithmetic, compares and selects (at most MAX_LEAVES of
+/* The accumulator values under n through scalar float32 arithmetic, MAX, compares and selects (at most MAX_LEAVES of
  * them, each once; false when the walk grows past its budget). */
 #define MAX_LEAVES (CC_REDUCE_CHAINS * VEC_MAX)
 typedef struct leaf_walk {
@@ -683,7 +684,7 @@ static bool acc_leaves(const uop *n, leaf_walk *w) {
   }
   uop_op op = (uop_op)n->op;
   bool walk = n->dtype.count == 1 && (n->dtype.scalar == UOP_FLOAT32 || n->dtype.scalar == UOP_BOOL) &&
-              (op == UOP_ADD || op == UOP_SUB || op == UOP_MUL || op == UOP_WHERE || is_cmp(op));
+              (op == UOP_ADD || op == UOP_SUB || op == UOP_MUL || op == UOP_MAX || op == UOP_WHERE || is_cmp(op));
   for (uint32_t i = 0; walk && i < n->nsrc; i++)
     if (!acc_leaves(n->src[i], w)) return false;
   return true;
@@ -776,8 +777,8 @@ static hcq_status fold_acc_trees(vz *z, const uop *sink, int vmax, const uop **o
     z->repl = (base_ptrmap){0};
     for (size_t k = count; !st && k-- > 0 && !z->oom && !changed;) { /* users first: the largest group first */
       const uop *n = nodes[k];
-      if ((n->op != UOP_ADD && n->op != UOP_MUL && n->op != UOP_WHERE) || n->dtype.scalar != UOP_FLOAT32 ||
-          n->dtype.count != 1)
+      if ((n->op != UOP_ADD && n->op != UOP_MUL && n->op != UOP_MAX && n->op != UOP_WHERE) ||
+          n->dtype.scalar != UOP_FLOAT32 || n->dtype.count != 1)
         continue;
       walk_reset(lw);
       if (!acc_leaves(n, lw)) continue;

@@ -63,6 +63,7 @@ typedef struct rc {
   int ntr4, ntr4_names;    /* entries; names handed out (a group transposed again gets a new name) */
   bool shuffled;          /* HCQ_SHUFFLE used: define it in the head */
   uint32_t fmax_widths;   /* float32 MAX used on these lane counts (bit w): HCQ_FMAX<w> defined in the head */
+  uint32_t vminmax_widths; /* float32 vector selects of a compare's operands: HCQ_VMAX<w>/HCQ_VMIN<w> in the head */
   int nbarriers;
   hcq_status st;
 } rc;
@@ -452,6 +453,23 @@ static const char *render_int_defined(rc *r, const uop *n, const char *a, const 
   return fmt(r, "((%s)((%s)(%s) %s (%s)(%s)))", ty, uty, a, binop(op), uty, b);
 }
 
+/* A float32 vector select between the operands of its own compare, where(p < q, q, p) or where(p < q, p, q) (the
+ * clamps of exp2/log2, a max without NaN rules): HCQ_VMAX<w>(q, p) / HCQ_VMIN<w>(p, q), which gcc emits as one
+ * maxps/minps on x86 (it leaves the bitwise blend as a compare and a masked move; clang finds the max itself). NULL:
+ * not that pattern. */
+static const char *render_vminmax(rc *r, const uop *n) {
+  const uop *c = n->src[0], *t = n->src[1], *f = n->src[2];
+  int w = n->dtype.count;
+  if (n->dtype.scalar != UOP_FLOAT32 || c->op != UOP_CMPLT || w >= 32 || !uop_dt_eq(c->src[0]->dtype, n->dtype))
+    return NULL;
+  const uop *p = c->src[0], *q = c->src[1];
+  bool max = t == q && f == p, min = t == p && f == q;
+  if (!max && !min) return NULL;
+  (void)ctype(r, n->dtype), (void)ctype(r, uop_dt_vec(uop_dt(UOP_INT32), w)); /* the fallback's types */
+  r->vminmax_widths |= 1u << w;
+  return max ? fmt(r, "HCQ_VMAX%d(%s, %s)", w, get(r, q), get(r, p)) : fmt(r, "HCQ_VMIN%d(%s, %s)", w, get(r, p), get(r, q));
+}
+
 static const char *render_alu(rc *r, const uop *n) {
   uop_op op = (uop_op)n->op;
   bool f64 = n->dtype.scalar == UOP_FLOAT64;
@@ -477,6 +495,7 @@ static const char *render_alu(rc *r, const uop *n) {
   /* vector compares give an int mask (-1/0 lanes); a vector cast between same-sized vectors reinterprets the bits,
    * so a select is a bitwise blend on the mask */
   if (n->dtype.count > 1 && op == UOP_BITCAST) return fmt(r, "((%s)(%s))", ctype(r, n->dtype), a);
+  if (n->dtype.count > 1 && op == UOP_WHERE && (e = render_vminmax(r, n))) return e;
   if (n->dtype.count > 1 && op == UOP_WHERE) {
     const char *m = ctype(r, uop_dt_vec(uop_dt(UOP_INT32), n->dtype.count)), *c = get(r, n->src[2]);
     return fmt(r, "((%s)((%s & (%s)(%s)) | (~%s & (%s)(%s))))", ctype(r, n->dtype), a, m, b, a, m, c);
@@ -947,6 +966,31 @@ static void put_fmax(rc *r, FILE *f, int w) {
   if (bits == 128 || bits == 256 || bits == 512) fputs("#endif\n", f);
 }
 
+/* HCQ_VMAX<w>(a, b) = a > b ? a : b and HCQ_VMIN<w>(a, b) = a < b ? a : b, lane by lane, b where unordered: exactly
+ * x86 MAXPS/MINPS (Intel SDM: the second operand when either is NaN or both are zero), used as such under gcc. */
+static void put_vminmax(rc *r, FILE *f, int w) {
+  const char *ft = ctype(r, uop_dt_vec(uop_dt(UOP_FLOAT32), w)), *it = ctype(r, uop_dt_vec(uop_dt(UOP_INT32), w));
+  const char *isa = w == 4 ? "defined(__SSE__)" : w == 8 ? "defined(__AVX__)" : w == 16 ? "defined(__AVX512F__)" : NULL;
+  if (isa) {
+    fprintf(f, "#if defined(__x86_64__) && !defined(__clang__) && %s\n", isa);
+    for (int mx = 1; mx >= 0; mx--) {
+      const char *op = mx ? "max" : "min";
+      if (w == 16)
+        fprintf(f, "#define HCQ_V%s16(a, b) ({ %s hcq_a_ = (a), hcq_b_ = (b); (%s)__builtin_ia32_%sps512_mask(hcq_a_, "
+                   "hcq_b_, hcq_b_, (unsigned short)-1, 4); })\n", mx ? "MAX" : "MIN", ft, ft, op);
+      else
+        fprintf(f, "#define HCQ_V%s%d(a, b) ({ %s hcq_a_ = (a), hcq_b_ = (b); (%s)__builtin_ia32_%sps%s(hcq_a_, "
+                   "hcq_b_); })\n", mx ? "MAX" : "MIN", w, ft, ft, op, w == 8 ? "256" : "");
+    }
+    fputs("#else\n", f);
+  }
+  for (int mx = 1; mx >= 0; mx--)
+    fprintf(f, "#define HCQ_V%s%d(a, b) ({ %s hcq_a_ = (a), hcq_b_ = (b); %s hcq_m_ = %s; (%s)((hcq_m_ & (%s)hcq_a_) | "
+               "(~hcq_m_ & (%s)hcq_b_)); })\n", mx ? "MAX" : "MIN", w, ft, it,
+            mx ? "hcq_b_ < hcq_a_" : "hcq_a_ < hcq_b_", ft, it, it);
+  if (isa) fputs("#endif\n", f);
+}
+
 hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *list, size_t count, char **out_src) {
   *out_src = NULL;
   rc r = {.t = t, .list = list};
@@ -1031,8 +1075,10 @@ hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *l
       fprintf(hf, "typedef %s %s __attribute__((aligned(%d),vector_size(%d)));\n", scalar_ctype(&r, dt),
               vec_ctype(&r, dt, unaligned), align, bytes);
   }
-  for (int w = 1; hf && w < 32 && !r.st; w++)
+  for (int w = 1; hf && w < 32 && !r.st; w++) {
     if (r.fmax_widths >> w & 1) put_fmax(&r, hf, w);
+    if (r.vminmax_widths >> w & 1) put_vminmax(&r, hf, w);
+  }
   if (hf && r.shuffled)
     fputs("#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)\n#define HCQ_SHUFFLE 1\n#else\n"
           "#define HCQ_SHUFFLE 0\n#endif\n", hf);

@@ -205,6 +205,22 @@ static void on_gpu(uop_ctx *ctx, int d, const uop *k, const char *target, bool t
   }
 }
 
+/* One environment variable set for a while, then back to what it was (the cross legs set HCQ_CC and HCQ_CC_TUNE). */
+static char env_saved[256];
+static bool env_had;
+static void env_push(const char *name, const char *value) {
+  if (!name) return;
+  const char *old = getenv(name);
+  env_had = old && strlen(old) < sizeof env_saved;
+  if (env_had) snprintf(env_saved, sizeof env_saved, "%s", old);
+  setenv(name, value, 1);
+}
+static void env_pop(const char *name) {
+  if (!name) return;
+  if (env_had) setenv(name, env_saved, 1);
+  else unsetenv(name);
+}
+
 int main(void) {
   char dir[] = "/tmp/hcq-maxnan-XXXXXX";
   if (!mkdtemp(dir)) return 1;
@@ -232,14 +248,19 @@ int main(void) {
       bool x86 = strcmp(cc_host_arch(), "x86_64") == 0;
       for (int e = 0; cc && e < 3; e++) {
         if (e && (d != D_F32 || !x86 || (e == 2 && !clang))) continue; /* other dtypes: decomposed */
-        if (ENV[e][0]) setenv(ENV[e][0], ENV[e][1], 1);
+        env_push(ENV[e][0], ENV[e][1]);
         for (size_t i = 0; i < sizeof COPTS / sizeof *COPTS; i++)
           if (e == 0 ? d == D_F32 || i < 3 || i == 5 : i == 1 || i == 3 || i == 4) on_native(ctx, d, k, "c", COPTS[i]);
-        if (ENV[e][0]) unsetenv(ENV[e][0]);
+        env_pop(ENV[e][0]);
       }
       if (clang) {
         on_native(ctx, d, k, "llvm-cpu", NULL);
         on_native(ctx, d, k, "llvm-cpu", "UPCAST:1:4,UNROLL:0:4");
+        if (x86 && d == D_BF16) { /* no AVX512-BF16: a bfloat register must not need __truncsfbf2 (render_llvm.c) */
+          env_push("HCQ_CC_TUNE", "-march=x86-64-v2");
+          on_native(ctx, d, k, "llvm-cpu", NULL);
+          env_pop("HCQ_CC_TUNE");
+        }
       }
       on_gpu(ctx, d, k, "ptx:sm_80", ptxas);
       on_gpu(ctx, d, k, "amdgpu:gfx1100", clang && lld);

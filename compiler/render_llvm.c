@@ -97,7 +97,7 @@ static const char *ty(lr *r, uop_dtype dt) {
     case UOP_INT32: case UOP_UINT32: return "i32";
     case UOP_INT64: case UOP_UINT64: case UOP_INDEX: return "i64";
     case UOP_FLOAT16: return "half";
-    case UOP_BFLOAT16: return "bfloat";
+    case UOP_BFLOAT16: return "i16"; /* its bits: see bf16_widen */
     case UOP_FLOAT32: return "float";
     case UOP_FLOAT64: return "double";
     default: fail(r, HCQ_CODE_UNSUPPORTED, "no LLVM type for dtype %s", uop_dt_name(dt)); return "void";
@@ -128,7 +128,7 @@ static const char *render_const(lr *r, const uop *n) {
     switch (dt.scalar) {
       case UOP_FLOAT64: memcpy(&bits, &v, 8); return fmt(r, "0x%016llX", (unsigned long long)bits);
       case UOP_FLOAT16: return fmt(r, "0xH%04X", (unsigned)cc_f32_to_f16((float)v));
-      case UOP_BFLOAT16: return fmt(r, "0xR%04X", (unsigned)cc_f32_to_bf16((float)v));
+      case UOP_BFLOAT16: return fmt(r, "%u", (unsigned)cc_f32_to_bf16((float)v)); /* an i16 */
       default: {
         double d = (double)(float)v; /* LLVM spells a float constant as the double of the same value */
         memcpy(&bits, &d, 8);
@@ -166,14 +166,17 @@ static const char *isuffix(uop_dtype dt) {
   }
 }
 
+static void f32_to_bf16(lr *r, const char *v, const char *f);
+static const char *bf16_widen(lr *r, const char *w, const char *a);
+
 /* A call of a one-argument float intrinsic; bfloat goes through float. */
 static void unary_intrinsic(lr *r, const char *v, const char *name, uop_dtype dt, const char *a) {
   const char *t = ty(r, dt);
   if (dt.scalar == UOP_BFLOAT16) {
     declare(r, fmt(r, "declare float @llvm.%s.f32(float)", name));
-    emit(r, "  %s.x = fpext bfloat %s to float", v, a);
+    bf16_widen(r, fmt(r, "%s.x", v), a);
     emit(r, "  %s.y = call float @llvm.%s.f32(float %s.x)", v, name, v);
-    emit(r, "  %s = fptrunc float %s.y to bfloat", v, v);
+    f32_to_bf16(r, v, fmt(r, "%s.y", v));
     return;
   }
   declare(r, fmt(r, "declare %s @llvm.%s.%s(%s)", t, name, isuffix(dt), t));
@@ -242,15 +245,16 @@ static void f32_to_bf16(lr *r, const char *v, const char *f) {
   emit(r, "  %s.bq = or i32 %s.bl, 64", v, v);
   emit(r, "  %s.bn = fcmp uno float %s, 0.0", v, f);
   emit(r, "  %s.bs = select i1 %s.bn, i32 %s.bq, i32 %s.bh", v, v, v, v);
-  emit(r, "  %s.bt = trunc i32 %s.bs to i16", v, v);
-  emit(r, "  %s = bitcast i16 %s.bt to bfloat", v, v);
+  emit(r, "  %s = trunc i32 %s.bs to i16", v, v);
 }
 
 /* CAST to float16/bfloat16: through a float32 rounded to odd, then one rounding. */
-/* bfloat -> float by moving the bits: LLVM 19 cannot select bf16_to_fp for 32-bit Arm. Returns the register. */
+/* bfloat16 values are their bits, i16, in the IR (ty()): LLVM 19 keeps a bfloat register as a float on CPUs
+ * without bf16 arithmetic (x86 before AVX512-BF16) and converts it back with a __truncsfbf2 call, which libgcc 12
+ * does not have, at a phi, select or store (a kernel with a bfloat16 accumulator did not load: undefined symbol).
+ * bfloat -> float by moving the bits (LLVM 19 cannot select bf16_to_fp for 32-bit Arm either). Returns the register. */
 static const char *bf16_widen(lr *r, const char *w, const char *a) {
-  emit(r, "  %s.wi = bitcast bfloat %s to i16", w, a);
-  emit(r, "  %s.wz = zext i16 %s.wi to i32", w, w);
+  emit(r, "  %s.wz = zext i16 %s to i32", w, a);
   emit(r, "  %s.ws = shl i32 %s.wz, 16", w, w);
   emit(r, "  %s = bitcast i32 %s.ws to float", w, w);
   return w;
@@ -277,7 +281,9 @@ static void render_cast(lr *r, const char *v, const uop *n) {
     else emit(r, "  %s = bitcast %s %s to %s", v, tf, a, tt);
     return;
   }
-  if (strcmp(tf, tt) == 0 && uop_dt_is_bool(from) == uop_dt_is_bool(to)) { /* same width int<->uint: no-op */
+  /* same width int<->uint: no-op (not int16 <-> bfloat16, which is an i16 too) */
+  if (strcmp(tf, tt) == 0 && uop_dt_is_bool(from) == uop_dt_is_bool(to) &&
+      (from.scalar == UOP_BFLOAT16) == (to.scalar == UOP_BFLOAT16)) {
     set(r, n, a);
     return;
   }

@@ -110,9 +110,11 @@ int main(void) {
   CHECK_OK(cc_kernel_parse(ctx, KERNEL, strlen(KERNEL), "<vminmax>", &k));
   bool x86 = strcmp(cc_host_arch(), "x86_64") == 0, clang = x86 && tu_have("clang-19");
   static const char *const OPTS[] = {NULL, "UPCAST:0:4", "UPCAST:0:8", "UPCAST:0:16"};
-  const char *env_vmax = getenv("HCQ_VECTOR_MAX");
-  char vmax[32] = "";
-  if (env_vmax) snprintf(vmax, sizeof vmax, "%s", env_vmax); /* setenv below may free the string */
+  /* setenv below may free getenv's strings: copies, to put back what the caller set */
+  const char *env_vmax = getenv("HCQ_VECTOR_MAX"), *env_cc = getenv("HCQ_CC");
+  char vmax[32] = "", cc[256] = "";
+  if (env_vmax) snprintf(vmax, sizeof vmax, "%s", env_vmax);
+  if (env_cc) snprintf(cc, sizeof cc, "%s", env_cc);
   for (int c = 0; k && c < (clang ? 2 : 1); c++) {
     if (c) setenv("HCQ_CC", "clang-19", 1);
     for (int i = 0; i < 4; i++) {
@@ -123,7 +125,7 @@ int main(void) {
       run(ctx, k, OPTS[i], c ? "clang-19" : cc_toolchain_cc(), lanes > 1 && lanes <= t.vector_max);
       if (i == 3) env_vmax ? setenv("HCQ_VECTOR_MAX", vmax, 1) : unsetenv("HCQ_VECTOR_MAX");
     }
-    if (c) unsetenv("HCQ_CC");
+    if (c) env_cc ? setenv("HCQ_CC", cc, 1) : unsetenv("HCQ_CC");
   }
   uop_ctx_destroy(ctx);
   char cmd[128];

@@ -17,11 +17,12 @@ $(BUILD)/bench/amd_mock_bench: BENCH_LDLIBS = $(EMU_LIB) $(LIB) $(LDLIBS)
 #                       mock reserves fixed GPU VA windows that TSan's shadow memory occupies. -Wno-tsan: gcc warns
 #                       that TSan does not model atomic_thread_fence (amd_queue.c orders its doorbell write with one).
 TSAN_AMD_DIR := build-tsan-amd
-TSAN_AMD_TESTS := $(patsubst %,$(TSAN_AMD_DIR)/tests/emulator_tests/amd_%_test,dispatch_ptr examples fault fuzz gfx9 hcq hdp \
-  mock mock_bigcode mock_exec rt scratch)
+TSAN_AMD_TESTS := $(patsubst %,$(TSAN_AMD_DIR)/tests/emulator_tests/amd_%_test,dispatch_ptr examples fault fuzz \
+  gfx9 hcq hdp mock mock_bigcode mock_exec rt scratch)
 TEST_EXTRA += tsan-amd-mock
 .PHONY: tsan-amd-mock
 tsan-amd-mock:
 	@$(MAKE) --no-print-directory -j2 BUILD=$(TSAN_AMD_DIR) SANITIZE=0 "EXTRA_CFLAGS=-fsanitize=thread -Wno-tsan" \
 	  EXTRA_LDFLAGS=-fsanitize=thread $(TSAN_AMD_TESTS)
-	@TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" setarch $$(uname -m) -R bash tools/run_tests.sh $(TSAN_AMD_TESTS)
+	@TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" setarch $$(uname -m) -R \
+	  bash tools/run_tests.sh $(TSAN_AMD_TESTS)

@@ -142,6 +142,29 @@ static inline float tu_conv2d_ref(const float *in, const float *w, int co, int y
   return s;
 }
 
+/* An environment variable set for a while (a compiler, its flags, a vector width), then put back as the caller had
+ * it (the cross legs set HCQ_CC and HCQ_CC_TUNE themselves). One saved value per tu_env. */
+typedef struct tu_env {
+  const char *name;
+  bool had;
+  char old[256];
+} tu_env;
+
+static inline void tu_env_set(tu_env *e, const char *name, const char *value) {
+  const char *old = getenv(name);
+  e->name = name;
+  e->had = old && strlen(old) < sizeof e->old;
+  if (e->had) snprintf(e->old, sizeof e->old, "%s", old);
+  setenv(name, value, 1);
+}
+
+static inline void tu_env_restore(tu_env *e) {
+  if (!e->name) return;
+  if (e->had) setenv(e->name, e->old, 1);
+  else unsetenv(e->name);
+  e->name = NULL;
+}
+
 /* Is a compiler command available? */
 static inline bool tu_have(const char *cc) {
   char cmd[256];

@@ -1,6 +1,6 @@
 /* Backend decompositions (reference tinygrad/uop/decompositions.py): rewrite the ops the target does not render
- * directly. Float MAX -> compares + wheres (IEEE maximum, max_ieee below; c keeps float32 MAX). For `c` and llvm-cpu: int MAX
- * -> compare + where; RECIP -> 1 / x; EXP2, LOG2, SIN -> polynomial code built from plain
+ * directly. Float MAX -> compares + wheres (IEEE maximum, max_ieee below; c keeps float32 MAX). For `c` and
+ * llvm-cpu: int MAX -> compare + where; RECIP -> 1 / x; EXP2, LOG2, SIN -> polynomial code built from plain
  * arithmetic, integer mul/shift/and/or, compares, selects, casts and bitcasts (a kernel may not call libm). The ptx
  * targets use the same EXP2/LOG2/SIN graphs, amdgpu SIN for every dtype and EXP2/LOG2 for float64 (target.c).
  * float16/bfloat16 go through float32 (one more rounding at the end).

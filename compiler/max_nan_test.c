@@ -205,22 +205,6 @@ static void on_gpu(uop_ctx *ctx, int d, const uop *k, const char *target, bool t
   }
 }
 
-/* One environment variable set for a while, then back to what it was (the cross legs set HCQ_CC and HCQ_CC_TUNE). */
-static char env_saved[256];
-static bool env_had;
-static void env_push(const char *name, const char *value) {
-  if (!name) return;
-  const char *old = getenv(name);
-  env_had = old && strlen(old) < sizeof env_saved;
-  if (env_had) snprintf(env_saved, sizeof env_saved, "%s", old);
-  setenv(name, value, 1);
-}
-static void env_pop(const char *name) {
-  if (!name) return;
-  if (env_had) setenv(name, env_saved, 1);
-  else unsetenv(name);
-}
-
 int main(void) {
   char dir[] = "/tmp/hcq-maxnan-XXXXXX";
   if (!mkdtemp(dir)) return 1;
@@ -241,25 +225,32 @@ int main(void) {
       /* c renders float32 MAX itself (render_c.c HCQ_FMAX): each of its forms. Vectors of 4, 8 and 16 lanes (x86
        * with AVX-512DQ: VRANGEPS, with VL below 16); on x86 also without AVX-512DQ (the selects) and with clang's
        * builtins (the cross legs' HCQ_CC is a cross compiler: not replaced there). */
-      static const char *const COPTS[] = {NULL, "UPCAST:0:4", "UPCAST:1:4,UNROLL:0:4", "UPCAST:1:8",
-                                          "UPCAST:1:16,UNROLL:0:16", "heuristic"};
+      static const struct {
+        const char *opts;
+        bool f32_only; /* the lane counts only float32 MAX (HCQ_FMAX) has a form of its own for */
+        bool variant;  /* also without AVX-512DQ and with clang-19 */
+      } COPTS[] = {{NULL, false, false},        {"UPCAST:0:4", false, true},
+                   {"UPCAST:1:4,UNROLL:0:4", false, false}, {"UPCAST:1:8", true, true},
+                   {"UPCAST:1:16,UNROLL:0:16", true, true}, {"heuristic", false, false}};
       static const char *const ENV[][2] = {{NULL, NULL}, {"HCQ_CC_TUNE", "-march=native -mno-avx512dq"},
                                            {"HCQ_CC", "clang-19"}};
       bool x86 = strcmp(cc_host_arch(), "x86_64") == 0;
       for (int e = 0; cc && e < 3; e++) {
         if (e && (d != D_F32 || !x86 || (e == 2 && !clang))) continue; /* other dtypes: decomposed */
-        env_push(ENV[e][0], ENV[e][1]);
+        tu_env env = {0};
+        if (ENV[e][0]) tu_env_set(&env, ENV[e][0], ENV[e][1]);
         for (size_t i = 0; i < sizeof COPTS / sizeof *COPTS; i++)
-          if (e == 0 ? d == D_F32 || i < 3 || i == 5 : i == 1 || i == 3 || i == 4) on_native(ctx, d, k, "c", COPTS[i]);
-        env_pop(ENV[e][0]);
+          if (e ? COPTS[i].variant : !COPTS[i].f32_only || d == D_F32) on_native(ctx, d, k, "c", COPTS[i].opts);
+        tu_env_restore(&env);
       }
       if (clang) {
         on_native(ctx, d, k, "llvm-cpu", NULL);
         on_native(ctx, d, k, "llvm-cpu", "UPCAST:1:4,UNROLL:0:4");
         if (x86 && d == D_BF16) { /* no AVX512-BF16: a bfloat register must not need __truncsfbf2 (render_llvm.c) */
-          env_push("HCQ_CC_TUNE", "-march=x86-64-v2");
+          tu_env env = {0};
+          tu_env_set(&env, "HCQ_CC_TUNE", "-march=x86-64-v2");
           on_native(ctx, d, k, "llvm-cpu", NULL);
-          env_pop("HCQ_CC_TUNE");
+          tu_env_restore(&env);
         }
       }
       on_gpu(ctx, d, k, "ptx:sm_80", ptxas);

@@ -467,7 +467,8 @@ static const char *render_vminmax(rc *r, const uop *n) {
   if (!max && !min) return NULL;
   (void)ctype(r, n->dtype), (void)ctype(r, uop_dt_vec(uop_dt(UOP_INT32), w)); /* the fallback's types */
   r->vminmax_widths |= 1u << w;
-  return max ? fmt(r, "HCQ_VMAX%d(%s, %s)", w, get(r, q), get(r, p)) : fmt(r, "HCQ_VMIN%d(%s, %s)", w, get(r, p), get(r, q));
+  if (max) return fmt(r, "HCQ_VMAX%d(%s, %s)", w, get(r, q), get(r, p));
+  return fmt(r, "HCQ_VMIN%d(%s, %s)", w, get(r, p), get(r, q));
 }
 
 static const char *render_alu(rc *r, const uop *n) {
@@ -519,7 +520,8 @@ static const char *render_alu(rc *r, const uop *n) {
   else if (op == UOP_SQRT) e = fmt(r, "%s(%s)", f64 ? "__builtin_sqrt" : "__builtin_sqrtf", a);
   else if (op == UOP_TRUNC) e = fmt(r, "%s(%s)", f64 ? "__builtin_trunc" : "__builtin_truncf", a);
   else if (op == UOP_RECIP) e = fmt(r, "(1/%s)", a);
-  else if (op == UOP_MAX && !uop_dt_is_float(n->dtype)) e = fmt(r, "((%s<%s)?%s:%s)", a, b, b, a); /* float: decomp.c */
+  /* float MAX: float32 is HCQ_FMAX above, other floats were decomposed (decomp.c) */
+  else if (op == UOP_MAX && !uop_dt_is_float(n->dtype)) e = fmt(r, "((%s<%s)?%s:%s)", a, b, b, a);
   else if (op == UOP_WHERE) e = fmt(r, "(%s?%s:%s)", a, b, get(r, n->src[2]));
   else if (op == UOP_MULACC) e = render_mulacc(r, n, a, b, get(r, n->src[2]));
   else {

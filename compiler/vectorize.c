@@ -373,8 +373,8 @@ static bool is_cmp(uop_op op) { return op == UOP_CMPLT || op == UOP_CMPNE || op 
 static bool is_dt(uop_dtype d, uop_scalar sc) { return d.scalar == sc && d.count == 1 && !uop_dt_is_ptr(d); }
 
 /* Lane-parallel ops beyond float arithmetic that have a C vector form (render_c.c): float32 compares (an int mask),
- * float32 MAX, selects on such a mask, float32 <-> uint32 bitcasts, and uint32 arithmetic with shifts by a constant below 32
- * (unsigned: wrapping is defined). What exp2/log2's decompositions are built from. */
+ * float32 MAX, selects on such a mask, float32 <-> uint32 bitcasts, and uint32 arithmetic with shifts by a constant
+ * below 32 (unsigned: wrapping is defined). What exp2/log2's decompositions are built from. */
 static bool vector_other(const uop *n) {
   uop_op op = (uop_op)n->op;
   if (is_cmp(op)) return is_dt(n->src[0]->dtype, UOP_FLOAT32);

@@ -110,22 +110,19 @@ int main(void) {
   CHECK_OK(cc_kernel_parse(ctx, KERNEL, strlen(KERNEL), "<vminmax>", &k));
   bool x86 = strcmp(cc_host_arch(), "x86_64") == 0, clang = x86 && tu_have("clang-19");
   static const char *const OPTS[] = {NULL, "UPCAST:0:4", "UPCAST:0:8", "UPCAST:0:16"};
-  /* setenv below may free getenv's strings: copies, to put back what the caller set */
-  const char *env_vmax = getenv("HCQ_VECTOR_MAX"), *env_cc = getenv("HCQ_CC");
-  char vmax[32] = "", cc[256] = "";
-  if (env_vmax) snprintf(vmax, sizeof vmax, "%s", env_vmax);
-  if (env_cc) snprintf(cc, sizeof cc, "%s", env_cc);
   for (int c = 0; k && c < (clang ? 2 : 1); c++) {
-    if (c) setenv("HCQ_CC", "clang-19", 1);
+    tu_env cc_env = {0};
+    if (c) tu_env_set(&cc_env, "HCQ_CC", "clang-19");
     for (int i = 0; i < 4; i++) {
-      if (i == 3) setenv("HCQ_VECTOR_MAX", "16", 1); /* 16 lanes wherever the compiler takes them */
+      tu_env vmax_env = {0};
+      if (i == 3) tu_env_set(&vmax_env, "HCQ_VECTOR_MAX", "16"); /* 16 lanes wherever the compiler takes them */
       cc_target t;
       CHECK_OK(cc_target_get("c", 1, &t));
       int lanes = i == 0 ? 1 : 2 << i;
       run(ctx, k, OPTS[i], c ? "clang-19" : cc_toolchain_cc(), lanes > 1 && lanes <= t.vector_max);
-      if (i == 3) env_vmax ? setenv("HCQ_VECTOR_MAX", vmax, 1) : unsetenv("HCQ_VECTOR_MAX");
+      tu_env_restore(&vmax_env);
     }
-    if (c) env_cc ? setenv("HCQ_CC", cc, 1) : unsetenv("HCQ_CC");
+    tu_env_restore(&cc_env);
   }
   uop_ctx_destroy(ctx);
   char cmd[128];

@@ -71,8 +71,8 @@ static void qfail(qexec *x, uint64_t pkt_dw, const char *what, const char *fmt, 
                   "ring 0x%" PRIx64 " size 0x%x, rptr 0x%" PRIx64 " wptr 0x%" PRIx64 " (%s), words:%s",
                   q->gpu, q->type == AMD_KFD_IOC_QUEUE_TYPE_SDMA ? "SDMA" : "PM4 compute", q->id, what,
                   pkt_dw & (x->ring_dw - 1), (pkt_dw & (x->ring_dw - 1)) * 4, msg, q->ring_va, q->ring_size_B,
-                  (uint64_t)__atomic_load_n(x->rptr, __ATOMIC_RELAXED), (uint64_t)__atomic_load_n(x->wptr, __ATOMIC_RELAXED),
-                  q->type == AMD_KFD_IOC_QUEUE_TYPE_SDMA ? "bytes" : "dwords", words);
+                  (uint64_t)__atomic_load_n(x->rptr, __ATOMIC_RELAXED),
+                  (uint64_t)__atomic_load_n(x->wptr, __ATOMIC_RELAXED), q->type == AMD_KFD_IOC_QUEUE_TYPE_SDMA ? "bytes" : "dwords", words);
   q->hung = true;
   x->failed = true;
 }

@@ -8,8 +8,8 @@
  * pool baselines run interleaved with the kernel's runs (base_once), OpenBLAS as a block after them:
  * elementwise kernels against the best of two STREAM loops (plain and non-temporal stores), matmul against
  * OpenBLAS sgemm (dlopen'd; null when not installed), sum, row_sum, col_sum(_tall) and softmax against plain
- * vectorized C loops on the pool, launch
- * overhead against the worker pool's own round trip.
+ * vectorized C loops on the pool, transpose against STREAM copy (its goal) with a hand-tuned C transpose and
+ * OpenBLAS's somatcopy shown beside it, launch overhead against the worker pool's own round trip.
  * --quick uses small sizes (tests). --beam N (or $BEAM): each kernel row also runs with the opts a BEAM search
  * picks (checked against the row's heuristic kernel on the same inputs) and reports both. */
 #include <math.h>
@@ -27,6 +27,7 @@
 #include "hcq/rt_krun.h"
 #include "tools/bench_machine.h"
 #include "tools/bench_simd.h"
+#include "tools/bench_transpose.h"
 #include "tools/verbs.h"
 
 typedef struct bres {
@@ -41,6 +42,14 @@ typedef struct bres {
   double compile_ms, run_ms;
   int reps; /* timed runs behind run_ms (time_runs): the baseline compared with it runs as many times */
   char note[160];
+  /* baselines shown beside the row's own but not its ratio (transpose: a hand-tuned C transpose and OpenBLAS's
+   * somatcopy, against a goal stated for STREAM copy) */
+  struct bres_also {
+    const char *name;
+    double value;
+    char config[256];
+  } also[2];
+  int nalso;
   double p50, p90, p99; /* launch: latency percentiles (us) of its first run; 0 elsewhere */
   /* --repeat N: the spread over the runs (value above is their median) */
   int runs;
@@ -199,13 +208,15 @@ static hcq_status prepare(bench *b, krun *k, const char *text, bres *r) {
 /* A row's pool baseline run once after each timed kernel run (kernel, baseline, kernel, baseline, ...), so that both
  * sides sample the same moments: on a shared machine the memory bandwidth drifts within a row (a 64 MiB sum went
  * from 2.4 to 1.6 ms over 15 runs), and a baseline timed as a block after the kernel's runs got the later half. Up to
- * two variants (STREAM's plain and non-temporal loops, the column sum's two splits), each the median of its runs.
+ * three variants (STREAM's plain and non-temporal loops, the column sum's two splits, transpose's hand-tuned loop),
+ * each the median of its runs.
  * Not for OpenBLAS: its own threads keep spinning after a call, on the cores the next kernel run needs. */
+#define BASE_MAX_VARIANTS 3
 typedef struct base_once {
   hcq_status (*run)(bench *b, void *ctx, int variant, double *out_s); /* one run of the variant, in seconds */
   void *ctx;
-  int nvariants;
-  double median_s[2];
+  int nvariants; /* 1..BASE_MAX_VARIANTS */
+  double median_s[BASE_MAX_VARIANTS];
 } base_once;
 
 /* After the first (verified) run: repeat within the time budget, median kernel time in ms; *out_reps (if given) is
@@ -213,7 +224,7 @@ typedef struct base_once {
 static hcq_status time_runs(bench *b, krun *k, double first_ms, double *out_ms, int *out_reps, base_once *bo) {
   int reps = first_ms > 0 ? (int)(b->budget_s * 1000 / first_ms) : 10;
   reps = reps < 1 ? 1 : reps > 15 ? 15 : reps;
-  double t[16], u[2][16];
+  double t[16], u[BASE_MAX_VARIANTS][16];
   int nv = bo ? bo->nvariants : 0;
   for (int i = 0; i < reps; i++) {
     HCQ_TRY(krun_exec(k, 120000, &t[i]));
@@ -556,6 +567,36 @@ static hcq_status bench_matmul(bench *b, const char *name, long batch, long m, l
   return st;
 }
 
+/* Transpose's pool baselines: STREAM copy (variants 0, 1: the goal's baseline) and the hand-tuned C transpose (2). */
+typedef struct transpose_args {
+  stream_args copy;
+  float *out;
+  long n;
+} transpose_args;
+
+static hcq_status transpose_once(bench *b, void *ctx, int variant, double *out_s) {
+  transpose_args *t = ctx;
+  if (variant < 2) return stream_once(b, &t->copy, variant, out_s);
+  return bench_base_transpose(cpu_device_pool(b->dev), b->threads, t->out, t->copy.a, (size_t)t->n, (size_t)t->n, 1,
+                              out_s);
+}
+
+static bool is_transpose(const float *out, const float *x, long n) {
+  for (long i = 0; i < n; i++)
+    for (long j = 0; j < n; j++)
+      if (memcmp(&out[j * n + i], &x[i * n + j], sizeof *x)) return false;
+  return true;
+}
+
+/* An extra baseline for the row's note and the baselines section (r->also; not the row's ratio). */
+static void add_also(bres *r, const char *name, double value, const char *config) {
+  if (r->nalso >= (int)(sizeof r->also / sizeof *r->also)) return;
+  struct bres_also *a = &r->also[r->nalso++];
+  a->name = name;
+  a->value = value;
+  snprintf(a->config, sizeof a->config, "%s", config);
+}
+
 static hcq_status bench_transpose(bench *b, long n) {
   bres *r = new_result(b, "transpose", "GB/s");
   if (!r) return hcq_status_make(HCQ_CODE_NOMEM, "result");
@@ -565,22 +606,41 @@ static hcq_status bench_transpose(bench *b, long n) {
   hcq_status st = prepare(b, &k, text, r);
   double ms = 0;
   if (!st) st = krun_exec(&k, 120000, &ms);
-  if (!st) {
-    const float *o = f32(&k, 0), *x = f32(&k, 1);
-    size_t bad = 0;
-    for (long i = 0; i < n; i++)
-      for (long j = 0; j < n; j++) bad += o[j * n + i] != x[i * n + j];
-    r->verified = bad == 0;
-  }
+  if (!st) r->verified = is_transpose(f32(&k, 0), f32(&k, 1), n);
   hcq_mem m = {0};
   if (!st) st = cpu_device_alloc(b->dev, (size_t)(n * n) * 4, &m);
-  stream_args sa = {m.host, st ? NULL : f32(&k, 1), NULL, (size_t)(n * n)};
-  base_once bo = {stream_once, &sa, 2, {0, 0}};
+  transpose_args ta = {{m.host, st ? NULL : f32(&k, 1), NULL, (size_t)(n * n)}, m.host, n};
+  base_once bo = {transpose_once, &ta, 3, {0, 0, 0}};
   if (!st) st = time_runs(b, &k, ms, &r->run_ms, &r->reps, &bo);
   double bytes = 2.0 * 4 * (double)(n * n);
   if (!st) {
     r->value = bytes / (r->run_ms / 1e3) / 1e9;
     stream_report(b, r, &bo, false, bytes);
+  }
+  char cfg[256];
+  /* the last baseline run of each timed step was the transpose: its output is in m */
+  if (!st && is_transpose(m.host, f32(&k, 1), n)) {
+    snprintf(cfg, sizeof cfg, "C loop, %s 16x16 tiles in %dx%d blocks, non-temporal line stores, %d threads",
+             bench_base_transpose_isa(), BENCH_TRANSPOSE_BLOCK_ROWS, BENCH_TRANSPOSE_BLOCK_COLS, b->threads);
+    add_also(r, "c_transpose_simd", bytes / bo.median_s[2] / 1e9, cfg);
+  } else if (!st) {
+    r->verified = false;
+    snprintf(r->note, sizeof r->note, "c_transpose_simd baseline gave a wrong transpose");
+  }
+  bool have = false;
+  double s = 0;
+  if (!st) {
+    memset(m.host, 0, (size_t)(n * n) * 4);
+    st = bench_openblas_somatcopy(b->threads, (int)n, (int)n, f32(&k, 1), m.host, r->reps, &have, &s);
+  }
+  if (!st && have) {
+    if (is_transpose(m.host, f32(&k, 1), n)) {
+      snprintf(cfg, sizeof cfg, "cblas_somatcopy, %s", bench_openblas_describe());
+      add_also(r, "openblas_somatcopy", bytes / s / 1e9, cfg);
+    } else {
+      r->verified = false;
+      snprintf(r->note, sizeof r->note, "openblas_somatcopy baseline gave a wrong transpose");
+    }
   }
   if (m.host) cpu_device_free(b->dev, &m);
   krun_free(&k);
@@ -789,6 +849,16 @@ static void print_json(const bench *b, const bres *r) {
   json_string(r->baseline_config);
   printf(",\"machine\":");
   json_string(b->machine);
+  if (r->nalso) {
+    printf(",\"also\":[");
+    for (int i = 0; i < r->nalso; i++) {
+      printf("%s{\"baseline\":\"%s\",\"value\":%.6g,\"ratio\":%.4g,\"config\":", i ? "," : "", r->also[i].name,
+             r->also[i].value, r->also[i].value > 0 ? r->value / r->also[i].value : 0.0);
+      json_string(r->also[i].config);
+      printf("}");
+    }
+    printf("]");
+  }
   if (r->p90 > 0) printf(",\"p50_us\":%.4g,\"p90_us\":%.4g,\"p99_us\":%.4g", r->p50, r->p90, r->p99);
   if (r->runs > 1)
     printf(",\"runs\":%d,\"value_min\":%.6g,\"value_max\":%.6g,\"ratio_min\":%.4g,\"ratio_max\":%.4g", r->runs,
@@ -829,9 +899,13 @@ static void print_table(const bench *b) {
       snprintf(base, sizeof base, "%.2f", r->baseline_value);
       snprintf(ratio, sizeof ratio, "%.2f", r->baseline_value > 0 ? r->value / r->baseline_value : 0.0);
     }
-    printf("%-20s %-13s %-*s %9.1f %10.3f %10.2f %-8s %-15s %9s %6s %s%s%s\n", r->name, r->size, ow, opts_or_dash(r->opts),
+    printf("%-20s %-13s %-*s %9.1f %10.3f %10.2f %-8s %-15s %9s %6s %s%s%s", r->name, r->size, ow, opts_or_dash(r->opts),
            r->compile_ms, r->run_ms, r->value, r->metric, r->baseline ? r->baseline : "null", base, ratio,
            r->verified ? "yes" : "NO", r->note[0] ? "  " : "", r->note);
+    for (int a = 0; a < r->nalso; a++)
+      printf("%s%s %.2f (ratio %.2f)", a ? ", " : "  also: ", r->also[a].name, r->also[a].value,
+             r->also[a].value > 0 ? r->value / r->also[a].value : 0.0);
+    printf("\n");
   }
   if (b->repeat > 1) {
     printf("spread over %d runs (the table shows medians):\n", b->repeat);
@@ -857,8 +931,12 @@ static void print_table(const bench *b) {
     }
   }
   printf("baselines (measured in this run):\n");
-  for (size_t i = 0; i < b->nres; i++)
+  for (size_t i = 0; i < b->nres; i++) {
     if (b->res[i].baseline) printf("  %-20s %-15s %s\n", b->res[i].name, b->res[i].baseline, b->res[i].baseline_config);
+    for (int a = 0; a < b->res[i].nalso; a++)
+      printf("  %-20s %-15s %s (also shown; not the ratio)\n", b->res[i].name, b->res[i].also[a].name,
+             b->res[i].also[a].config);
+  }
 }
 
 static bool wanted(const char *only, const char *name) {
@@ -894,6 +972,13 @@ static hcq_status aggregate_runs(bench *b, size_t per, int runs) {
     r->value_min = val[0];
     r->value_max = val[runs - 1];
     r->baseline_value = median(base, runs);
+    for (int a = 0; a < r->nalso; a++) { /* the also-baselines' medians (present in every run, same order) */
+      for (int k = 0; k < runs; k++) {
+        const bres *x = &b->res[(size_t)k * per + i];
+        base[k] = a < x->nalso ? x->also[a].value : 0;
+      }
+      r->also[a].value = median(base, runs);
+    }
     median(ratio, runs);
     r->ratio_min = ratio[0];
     r->ratio_max = ratio[runs - 1];

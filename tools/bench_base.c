@@ -3,6 +3,7 @@
 
 #include "tools/bench_machine.h"
 #include "tools/bench_simd.h"
+#include "tools/bench_transpose.h"
 
 #include <dlfcn.h>
 #include <math.h>
@@ -115,6 +116,34 @@ hcq_status bench_base_sum(cpu_pool *pool, int threads, const float *x, size_t n,
   for (int p = 0; p < j.parts; p++) total += j.partial[p];
   *out_sum = total;
   return HCQ_OK;
+}
+
+typedef struct transpose_job {
+  float *out;
+  const float *x;
+  size_t rows, cols;
+  int parts;
+} transpose_job;
+
+/* Rows split in multiples of 16 (whole tiles per thread). */
+static void transpose_task(void *ctx, int core_id) {
+  const transpose_job *j = ctx;
+  size_t per = ((j->rows + (size_t)j->parts - 1) / (size_t)j->parts + 15) & ~(size_t)15;
+  size_t lo = (size_t)core_id * per, hi = lo + per < j->rows ? lo + per : j->rows;
+  if (lo < hi) bench_transpose_rows(j->out, j->x, j->rows, j->cols, lo, hi);
+}
+
+const char *bench_base_transpose_isa(void) {
+  static const char *isa;
+  if (!isa) isa = bench_transpose_choose(true);
+  return isa;
+}
+
+hcq_status bench_base_transpose(cpu_pool *pool, int threads, float *out, const float *x, size_t rows, size_t cols,
+                                int reps, double *out_s) {
+  bench_base_transpose_isa();
+  transpose_job j = {out, x, rows, cols, threads < 1 ? 1 : threads};
+  return pool_median(pool, j.parts, transpose_task, &j, reps, "bench_base_transpose", out_s);
 }
 
 /* Row-wise jobs (softmax, row sums): rows split over `parts` core_ids. */
@@ -294,4 +323,32 @@ hcq_status bench_openblas_sgemm_batched(int threads, int batch, int m, int k, in
 hcq_status bench_openblas_sgemm(int threads, int n, const float *a, const float *b, float *c, int reps,
                                 bool *out_available, double *out_s) {
   return bench_openblas_sgemm_batched(threads, 1, n, n, n, a, b, c, reps, out_available, out_s);
+}
+
+typedef void (*somatcopy_fn)(int order, int trans, int rows, int cols, float alpha, const float *a, int lda, float *b,
+                             int ldb);
+
+hcq_status bench_openblas_somatcopy(int threads, int rows, int cols, const float *x, float *out, int reps,
+                                    bool *out_available, double *out_s) {
+  *out_available = false;
+  void *lib = openblas_load();
+  if (!lib) return HCQ_OK;
+  somatcopy_fn omatcopy;
+  set_threads_fn set_threads;
+  *(void **)&omatcopy = dlsym(lib, "cblas_somatcopy");
+  *(void **)&set_threads = dlsym(lib, "openblas_set_num_threads");
+  if (!omatcopy) return HCQ_OK;
+  if (set_threads) set_threads(threads);
+  enum { ROW_MAJOR = 101, TRANS = 112 };
+  HCQ_TRY(check_reps(reps, "bench_openblas_somatcopy"));
+  double t[BENCH_BASE_MAX_REPS];
+  for (int r = 0; r <= reps; r++) { /* r == 0 warms up */
+    uint64_t t0 = cpu_now_ns();
+    omatcopy(ROW_MAJOR, TRANS, rows, cols, 1.0f, x, cols, out, rows);
+    double s = (double)(cpu_now_ns() - t0) / 1e9;
+    if (r > 0) t[r - 1] = s;
+  }
+  *out_available = true;
+  *out_s = median_s(t, reps);
+  return HCQ_OK;
 }

@@ -1,6 +1,6 @@
 /* Baselines for `hcq bench`, measured in the same run on the same worker threads: STREAM-style add and copy loops
- * (plain stores and non-temporal stores), vectorized threaded sum, row-sum, column-sum and softmax loops, and OpenBLAS sgemm loaded at run
- * time with dlopen (never linked). */
+ * (plain stores and non-temporal stores), vectorized threaded sum, row-sum, column-sum and softmax loops, a hand-tuned
+ * transpose, and OpenBLAS sgemm and somatcopy loaded at run time with dlopen (never linked). */
 #ifndef HCQ_TOOLS_BENCH_BASE_H
 #define HCQ_TOOLS_BENCH_BASE_H
 
@@ -37,6 +37,12 @@ hcq_status bench_base_row_sum(cpu_pool *pool, int threads, float *out, const flo
  * rows, added up after the join; the time includes that). Median of reps, s. */
 hcq_status bench_base_col_sum(cpu_pool *pool, int threads, bool split_rows, float *out, const float *x, size_t rows,
                               size_t cols, int reps, double *out_s);
+/* The hand-tuned C transpose (bench_transpose.h) out (cols x rows) = x^T (rows x cols), rows split over `threads`
+ * core_ids in multiples of 16. Median of reps, s. bench_base_transpose_isa: which variant runs ("avx512",
+ * "scalar"). */
+hcq_status bench_base_transpose(cpu_pool *pool, int threads, float *out, const float *x, size_t rows, size_t cols,
+                                int reps, double *out_s);
+const char *bench_base_transpose_isa(void);
 /* The pool's own round trip: one empty EXEC with `threads` ids, submit to completion, median of reps, in us. */
 hcq_status bench_pool_roundtrip(cpu_pool *pool, int threads, int reps, double *out_us);
 
@@ -48,6 +54,10 @@ hcq_status bench_openblas_sgemm(int threads, int n, const float *a, const float 
  * the other (one cblas_sgemm call per product, as a user without a batched BLAS call would write it). */
 hcq_status bench_openblas_sgemm_batched(int threads, int batch, int m, int k, int n, const float *a, const float *b,
                                         float *c, int reps, bool *out_available, double *out_s);
+/* OpenBLAS's out-of-place transpose: cblas_somatcopy(row-major, trans, rows, cols, 1, x, cols, out, rows), as a
+ * user would call it; *out_available false (no error) without the library or the symbol. Median of reps, s. */
+hcq_status bench_openblas_somatcopy(int threads, int rows, int cols, const float *x, float *out, int reps,
+                                    bool *out_available, double *out_s);
 /* Which OpenBLAS ran and with which core ("OpenBLAS 0.3.21 ... , core Cooperlake (chosen from the CPU features)"). */
 const char *bench_openblas_describe(void);
 

@@ -944,11 +944,16 @@ static void render_node(rc *r, const uop *n, size_t k) {
  * so lanes where a and b are unordered (compare predicate 7, _CMP_ORD_Q, false) keep a + b, a NaN, by merge-masking
  * (Intel SDM, VRANGEPS; the gcc/clang builtins behind _mm512_mask_range_ps and _mm512_cmp_ps_mask). Elsewhere the
  * selects written out: b if a < b, a if b < a or a == b != 0, else a + b (equal zeros: +0 unless both are -0;
- * unordered: NaN). Statement expressions, not functions: the kernel stays the only function in .text. */
+ * unordered: NaN). aarch64, 1 and 4 lanes: FMAX is that maximum, and picks the NaN it returns as FADD does (Arm ARM
+ * FPMax and FPProcessNaNs: a signaling NaN first, else the first operand's), so it equals the selects bit for bit;
+ * inline asm, the one spelling gcc and clang share without arm_neon.h. Statement expressions, not functions: the
+ * kernel stays the only function in .text. */
 static void put_fmax(rc *r, FILE *f, int w) {
   if (w == 1) {
+    fputs("#if defined(__aarch64__)\n#define HCQ_FMAX1(a, b) ({ float hcq_r_; __asm__(\"fmax %s0, %s1, %s2\" : "
+          "\"=w\"(hcq_r_) : \"w\"((float)(a)), \"w\"((float)(b))); hcq_r_; })\n#else\n", f);
     fputs("#define HCQ_FMAX1(a, b) ({ float hcq_a_ = (a), hcq_b_ = (b); hcq_a_ < hcq_b_ ? hcq_b_ : "
-          "hcq_b_ < hcq_a_ || (hcq_a_ == hcq_b_ && hcq_a_ != 0) ? hcq_a_ : hcq_a_ + hcq_b_; })\n", f);
+          "hcq_b_ < hcq_a_ || (hcq_a_ == hcq_b_ && hcq_a_ != 0) ? hcq_a_ : hcq_a_ + hcq_b_; })\n#endif\n", f);
     return;
   }
   const char *ft = ctype(r, uop_dt_vec(uop_dt(UOP_FLOAT32), w)), *it = ctype(r, uop_dt_vec(uop_dt(UOP_INT32), w));
@@ -959,8 +964,12 @@ static void put_fmax(rc *r, FILE *f, int w) {
   if (bits == 128 || bits == 256 || bits == 512)
     fprintf(f, "#if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512DQ__)%s\n"
                "#define HCQ_FMAX%d(a, b) ({ %s hcq_a_ = (a), hcq_b_ = (b); (%s)__builtin_ia32_rangeps%d_mask(hcq_a_, "
-               "hcq_b_, 5, hcq_a_ + hcq_b_, __builtin_ia32_cmpps%d_mask(hcq_a_, hcq_b_, 7, (%s)-1%s)%s); })\n#else\n",
+               "hcq_b_, 5, hcq_a_ + hcq_b_, __builtin_ia32_cmpps%d_mask(hcq_a_, hcq_b_, 7, (%s)-1%s)%s); })\n",
             vl, w, ft, ft, bits, bits, mask, rnd, rnd);
+  if (bits == 128)
+    fprintf(f, "#elif defined(__aarch64__)\n#define HCQ_FMAX4(a, b) ({ %s hcq_r_; __asm__(\"fmax %%0.4s, %%1.4s, "
+               "%%2.4s\" : \"=w\"(hcq_r_) : \"w\"((%s)(a)), \"w\"((%s)(b))); hcq_r_; })\n", ft, ft, ft);
+  if (bits == 128 || bits == 256 || bits == 512) fputs("#else\n", f);
   fprintf(f, "#define HCQ_FMAX%d(a, b) ({ %s hcq_a_ = (a), hcq_b_ = (b); %s hcq_lt_ = hcq_a_ < hcq_b_, hcq_ge_ = "
              "(hcq_b_ < hcq_a_) | ((hcq_a_ == hcq_b_) & (hcq_a_ != (%s){0})); (%s)((hcq_lt_ & (%s)hcq_b_) | "
              "(hcq_ge_ & (%s)hcq_a_) | (~(hcq_lt_ | hcq_ge_) & (%s)(hcq_a_ + hcq_b_))); })\n",

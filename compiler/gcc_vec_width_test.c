@@ -1,19 +1,21 @@
-/* Integer accumulator groups through the host C compiler. GCC 12.2's loop vectorizer, allowed 512-bit vectors
- * (-march=native on an AVX-512 CPU), turns eight scalar int32 accumulators of a column sum with `+ 2` after the
- * reduce (UPCAST:0:8) into wrong sums; cc_toolchain_flags caps it at 256 bits for GCC 12 on x86
- * (compiler/toolchain.c). These kernels run natively on the c target against the reference interpreter, with lane
- * counts around that one, int32 and uint32, and the epilogue constant that triggered it. */
+/* Integer accumulator groups through the host C compiler, where GCC 12.2's loop vectorizer went wrong twice:
+ * allowed 512-bit vectors (-march=native on an AVX-512 CPU), it turned eight scalar int32 accumulators of a column
+ * sum with `+ 2` after the reduce (UPCAST:0:8) into wrong sums (cc_toolchain_flags caps it at 256 bits for GCC 12 on
+ * x86: compiler/toolchain.c); with three or five accumulators (UPCAST:0:3 over 3 columns, found by opt_fuzz seed
+ * 0x15502b66) it loaded at the wrong stride on every x86 ISA, so kernels with integer accumulators are kept from
+ * that pass (render_c.c). These kernels run natively on the c target against the reference interpreter, with lane
+ * counts around those, int32 and uint32, and the epilogue constant that triggered it. */
 #include "compiler/cc_test_util.h"
 #include "compiler/opt_test_util.h"
 #include "base/testing.h"
 
-static void run(const char *dtype, int rows, const char *opts) {
+static void run(const char *dtype, int cols, int rows, const char *opts) {
   char text[800];
   snprintf(text, sizeof text,
-           "(kernel colsum (let out (buf 0 %s 16)) (let a (buf 1 %s %d)) (let r0 (range 0 16))"
+           "(kernel colsum (let out (buf 0 %s %d)) (let a (buf 1 %s %d)) (let r0 (range 0 %d))"
            " (let r1 (range 1 %d reduce))\n"
-           " (sink (store (index out r0) (+ (reduce add (load (index a (+ (* r1 16) r0))) r1) (const 2 %s)) r0)))",
-           dtype, dtype, rows * 16, rows, dtype);
+           " (sink (store (index out r0) (+ (reduce add (load (index a (+ (* r1 %d) r0))) r1) (const 2 %s)) r0)))",
+           dtype, cols, dtype, rows * cols, cols, rows, cols, dtype);
   uop_ctx *ctx = NULL;
   CHECK_OK(uop_ctx_create(&ctx));
   cc_target t;
@@ -24,8 +26,8 @@ static void run(const char *dtype, int rows, const char *opts) {
   hcq_status st = cc_kernel_parse(ctx, text, strlen(text), "<colsum>", &sink);
   if (!st) st = cc_opts_parse(opts, &o, &no);
   if (!st) st = otu_native_same(ctx, sink, &t, &(cc_options){.opts = o, .nopts = no}, NULL, 0, 5, &bad, NULL);
-  if (st) fprintf(stderr, "%s rows %d [%s]: %s\n", dtype, rows, opts, hcq_status_message(st));
-  else if (bad) fprintf(stderr, "%s rows %d [%s]: %zu elements differ from the interpreter\n", dtype, rows, opts, bad);
+  if (st) fprintf(stderr, "%s %dx%d [%s]: %s\n", dtype, rows, cols, opts, hcq_status_message(st));
+  else if (bad) fprintf(stderr, "%s %dx%d [%s]: %zu elements differ from the interpreter\n", dtype, rows, cols, opts, bad);
   CHECK(!st && bad == 0);
   hcq_status_free(st);
   free(o);
@@ -44,7 +46,13 @@ int main(void) {
     const int rows[] = {32, 6, 64};
     for (size_t d = 0; d < 2; d++)
       for (size_t o = 0; o < sizeof opts / sizeof *opts; o++)
-        for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) run(dtypes[d], rows[r], opts[o]);
+        for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) run(dtypes[d], 16, rows[r], opts[o]);
+    /* accumulator groups of 3 and 5: one per column */
+    for (size_t d = 0; d < 2; d++)
+      for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
+        run(dtypes[d], 3, rows[r], "UPCAST:0:3");
+        run(dtypes[d], 5, rows[r], "UPCAST:0:5");
+      }
   }
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

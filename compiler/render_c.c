@@ -1037,6 +1037,17 @@ hcq_status cc_render_c(const cc_target *t, const char *name, const uop *const *l
   bool var = false;
   for (size_t k = 0; k < count && !var; k++) var = list[k]->op == UOP_DEFINE_VAR;
   if (var) fputs("#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC optimize(\"vect-cost-model=cheap\")\n#endif\n", f);
+  /* GCC 12's loop vectorizer miscompiles loop-carried integer sums written with wrapping conversions, `acc =
+   * (int)((unsigned)acc + (unsigned)x)` (int32 accumulators with `+ 2` after the reduce: loads at the wrong stride,
+   * wrong sums at -O2 on any x86 ISA, other wrong sums at -O3; found by opt_fuzz, seeds 0x3039 and 0x15502b66;
+   * compiler/gcc_vec_width_test.c). Every loop-carried value is an accumulator register here, so a kernel with an
+   * integer one is kept from that pass; its own vector types (UPCAST) do not depend on it, and clang is not
+   * affected. */
+  bool int_acc = false;
+  for (size_t k = 0; k < count && !int_acc; k++)
+    int_acc = list[k]->op == UOP_DEFINE_REG && uop_dt_is_int(uop_dt_base_of(list[k]->dtype));
+  if (int_acc) fputs("#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC optimize(\"no-tree-loop-vectorize\")\n"
+                     "#endif\n", f);
   bool barrier = false;
   for (size_t k = 0; k < count && !barrier; k++) barrier = list[k]->op == UOP_BARRIER;
   /* the arrival count: the CPU device finds it by name (cpu_device.c) and poisons it after a fault */

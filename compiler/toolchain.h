@@ -72,7 +72,8 @@ hcq_status cc_toolchain_compile_c_ex(const char *source, const char *extra_flags
                                      size_t *out_size_B);
 
 /* LLVM IR targets (toolchain_llvm.c): llvm-cpu -> relocatable object (clang-19 -c -x ir -O2 -fPIC), amdgpu:* ->
- * code object (clang-19 --target=amdgcn-amd-amdhsa -mcpu=ARCH -nogpulib -O3 -c, then ld.lld-19 -shared).
+ * code object (clang-19 --target=amdgcn-amd-amdhsa -mcpu=ARCH -nogpulib -O3 -mllvm -slp-vectorize-hor=false -c, then
+ * ld.lld-19 -shared; toolchain_llvm.c says why).
  * Tools: $HCQ_CLANG (default clang-19) and $HCQ_LLD (default ld.lld-19). No cache in cc_llvm_compile;
  * cc_llvm_compile_binary (what cc_compile_binary calls for these targets) goes through it. */
 const char *cc_llvm_clang(void);

@@ -2,10 +2,15 @@
  *
  *   llvm-cpu:    clang-19 -c -x ir -O2 -fPIC -march=native - -o OUT.o
  *                (a relocatable object for the CPU device's ELF loader, cpu/cpu_elf.h)
- *   amdgpu:gfxN: clang-19 --target=amdgcn-amd-amdhsa -mcpu=gfxN -nogpulib -O3 -c -x ir - -o OUT.o
+ *   amdgpu:gfxN: clang-19 --target=amdgcn-amd-amdhsa -mcpu=gfxN -nogpulib -O3 -mllvm -slp-vectorize-hor=false
+ *                  -c -x ir - -o OUT.o
  *                ld.lld-19 -shared --no-undefined OUT.o -o OUT.hsaco
  *                (-O3 runs the middle end, whose AMDGPU attributor drops the 256 B of hidden kernargs a raw llc
- *                build asks for; -nogpulib: no ROCm device libraries)
+ *                build asks for; -nogpulib: no ROCm device libraries; -slp-vectorize-hor=false: LLVM 19's AMDGPU
+ *                instruction selection crashes (SIGSEGV in SelectionDAG::FoldConstantArithmetic) on an i8 `mul`
+ *                vector fed to llvm.vector.reduce.add, at any width on every gfx, which the SLP vectorizer builds
+ *                from an unrolled int8 multiply-add reduce (found by amd_fuzz, seed 0x15502b66); the loop vectorizer
+ *                leaves such loops scalar on AMDGPU)
  * $HCQ_CLANG and $HCQ_LLD override the tool names. A missing tool is an error naming its Debian package. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +54,8 @@ static hcq_status run(char *const argv[], const char *input) {
 /* The flags of a target, as one string (also part of the cache key). */
 static const char *llvm_flags(const cc_target *t, char *buf, size_t cap) {
   if (t->kind == CC_TARGET_AMDGPU)
-    snprintf(buf, cap, "--target=amdgcn-amd-amdhsa -mcpu=%s -nogpulib -O3 -c -x ir", t->arch);
+    snprintf(buf, cap, "--target=amdgcn-amd-amdhsa -mcpu=%s -nogpulib -O3 -mllvm -slp-vectorize-hor=false -c -x ir",
+             t->arch);
   else
     snprintf(buf, cap, "-c -x ir -O2 -fPIC %s", cc_toolchain_tune()); /* same tuning rule as the C driver */
   return buf;

@@ -11,7 +11,7 @@
 #include "base/status.h"
 
 static int testing_failures;
-static int testing_checks;
+static long long testing_checks; /* a fuzzer's budget can run past 2^31 checks (elf_test: 2.2e9 in 90 s) */
 
 #define CHECK(cond)                                                                  \
   do {                                                                               \
@@ -74,10 +74,10 @@ static int testing_checks;
 
 static inline int testing_summary(const char *name) {
   if (testing_failures) {
-    fprintf(stderr, "%s: %d of %d checks FAILED\n", name, testing_failures, testing_checks);
+    fprintf(stderr, "%s: %d of %lld checks FAILED\n", name, testing_failures, testing_checks);
     return 1;
   }
-  printf("%s: %d checks passed\n", name, testing_checks);
+  printf("%s: %lld checks passed\n", name, testing_checks);
   return 0;
 }
 

@@ -18,8 +18,8 @@
  * invalidates), literals and inline constants (f64 for 64-bit operands, f16 for 16-bit float operands), the MODE
  * register's denormal fields. Transcendentals return the double-precision result rounded once (within the ISA's
  * 1 ULP). Refused with an error naming the instruction: anything else, DPP/SDWA/LDS-direct operands, a rounding
- * mode other than nearest-even, hardware registers other than MODE. Not modelled: clamp/omod on f16 and packed
- * results, flat addresses in the LDS/scratch apertures (a flat access always goes to rdna3_mem_ops), caches and
+ * mode other than nearest-even, hardware registers other than MODE, clamp on f16 and packed float results and on
+ * integer ops other than the saturating add/sub/mad ones, omod outside f32/f64 results. Not modelled: flat addresses in the LDS/scratch apertures (a flat access always goes to rdna3_mem_ops), caches and
  * timing (waves run in order, one at a time). */
 #ifndef HCQ_EMU_RDNA3_H
 #define HCQ_EMU_RDNA3_H

@@ -82,6 +82,29 @@ static uint32_t cvt_u32(double x) {
 }
 static int32_t s24(uint32_t x) { return (int32_t)(x << 8) >> 8; }
 
+/* Integer results with CLAMP saturate to the destination's range (RDNA3 ISA, "clamp" on integer VOP3/VOP3P ops);
+ * without it they wrap. */
+static uint16_t satu16(int64_t x, bool sat) { return !sat ? (uint16_t)x : x < 0 ? 0 : x > UINT16_MAX ? UINT16_MAX : (uint16_t)x; }
+static uint16_t sati16(int64_t x, bool sat) {
+  return (uint16_t)(!sat ? x : x < INT16_MIN ? INT16_MIN : x > INT16_MAX ? INT16_MAX : x);
+}
+static int32_t sat32(int64_t x, bool sat) {
+  return (int32_t)(uint32_t)(!sat ? x : x < INT32_MIN ? INT32_MIN : x > INT32_MAX ? INT32_MAX : x);
+}
+
+/* CLAMP is modelled on f32/f64 results and on these integer ops; elsewhere (f16 and packed float results, other
+ * integer ops) an instruction with it is refused rather than run without it. */
+static bool clamp_modelled(unsigned id) {
+  switch (id) {
+    case R3_V_ADD_NC_U32: case R3_V_SUB_NC_U32: case R3_V_SUBREV_NC_U32: case R3_V_ADD_NC_I32: case R3_V_SUB_NC_I32: case R3_V_ADD_CO_U32:
+    case R3_V_SUB_CO_U32: case R3_V_SUBREV_CO_U32: case R3_V_ADD_NC_U16: case R3_V_SUB_NC_U16: case R3_V_ADD_NC_I16:
+    case R3_V_SUB_NC_I16: case R3_V_MAD_U16: case R3_V_MAD_I16: case R3_V_MAD_U32_U16: case R3_V_MAD_I32_I16:
+    case R3_V_PK_ADD_U16: case R3_V_PK_SUB_U16: case R3_V_PK_ADD_I16: case R3_V_PK_SUB_I16: case R3_V_PK_MAD_U16:
+    case R3_V_PK_MAD_I16: return true;
+    default: return float_result(id);
+  }
+}
+
 #define LANES for (int l = 0; l < 32; l++)
 #define A pa[l]
 #define B pb[l]
@@ -155,6 +178,7 @@ static bool vcompute(const wave *w, const r3_inst *in, unsigned id, const uint16
     if (w64) fetch64(w, in, codes[k], kind, ab, ng, &s[k]);
     else fetch32(w, in, codes[k], kind, ab, ng, e64 && kind == 3 && ((in->opsel >> k) & 1), &s[k]);
   }
+  bool sat = in->clamp && (e64 || in->enc == E_VOP3P); /* integer clamp: saturate (clamp_modelled says which) */
   /* restrict: the sources (registers or copies) never alias the caller's result arrays, so the lane loops vectorize */
   const uint32_t *restrict pa = ns > 0 ? s[0].p : NULL, *restrict pb = ns > 1 ? s[1].p : NULL,
                            *restrict pc = ns > 2 ? s[2].p : NULL;
@@ -237,7 +261,7 @@ static bool vcompute(const wave *w, const r3_inst *in, unsigned id, const uint16
       if (in->clamp) LANES OUT(A < B ? 0 : A - B);
       else LANES OUT(A - B);
       break;
-    case R3_V_SUBREV_NC_U32: LANES OUT(B - A); break;
+    case R3_V_SUBREV_NC_U32: LANES OUT(in->clamp && A > B ? 0 : B - A); break;
     case R3_V_ADD_NC_I32: LANES {
         int64_t r = (int64_t)(int32_t)A + (int32_t)B;
         if (in->clamp) r = r > INT32_MAX ? INT32_MAX : r < INT32_MIN ? INT32_MIN : r;
@@ -450,11 +474,11 @@ static bool vcompute(const wave *w, const r3_inst *in, unsigned id, const uint16
         uint32_t c32 = ns > 2 ? C : 0;
         uint16_t cc = (uint16_t)((in->opsel & 4) ? c32 >> 16 : c32);
         int16_t sa = (int16_t)a, sb_ = (int16_t)b, sc = (int16_t)cc;
-        if (id == R3_V_MAD_U32_U16) { OUT((uint32_t)a * b + c32); continue; }
-        if (id == R3_V_MAD_I32_I16) { OUT((uint32_t)((int32_t)sa * sb_) + c32); continue; }
+        if (id == R3_V_MAD_U32_U16) { uint64_t t = (uint64_t)a * b + c32; OUT(sat && t > UINT32_MAX ? UINT32_MAX : (uint32_t)t); continue; }
+        if (id == R3_V_MAD_I32_I16) { OUT((uint32_t)sat32((int64_t)sa * sb_ + (int32_t)c32, sat)); continue; }
         switch (id) {
-          case R3_V_ADD_NC_U16: r = (uint16_t)(a + b); break;
-          case R3_V_SUB_NC_U16: r = (uint16_t)(a - b); break;
+          case R3_V_ADD_NC_U16: r = satu16((int32_t)a + b, sat); break;
+          case R3_V_SUB_NC_U16: r = satu16((int32_t)a - b, sat); break;
           case R3_V_MUL_LO_U16: r = (uint16_t)(a * b); break;
           case R3_V_LSHLREV_B16: r = (uint16_t)(b << (a & 15)); break;
           case R3_V_LSHRREV_B16: r = (uint16_t)(b >> (a & 15)); break;
@@ -464,9 +488,10 @@ static bool vcompute(const wave *w, const r3_inst *in, unsigned id, const uint16
           case R3_V_MIN_U16: r = a < b ? a : b; break;
           case R3_V_MAX_I16: r = (int16_t)a > (int16_t)b ? a : b; break;
           case R3_V_MIN_I16: r = (int16_t)a < (int16_t)b ? a : b; break;
-          case R3_V_ADD_NC_I16: r = (uint16_t)(a + b); break;
-          case R3_V_SUB_NC_I16: r = (uint16_t)(a - b); break;
-          case R3_V_MAD_U16: case R3_V_MAD_I16: r = (uint16_t)(a * b + cc); break;
+          case R3_V_ADD_NC_I16: r = sati16((int32_t)sa + sb_, sat); break;
+          case R3_V_SUB_NC_I16: r = sati16((int32_t)sa - sb_, sat); break;
+          case R3_V_MAD_U16: r = satu16((int64_t)a * b + cc, sat); break;
+          case R3_V_MAD_I16: r = sati16((int64_t)sa * sb_ + sc, sat); break;
           case R3_V_MIN3_U16: { uint16_t m = a < b ? a : b; r = m < cc ? m : cc; break; }
           case R3_V_MAX3_U16: { uint16_t m = a > b ? a : b; r = m > cc ? m : cc; break; }
           case R3_V_MIN3_I16: { int16_t m = sa < sb_ ? sa : sb_; r = (uint16_t)(m < sc ? m : sc); break; }
@@ -491,11 +516,15 @@ static bool vcompute(const wave *w, const r3_inst *in, unsigned id, const uint16
           uint8_t sel = h ? in->omod : in->opsel;
           uint16_t a = (uint16_t)((sel & 1) ? A >> 16 : A), b = (uint16_t)((sel & 2) ? B >> 16 : B);
           uint16_t cc = ns > 2 ? (uint16_t)((sel & 4) ? C >> 16 : C) : 0, v;
+          int16_t sa = (int16_t)a, sb_ = (int16_t)b, sc = (int16_t)cc;
           switch (id) {
-            case R3_V_PK_MAD_I16: case R3_V_PK_MAD_U16: v = (uint16_t)(a * b + cc); break;
+            case R3_V_PK_MAD_I16: v = sati16((int64_t)sa * sb_ + sc, sat); break;
+            case R3_V_PK_MAD_U16: v = satu16((int64_t)a * b + cc, sat); break;
             case R3_V_PK_MUL_LO_U16: v = (uint16_t)(a * b); break;
-            case R3_V_PK_ADD_I16: case R3_V_PK_ADD_U16: v = (uint16_t)(a + b); break;
-            case R3_V_PK_SUB_I16: case R3_V_PK_SUB_U16: v = (uint16_t)(a - b); break;
+            case R3_V_PK_ADD_I16: v = sati16((int32_t)sa + sb_, sat); break;
+            case R3_V_PK_ADD_U16: v = satu16((int32_t)a + b, sat); break;
+            case R3_V_PK_SUB_I16: v = sati16((int32_t)sa - sb_, sat); break;
+            case R3_V_PK_SUB_U16: v = satu16((int32_t)a - b, sat); break;
             case R3_V_PK_LSHLREV_B16: v = (uint16_t)(b << (a & 15)); break;
             case R3_V_PK_LSHRREV_B16: v = (uint16_t)(b >> (a & 15)); break;
             case R3_V_PK_ASHRREV_I16: v = (uint16_t)((int16_t)b >> (a & 15)); break;
@@ -619,6 +648,8 @@ hcq_status r3_valu(ex *c, wave *w, const r3_inst *in) {
     }
     return HCQ_OK;
   }
+  if (in->clamp && !clamp_modelled(id)) return r3_bad(c, w, in, "clamp is not modelled for this instruction");
+  if (e64 && in->omod && !float_result(id)) return r3_bad(c, w, in, "omod is not modelled for this instruction");
   unsigned mask_code = (o->flags & F_CIN) ? (e64 ? in->src[2] : R3_VCC) : R3_NULL;
   if (!vcompute(w, in, id, in->src, e64, mask_code, lo, hi, &cm)) return r3_bad(c, w, in, "not implemented");
   if (id >= R3_VOPC_BASE) {

@@ -123,6 +123,7 @@ typedef struct transpose_job {
   const float *x;
   size_t rows, cols;
   int parts;
+  bench_transpose_shape shape;
 } transpose_job;
 
 /* Rows split in multiples of 16 (whole tiles per thread). */
@@ -130,7 +131,7 @@ static void transpose_task(void *ctx, int core_id) {
   const transpose_job *j = ctx;
   size_t per = ((j->rows + (size_t)j->parts - 1) / (size_t)j->parts + 15) & ~(size_t)15;
   size_t lo = (size_t)core_id * per, hi = lo + per < j->rows ? lo + per : j->rows;
-  if (lo < hi) bench_transpose_rows(j->out, j->x, j->rows, j->cols, lo, hi);
+  if (lo < hi) bench_transpose_rows(j->shape, j->out, j->x, j->rows, j->cols, lo, hi);
 }
 
 const char *bench_base_transpose_isa(void) {
@@ -139,10 +140,11 @@ const char *bench_base_transpose_isa(void) {
   return isa;
 }
 
-hcq_status bench_base_transpose(cpu_pool *pool, int threads, float *out, const float *x, size_t rows, size_t cols,
-                                int reps, double *out_s) {
+hcq_status bench_base_transpose(cpu_pool *pool, int threads, bool strips, float *out, const float *x, size_t rows,
+                                size_t cols, int reps, double *out_s) {
   bench_base_transpose_isa();
-  transpose_job j = {out, x, rows, cols, threads < 1 ? 1 : threads};
+  transpose_job j = {out, x, rows, cols, threads < 1 ? 1 : threads,
+                     strips ? BENCH_TRANSPOSE_STRIPS : BENCH_TRANSPOSE_BLOCKED};
   return pool_median(pool, j.parts, transpose_task, &j, reps, "bench_base_transpose", out_s);
 }
 

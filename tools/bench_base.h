@@ -37,11 +37,11 @@ hcq_status bench_base_row_sum(cpu_pool *pool, int threads, float *out, const flo
  * rows, added up after the join; the time includes that). Median of reps, s. */
 hcq_status bench_base_col_sum(cpu_pool *pool, int threads, bool split_rows, float *out, const float *x, size_t rows,
                               size_t cols, int reps, double *out_s);
-/* The hand-tuned C transpose (bench_transpose.h) out (cols x rows) = x^T (rows x cols), rows split over `threads`
- * core_ids in multiples of 16. Median of reps, s. bench_base_transpose_isa: which variant runs ("avx512",
- * "scalar"). */
-hcq_status bench_base_transpose(cpu_pool *pool, int threads, float *out, const float *x, size_t rows, size_t cols,
-                                int reps, double *out_s);
+/* The hand-tuned C transpose (bench_transpose.h; strips: the 16x4 strip shape, else blocked 16x16 tiles) out
+ * (cols x rows) = x^T (rows x cols), rows split over `threads` core_ids in multiples of 16. Median of reps, s.
+ * bench_base_transpose_isa: which variant runs ("avx512", "scalar"). */
+hcq_status bench_base_transpose(cpu_pool *pool, int threads, bool strips, float *out, const float *x, size_t rows,
+                                size_t cols, int reps, double *out_s);
 const char *bench_base_transpose_isa(void);
 /* The pool's own round trip: one empty EXEC with `threads` ids, submit to completion, median of reps, in us. */
 hcq_status bench_pool_roundtrip(cpu_pool *pool, int threads, int reps, double *out_us);

@@ -69,21 +69,62 @@ __attribute__((target("avx512f"))) static void tile_avx512(float *dst, size_t ds
   else
     for (int j = 0; j < 16; j++) _mm512_storeu_ps(dst + (size_t)j * ds, r[j]);
 }
+
+/* 16 rows x 4 columns: four 4x4 transposes; output row j gets the 16 rows' column j as one line. */
+__attribute__((target("avx512f"))) static void strip_avx512(float *dst, size_t ds, const float *src, size_t ss,
+                                                            bool nt) {
+  __m128 c[4][4];
+  for (int g = 0; g < 4; g++) {
+    __m128 a = _mm_loadu_ps(src + (size_t)(4 * g) * ss), b = _mm_loadu_ps(src + (size_t)(4 * g + 1) * ss);
+    __m128 e = _mm_loadu_ps(src + (size_t)(4 * g + 2) * ss), d = _mm_loadu_ps(src + (size_t)(4 * g + 3) * ss);
+    _MM_TRANSPOSE4_PS(a, b, e, d);
+    c[g][0] = a, c[g][1] = b, c[g][2] = e, c[g][3] = d;
+  }
+  for (int j = 0; j < 4; j++) {
+    __m512 v = _mm512_castps128_ps512(c[0][j]);
+    v = _mm512_insertf32x4(v, c[1][j], 1);
+    v = _mm512_insertf32x4(v, c[2][j], 2);
+    v = _mm512_insertf32x4(v, c[3][j], 3);
+    if (nt) _mm512_stream_ps(dst + (size_t)j * ds, v);
+    else _mm512_storeu_ps(dst + (size_t)j * ds, v);
+  }
+}
 #endif
+
+/* whole-line non-temporal stores need each of the output rows 64-byte aligned */
+static bool nt_ok(const float *dst, size_t ds) { return (((uintptr_t)dst | ds * sizeof(float)) & 63) == 0; }
+
+static void strip16x4(float *dst, size_t ds, const float *src, size_t ss) {
+#if defined(__x86_64__)
+  if (use_avx512) {
+    strip_avx512(dst, ds, src, ss, nt_ok(dst, ds));
+    return;
+  }
+#endif
+  tile_edge(dst, ds, src, ss, 16, 4);
+}
 
 static void tile16(float *dst, size_t ds, const float *src, size_t ss) {
 #if defined(__x86_64__)
   if (use_avx512) {
-    /* whole-line non-temporal stores need each of the 16 output rows 64-byte aligned */
-    bool nt = (((uintptr_t)dst | ds * sizeof(float)) & 63) == 0;
-    tile_avx512(dst, ds, src, ss, nt);
+    tile_avx512(dst, ds, src, ss, nt_ok(dst, ds));
     return;
   }
 #endif
   tile_scalar(dst, ds, src, ss);
 }
 
-void bench_transpose_rows(float *out, const float *x, size_t rows, size_t cols, size_t r0, size_t r1) {
+/* Along each 16-row strip, 4 columns at a time; partial strips and the last columns as edges. */
+static void transpose_strips(float *out, const float *x, size_t rows, size_t cols, size_t r0, size_t r1) {
+  for (size_t i = r0; i < r1; i += 16) {
+    size_t nr = r1 - i < 16 ? r1 - i : 16, j = 0;
+    for (; nr == 16 && j + 4 <= cols; j += 4) strip16x4(out + j * rows + i, rows, x + i * cols + j, cols);
+    if (j < cols) tile_edge(out + j * rows + i, rows, x + i * cols + j, cols, nr, cols - j);
+  }
+}
+
+/* Blocks of BLOCK_ROWS x BLOCK_COLS, 16x16 tiles inside, edges partial. */
+static void transpose_blocked(float *out, const float *x, size_t rows, size_t cols, size_t r0, size_t r1) {
   for (size_t ib = r0; ib < r1; ib += BENCH_TRANSPOSE_BLOCK_ROWS) {
     size_t ie = r1 - ib < BENCH_TRANSPOSE_BLOCK_ROWS ? r1 : ib + BENCH_TRANSPOSE_BLOCK_ROWS;
     for (size_t jb = 0; jb < cols; jb += BENCH_TRANSPOSE_BLOCK_COLS) {
@@ -101,6 +142,12 @@ void bench_transpose_rows(float *out, const float *x, size_t rows, size_t cols, 
       }
     }
   }
+}
+
+void bench_transpose_rows(bench_transpose_shape shape, float *out, const float *x, size_t rows, size_t cols, size_t r0,
+                          size_t r1) {
+  if (shape == BENCH_TRANSPOSE_STRIPS) transpose_strips(out, x, rows, cols, r0, r1);
+  else transpose_blocked(out, x, rows, cols, r0, r1);
 #if defined(__x86_64__)
   _mm_sfence(); /* the non-temporal stores are weakly ordered: visible before the pool reports the task done */
 #endif

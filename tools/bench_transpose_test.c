@@ -1,6 +1,6 @@
 /* The hand-tuned transpose baseline (tools/bench_transpose.c) against the plain double loop, bit for bit (NaN
  * payloads and -0 included: a transpose moves bits): square and ragged sizes around the 16x16 tile and the
- * 256x64 block, output and input at every 4-byte offset of a line (non-temporal stores only where aligned), row
+ * 256x64 block, in both shapes (blocked 16x16 tiles, 16x4 strips), output and input at 4-byte offsets of a line (non-temporal stores only where aligned), row
  * ranges split where the pool splits them and at odd rows, in both variants (AVX-512 where the CPU has it, scalar). */
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +20,8 @@ static uint32_t next_bits(void) {
 
 /* rows x cols from x (offset xo floats into a 64-byte aligned buffer) into out (offset oo), rows split at `split`;
  * every output element checked, and the guard words around the output untouched. */
+static bench_transpose_shape g_shape;
+
 static void check_one(size_t rows, size_t cols, size_t xo, size_t oo, size_t split) {
   size_t n = rows * cols, guard = 16;
   uint32_t *xb = aligned_alloc(64, ((n + xo) * 4 + 63) & ~(size_t)63);
@@ -31,8 +33,8 @@ static void check_one(size_t rows, size_t cols, size_t xo, size_t oo, size_t spl
   for (size_t i = 0; i < n + oo + guard; i++) ob[i] = 0xdeadbeefu;
   float *x = (float *)(xb + xo), *out = (float *)(ob + oo);
   if (split > rows) split = rows;
-  bench_transpose_rows(out, x, rows, cols, 0, split);
-  bench_transpose_rows(out, x, rows, cols, split, rows);
+  bench_transpose_rows(g_shape, out, x, rows, cols, 0, split);
+  bench_transpose_rows(g_shape, out, x, rows, cols, split, rows);
   size_t bad = 0;
   for (size_t r = 0; r < rows; r++)
     for (size_t c = 0; c < cols; c++) bad += ob[oo + c * rows + r] != xb[xo + r * cols + c];
@@ -41,14 +43,14 @@ static void check_one(size_t rows, size_t cols, size_t xo, size_t oo, size_t spl
   testing_checks++;
   if (bad) {
     testing_failures++;
-    fprintf(stderr, "transpose %zux%zu, x offset %zu, out offset %zu, split %zu: %zu words wrong\n", rows, cols, xo,
-            oo, split, bad);
+    fprintf(stderr, "transpose (shape %d) %zux%zu, x offset %zu, out offset %zu, split %zu: %zu words wrong\n",
+            (int)g_shape, rows, cols, xo, oo, split, bad);
   }
   free(xb);
   free(ob);
 }
 
-static void check_all(void) {
+static void check_shape(void) {
   static const size_t sizes[][2] = {{1, 1},   {1, 17},  {17, 1},   {15, 16},  {16, 16},  {16, 32},   {33, 17},
                                     {64, 64}, {48, 80}, {257, 65}, {256, 64}, {300, 130}, {512, 512}, {100, 1000}};
   for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
@@ -59,6 +61,13 @@ static void check_all(void) {
       check_one(rows, cols, off, 0, splits[1]);
       check_one(rows, cols, 0, off, splits[1]);
     }
+  }
+}
+
+static void check_all(void) {
+  for (int k = 0; k < 2; k++) {
+    g_shape = k ? BENCH_TRANSPOSE_STRIPS : BENCH_TRANSPOSE_BLOCKED;
+    check_shape();
   }
 }
 

@@ -89,10 +89,10 @@ __attribute__((target("avx512f"))) static void strip_avx512(float *dst, size_t d
     else _mm512_storeu_ps(dst + (size_t)j * ds, v);
   }
 }
-#endif
 
 /* whole-line non-temporal stores need each of the output rows 64-byte aligned */
 static bool nt_ok(const float *dst, size_t ds) { return (((uintptr_t)dst | ds * sizeof(float)) & 63) == 0; }
+#endif
 
 static void strip16x4(float *dst, size_t ds, const float *src, size_t ss) {
 #if defined(__x86_64__)

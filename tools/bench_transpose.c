@@ -20,13 +20,7 @@ const char *bench_transpose_choose(bool allow_simd) {
   return use_avx512 ? "avx512" : "scalar";
 }
 
-/* One 16x16 tile: dst[c * ds + r] = src[r * ss + c], r, c < 16. */
-static void tile_scalar(float *dst, size_t ds, const float *src, size_t ss) {
-  for (size_t c = 0; c < 16; c++)
-    for (size_t r = 0; r < 16; r++) dst[c * ds + r] = src[r * ss + c];
-}
-
-/* A partial tile at an edge: nr x nc. */
+/* A tile of nr x nc in scalar code (the edges, and every tile without AVX-512): dst[c * ds + r] = src[r * ss + c]. */
 static void tile_edge(float *dst, size_t ds, const float *src, size_t ss, size_t nr, size_t nc) {
   for (size_t c = 0; c < nc; c++)
     for (size_t r = 0; r < nr; r++) dst[c * ds + r] = src[r * ss + c];
@@ -111,7 +105,7 @@ static void tile16(float *dst, size_t ds, const float *src, size_t ss) {
     return;
   }
 #endif
-  tile_scalar(dst, ds, src, ss);
+  tile_edge(dst, ds, src, ss, 16, 16);
 }
 
 /* Along each 16-row strip, 4 columns at a time; partial strips and the last columns as edges. */
